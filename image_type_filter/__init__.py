@@ -1,0 +1,1 @@
+"""Scheduler-side half: ask Placement only for hosts that can boot the image."""

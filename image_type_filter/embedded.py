@@ -1,0 +1,199 @@
+"""A real OpenStack Placement on 127.0.0.1 for the demo, tests and benchmarks.
+
+``with EmbeddedPlacement() as placement:`` starts the ``openstack-placement``
+WSGI app in a child process on a free loopback port, with a fresh SQLite
+database and ``auth_strategy = noauth2`` in a private (0700) temporary
+directory, and returns once ``GET /`` answers 200. Leaving the block stops the
+process by its pid and removes the directory; if the caller dies instead, the
+child notices its stdin close and cleans up by itself.
+"""
+
+import collections
+import importlib.util
+import logging
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import requests
+
+from virt_capabilities import placement_client
+
+LOG = logging.getLogger(__name__)
+
+TOKEN = 'admin'  # noauth2 gives the user "admin" the admin role
+PLACEMENT_CONF = """\
+[DEFAULT]
+debug = False
+[api]
+auth_strategy = noauth2
+[placement_database]
+connection = {db}
+sync_on_startup = True
+"""
+
+
+class EmbeddedPlacementError(RuntimeError):
+    """The embedded Placement could not be started."""
+
+
+class EmbeddedPlacement:
+    """A real Placement server in a child process, for one ``with`` block."""
+
+    def __init__(self, startup_timeout=60.0, database_url=None):
+        self.startup_timeout = startup_timeout
+        self.database_url = database_url
+        self.workdir = None
+        self.process = None
+        self.endpoint = None
+        self.token = TOKEN
+        self.microversion = placement_client.version_str(
+            placement_client.MAX_MICROVERSION)
+
+    # -- life cycle -------------------------------------------------------
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.stop()
+
+    @property
+    def pid(self):
+        return self.process.pid if self.process else None
+
+    def start(self):
+        if importlib.util.find_spec('placement') is None:
+            raise EmbeddedPlacementError(
+                'openstack-placement is not installed; install the extra: '
+                'pip install "image-type-filter[embedded]"')
+        self.workdir = tempfile.mkdtemp(prefix='embedded-placement-')
+        with open(os.path.join(self.workdir, 'placement.conf'), 'w') as f:
+            f.write(PLACEMENT_CONF.format(db=self.database_url or (
+                'sqlite:///' + os.path.join(self.workdir, 'placement.db'))))
+        log = open(self.log_path, 'wb')
+        env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=self.workdir)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, '-m', 'image_type_filter.embedded_server',
+                 self.workdir],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env=env, start_new_session=True)
+        finally:
+            log.close()
+        try:
+            port = self._read_port(time.monotonic() + self.startup_timeout)
+            self.endpoint = 'http://127.0.0.1:%d' % port
+            self._wait_ready(time.monotonic() + self.startup_timeout)
+        except BaseException:
+            tail = self.log_tail()
+            self.stop()
+            if sys.exc_info()[0] is EmbeddedPlacementError:
+                raise EmbeddedPlacementError(
+                    '%s; last server log lines:\n%s'
+                    % (sys.exc_info()[1], tail)) from None
+            raise
+        LOG.debug('embedded Placement pid %s at %s', self.pid, self.endpoint)
+
+    def _read_port(self, deadline):
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.process.stdout, selectors.EVENT_READ)
+            while time.monotonic() < deadline:
+                if sel.select(timeout=0.2):
+                    line = self.process.stdout.readline().decode()
+                    if line.startswith('READY '):
+                        return int(line.split()[1])
+                    if not line:
+                        break
+                if self.process.poll() is not None:
+                    break
+        code = self.process.poll()
+        raise EmbeddedPlacementError(
+            'Placement server exited with code %s during start-up' % code
+            if code is not None else
+            'Placement server did not listen within %.0f s'
+            % self.startup_timeout)
+
+    def _wait_ready(self, deadline):
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(self.endpoint + '/', timeout=2).ok:
+                    return
+            except requests.RequestException:
+                pass
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise EmbeddedPlacementError('Placement did not answer GET / with 200')
+
+    def stop(self):
+        """Stop the server by its pid and remove its directory. Idempotent."""
+        process, self.process = self.process, None
+        if process is not None:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    os.kill(process.pid, signal.SIGKILL)
+                    process.wait()
+            for pipe in (process.stdin, process.stdout):
+                if pipe:
+                    pipe.close()
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.workdir = None
+
+    # -- what a client needs ----------------------------------------------
+
+    @property
+    def log_path(self):
+        return os.path.join(self.workdir, 'placement.log')
+
+    def log_tail(self, lines=20):
+        try:
+            with open(self.log_path, errors='replace') as f:
+                return ''.join(collections.deque(f, maxlen=lines)).rstrip()
+        except OSError:
+            return '(no server log)'
+
+    def requests_seen(self):
+        """Request lines the server received so far (``METHOD /path?query``)."""
+        try:
+            with open(os.path.join(self.workdir, 'access.log')) as f:
+                return f.read().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def adapter(self):
+        """A keystoneauth1 Adapter authenticated with ``admin_token``."""
+        from keystoneauth1 import adapter
+        from keystoneauth1 import session
+        from keystoneauth1 import token_endpoint
+
+        auth = token_endpoint.Token(self.endpoint, self.token)
+        return adapter.Adapter(session.Session(auth=auth),
+                               service_type='placement')
+
+    def client(self):
+        return placement_client.PlacementClient(self.adapter())
+
+    def connection(self):
+        """An openstacksdk Connection to this Placement."""
+        import openstack
+
+        return openstack.connection.Connection(
+            auth_type='admin_token',
+            auth={'endpoint': self.endpoint, 'token': self.token},
+            placement_api_version=self.microversion)
+
+    def nova_conf_section(self):
+        """The ``[placement]`` section a nova.conf needs to reach this server."""
+        return ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                'token = %s\n' % (self.endpoint, self.token))

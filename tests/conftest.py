@@ -1,0 +1,53 @@
+"""Shared fixtures: a real embedded Placement and nova.conf writers."""
+
+import textwrap
+import uuid
+
+import pytest
+
+from image_type_filter import embedded
+
+
+@pytest.fixture(scope='session')
+def placement():
+    """One real Placement for the session; tests use fresh provider names."""
+    with embedded.EmbeddedPlacement() as server:
+        yield server
+
+
+@pytest.fixture
+def fresh_placement():
+    """A Placement of the test's own, for tests that stop or count it."""
+    with embedded.EmbeddedPlacement() as server:
+        yield server
+
+
+@pytest.fixture
+def client(placement):
+    return placement.client()
+
+
+@pytest.fixture
+def unique():
+    """A short unique suffix so tests sharing one Placement never collide."""
+    return uuid.uuid4().hex[:8]
+
+
+@pytest.fixture
+def write_conf(tmp_path):
+    """Write a nova.conf fragment; returns its path. state_path is private."""
+    counter = iter(range(1000))
+
+    def write(text, placement=None):
+        path = tmp_path / ('nova-%d.conf' % next(counter))
+        body = textwrap.dedent(text)
+        if '[DEFAULT]' not in body:
+            body = '[DEFAULT]\n' + body
+        body = body.replace('[DEFAULT]\n', '[DEFAULT]\nstate_path = %s\n'
+                            % tmp_path, 1)
+        if placement is not None:
+            body += '\n' + placement.nova_conf_section()
+        path.write_text(body)
+        return str(path)
+    return write
+

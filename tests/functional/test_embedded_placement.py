@@ -1,0 +1,152 @@
+"""The embedded Placement is the real thing, and it leaves nothing behind."""
+
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import requests
+
+from image_type_filter import embedded
+from tests import helpers
+from virt_capabilities import exceptions
+
+INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
+             'DISK_GB': {'total': 100}}
+
+
+def _node(client, name, traits):
+    rp = client.create_resource_provider(name)
+    gen = client.put_inventories(rp['uuid'], rp['generation'],
+                                 INVENTORY)['resource_provider_generation']
+    client.put_provider_traits(rp['uuid'], traits, gen)
+    return rp['uuid']
+
+
+def test_candidates_filtered_by_required_trait(placement, client, unique):
+    vmdk = _node(client, 'vmdk-' + unique, {'COMPUTE_IMAGE_TYPE_VMDK'})
+    qcow = _node(client, 'qcow2-' + unique, {'COMPUTE_IMAGE_TYPE_QCOW2'})
+    found = client.get_allocation_candidates(
+        'resources=VCPU:1,MEMORY_MB:512&required=COMPUTE_IMAGE_TYPE_VMDK')
+    uuids = set(found['provider_summaries'])
+    assert vmdk in uuids
+    assert qcow not in uuids
+
+
+def test_stale_generation_is_a_conflict(client, unique):
+    rp = client.create_resource_provider('stale-' + unique)
+    client.put_provider_traits(rp['uuid'], {'COMPUTE_IMAGE_TYPE_RAW'},
+                               rp['generation'])
+    with pytest.raises(exceptions.ConcurrentUpdate):
+        client.put_provider_traits(rp['uuid'], {'COMPUTE_IMAGE_TYPE_ISO'},
+                                   rp['generation'])
+    traits, _ = client.get_provider_traits(rp['uuid'])
+    assert traits == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_openstacksdk_connection_reaches_it(placement, unique):
+    placement.client().create_resource_provider('sdk-' + unique)
+    names = {rp.name for rp in placement.connection().placement
+             .resource_providers()}
+    assert 'sdk-' + unique in names
+
+
+def test_stop_leaves_no_process_or_directory():
+    server = embedded.EmbeddedPlacement()
+    server.start()
+    pid, workdir = server.pid, server.workdir
+    assert stat.S_IMODE(os.stat(workdir).st_mode) == 0o700
+    assert server.endpoint.startswith('http://127.0.0.1:')
+    assert requests.get(server.endpoint + '/').status_code == 200
+    server.stop()
+    assert not helpers.pid_alive(pid)
+    assert not os.path.exists(workdir)
+    server.stop()  # idempotent
+
+
+def test_listens_on_loopback_only(placement):
+    """The listening socket is bound to 127.0.0.1 (read from the kernel)."""
+    port = int(placement.endpoint.rsplit(':', 1)[1])
+    listening = _listening_addresses(port)
+    assert listening == {'127.0.0.1'}
+
+
+def _listening_addresses(port):
+    found = set()
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            with open(table) as f:
+                rows = f.read().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for row in rows:
+            local, state = row.split()[1], row.split()[3]
+            address, hexport = local.split(':')
+            if state == '0A' and int(hexport, 16) == port:
+                found.add(socket.inet_ntop(
+                    socket.AF_INET if len(address) == 8 else socket.AF_INET6,
+                    bytes.fromhex(address)[::-1] if len(address) == 8
+                    else bytes.fromhex(address)))
+    return found
+
+
+def test_caller_exception_still_cleans_up():
+    with pytest.raises(RuntimeError):
+        with embedded.EmbeddedPlacement() as server:
+            pid, workdir = server.pid, server.workdir
+            raise RuntimeError('caller failed')
+    assert not helpers.pid_alive(pid)
+    assert not os.path.exists(workdir)
+
+
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGKILL])
+def test_caller_killed_leaves_nothing_behind(sig):
+    script = textwrap.dedent('''
+        import sys, time
+        from image_type_filter import embedded
+        server = embedded.EmbeddedPlacement()
+        server.start()
+        print(server.pid, server.workdir, flush=True)
+        time.sleep(120)
+    ''')
+    caller = subprocess.Popen([sys.executable, '-c', script],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        pid, workdir = caller.stdout.readline().split()
+        pid = int(pid)
+        assert helpers.pid_alive(pid) and os.path.isdir(workdir)
+        os.kill(caller.pid, sig)
+        caller.wait(timeout=10)
+        deadline = time.monotonic() + 15
+        while helpers.pid_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not helpers.pid_alive(pid)
+        assert not os.path.exists(workdir)
+    finally:
+        if caller.poll() is None:
+            os.kill(caller.pid, signal.SIGKILL)
+            caller.wait()
+        caller.stdout.close()
+
+
+def test_start_failure_shows_server_log():
+    server = embedded.EmbeddedPlacement(
+        database_url='sqlite:////nonexistent-dir/placement.db')
+    with pytest.raises(embedded.EmbeddedPlacementError) as err:
+        server.start()
+    assert 'last server log lines' in str(err.value)
+    assert 'unable to open database file' in str(err.value)
+    assert server.process is None
+
+
+def test_missing_placement_names_the_extra(monkeypatch):
+    monkeypatch.setattr(embedded.importlib.util, 'find_spec',
+                        lambda name: None)
+    with pytest.raises(embedded.EmbeddedPlacementError,
+                       match=r'image-type-filter\[embedded\]'):
+        embedded.EmbeddedPlacement().start()

@@ -1,0 +1,107 @@
+"""The cliff application both console scripts share.
+
+Gives every command ``-f table|json|value|yaml``, ``--debug`` (tracebacks and
+debug logs), one-line errors on stderr, and the project's exit codes: 0 ok,
+1 runtime failure, 2 bad configuration or usage.
+"""
+
+import logging
+import signal
+import sys
+
+from cliff import app
+from cliff import columns
+from cliff import commandmanager
+
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import connection
+from virt_capabilities import exceptions
+
+LOG = logging.getLogger(__name__)
+OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
+
+
+class ListColumn(columns.FormattableColumn):
+    """A list: comma-separated in a table, a JSON list with ``-f json``."""
+
+    def human_readable(self):
+        return ', '.join(str(v) for v in self._value) or '-'
+
+    def machine_readable(self):
+        return list(self._value)
+
+
+class App(app.App):
+    """A cliff App with the project's logging, errors and exit codes."""
+
+    def __init__(self, name, description, namespace):
+        self.NAME = name
+        self.LOG = logging.getLogger(name)
+        self._error = None
+        super().__init__(description=description, version='0.1.0',
+                         command_manager=commandmanager.CommandManager(
+                             namespace),
+                         deferred_help=True)
+
+    def configure_logging(self):
+        """INFO from our own code by default, WARNING from libraries."""
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        console = logging.StreamHandler(self.stderr)
+        console.setFormatter(logging.Formatter(
+            '%(levelname)s %(name)s: %(message)s'))
+        root.addHandler(console)
+        debug = self.options.debug
+        root.setLevel(logging.DEBUG if debug else logging.WARNING)
+        own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
+               logging.INFO if self.options.verbose_level == 1 else
+               logging.WARNING)
+        for name in OWN_LOGGERS + (self.NAME,):
+            logging.getLogger(name).setLevel(own)
+        logging.getLogger(self.NAME).setLevel(logging.INFO)
+
+    def run(self, argv):
+        if not argv:
+            self.parser.print_help(self.stderr)
+            return 2
+        return super().run(argv)
+
+    def clean_up(self, cmd, result, err):
+        self._error = err
+
+    def run_subcommand(self, argv):
+        self._error = None
+        result = super().run_subcommand(argv)
+        if isinstance(self._error, exceptions.Error):
+            return self._error.exit_code
+        return result
+
+
+def add_config_argument(parser, required=False):
+    parser.add_argument(
+        '--config-file', action='append', default=[], required=required,
+        metavar='PATH',
+        help='nova.conf to read (repeatable, later files win). Its '
+             '[placement] section is used to reach Placement.')
+
+
+def add_cloud_argument(parser):
+    parser.add_argument(
+        '--os-cloud', metavar='NAME',
+        help='Reach Placement through openstacksdk with this clouds.yaml '
+             'entry instead of nova.conf\'s [placement] section. Without '
+             'either, OS_* environment variables are used.')
+
+
+def client_from_args(parsed_args, register=vc_conf.register_opts):
+    """Load the config files and build a Placement client from them."""
+    conf = vc_conf.load(parsed_args.config_file, register=register)
+    return conf, connection.client_for(conf, parsed_args.os_cloud)
+
+
+def main_for(name, description, namespace, argv=None):
+    """Entry point body: SIGTERM unwinds cleanly, exit code from the App."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    argv = sys.argv[1:] if argv is None else argv
+    return App(name, description, namespace).run(argv)

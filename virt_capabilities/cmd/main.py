@@ -1,0 +1,22 @@
+"""``virt-capabilities``: what this compute node boots, kept in Placement."""
+
+import sys
+
+from virt_capabilities.cmd import app
+
+DESCRIPTION = """\
+Report which disk image formats this compute node's virt driver can boot, as
+COMPUTE_IMAGE_TYPE_* traits on its resource provider in Placement.
+
+Exit codes: 0 in sync (or shown); 1 Placement error after retries, or traits
+Placement lacks; 2 bad configuration or usage.
+"""
+
+
+def main(argv=None):
+    return app.main_for('virt-capabilities', DESCRIPTION,
+                        'virt_capabilities.commands', argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

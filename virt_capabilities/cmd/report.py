@@ -1,0 +1,52 @@
+"""``virt-capabilities report``: sync this node's traits, once or as a service."""
+
+import functools
+
+from cliff import command
+
+from virt_capabilities import service
+from virt_capabilities.cmd import app
+
+
+class Report(command.Command):
+    """Sync this node's COMPUTE_IMAGE_TYPE_* traits to Placement.
+
+    Only the image-type traits (and configured custom traits) are owned;
+    every other trait on the provider stays as it was. One-shot by default;
+    with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
+    finishes the current sync and exits 0.
+
+    Exit codes: 0 in sync; 1 Placement error after retries, or traits
+    Placement lacks; 2 bad configuration or usage.
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        app.add_config_argument(parser, required=True)
+        app.add_cloud_argument(parser)
+        parser.add_argument(
+            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
+            help='Resource provider to keep in sync (repeatable). Default: '
+                 'the uuid in $state_path/compute_id, else [DEFAULT] host.')
+        parser.add_argument(
+            '--wait', type=float, default=0.0, metavar='SECONDS',
+            help='Wait this long, with back-off, for the provider to appear '
+                 'and Placement to answer (nova-compute may not have created '
+                 'it yet at start-up). Default 0.')
+        parser.add_argument(
+            '--interval', type=float, metavar='SECONDS',
+            help='Run as a service, syncing about every SECONDS (jittered).')
+        return parser
+
+    def take_action(self, parsed_args):
+        if parsed_args.interval is not None and parsed_args.interval <= 0:
+            raise app.exceptions.ConfigError('--interval must be positive')
+        if parsed_args.wait < 0:
+            raise app.exceptions.ConfigError('--wait must not be negative')
+        factory = functools.partial(
+            service.ReportJob, parsed_args.config_file, parsed_args.provider,
+            parsed_args.os_cloud)
+        if parsed_args.interval:
+            return service.run_service(factory, parsed_args.interval,
+                                       parsed_args.wait)
+        return service.run_once(factory, parsed_args.wait)

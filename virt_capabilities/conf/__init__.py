@@ -1,0 +1,63 @@
+"""Options of the trait reporter, registered on an explicit ConfigOpts."""
+
+import os
+
+from oslo_config import cfg
+
+from virt_capabilities import exceptions
+from virt_capabilities.conf import compute
+from virt_capabilities.conf import default
+from virt_capabilities.conf import libvirt
+from virt_capabilities.conf import placement
+from virt_capabilities.conf import reporter
+
+MODULES = (default, libvirt, compute, reporter, placement)
+
+
+def register_opts(conf):
+    for module in MODULES:
+        module.register_opts(conf)
+
+
+def list_opts():
+    """Entry point for oslo-config-generator (``oslo.config.opts``)."""
+    merged = {}
+    for module in MODULES:
+        for group, opts in module.list_opts().items():
+            merged.setdefault(group, []).extend(opts)
+    return [(group, opts) for group, opts in merged.items()]
+
+
+def load(config_files, conf=None, register=register_opts):
+    """Parse nova.conf files into a fresh ConfigOpts.
+
+    Unknown options in the files are ignored, as oslo.config does. A missing
+    or unparsable file is a ConfigError naming it.
+    """
+    conf = conf if conf is not None else cfg.ConfigOpts()
+    register(conf)
+    for path in config_files:
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            raise exceptions.ConfigError(
+                'config file %s does not exist or is not readable' % path)
+    try:
+        conf(args=[], project='nova', default_config_files=list(config_files),
+             default_config_dirs=[], use_env=False)
+    except cfg.Error as exc:
+        raise exceptions.ConfigError(one_line(exc)) from exc
+    return conf
+
+
+def read(conf, name, group=None):
+    """Read one option, turning a malformed value into a ConfigError."""
+    try:
+        return getattr(conf[group], name) if group else getattr(conf, name)
+    except (cfg.Error, ValueError) as exc:
+        where = '[%s] %s' % (group or 'DEFAULT', name)
+        reason = one_line(exc).rpartition(' is not valid: ')[2]
+        raise exceptions.ConfigError('%s: %s' % (where, reason)) from exc
+
+
+def one_line(exc):
+    return ' '.join(str(exc).split())
+

@@ -1,0 +1,41 @@
+"""[DEFAULT] options nova-compute already has, read from its own nova.conf."""
+
+import socket
+
+from oslo_config import cfg
+
+default_opts = [
+    cfg.StrOpt(
+        'compute_driver',
+        help='The virt driver nova-compute uses, as nova.conf names it, for '
+             'example ``libvirt.LibvirtDriver`` or '
+             '``nova.virt.vmwareapi.VMwareVCDriver``. It decides which disk '
+             'image formats this node can boot.'),
+    cfg.BoolOpt(
+        'force_raw_images',
+        default=True,
+        help='Whether nova-compute converts every image to raw before use. '
+             'With the libvirt driver on the ``rbd`` or ``lvm`` image backend '
+             'and this off, qcow2 images cannot be booted, so no qcow2 trait '
+             'is reported.'),
+    cfg.StrOpt(
+        'host',
+        default=socket.gethostname(),
+        sample_default='<current_hostname>',
+        help='Name of this compute host, as nova-compute reports it. Used to '
+             'find the resource provider when no ``compute_id`` file exists '
+             'and no ``--provider`` is given.'),
+    cfg.StrOpt(
+        'state_path',
+        default='/var/lib/nova',
+        help='nova-compute\'s state directory. Its ``compute_id`` file, when '
+             'present, holds the uuid of this node\'s resource provider.'),
+]
+
+
+def register_opts(conf):
+    conf.register_opts(default_opts)
+
+
+def list_opts():
+    return {'DEFAULT': default_opts}

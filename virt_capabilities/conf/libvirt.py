@@ -1,0 +1,35 @@
+"""[libvirt] options that change which image formats the libvirt driver boots."""
+
+from oslo_config import cfg
+
+libvirt_group = cfg.OptGroup(
+    'libvirt', title='Libvirt options',
+    help='The libvirt driver options that decide supported image formats.')
+
+IMAGES_TYPES = ('raw', 'flat', 'qcow2', 'lvm', 'rbd', 'ploop', 'default')
+VIRT_TYPES = ('kvm', 'lxc', 'qemu', 'parallels')
+
+libvirt_opts = [
+    cfg.StrOpt(
+        'images_type',
+        default='default',
+        choices=IMAGES_TYPES,
+        help='Image backend of instance disks. With ``rbd`` or ``lvm`` and '
+             '``[DEFAULT] force_raw_images = False`` the driver cannot boot '
+             'qcow2 images (and Nova refuses ``rbd`` with that combination '
+             'outright).'),
+    cfg.StrOpt(
+        'virt_type',
+        default='kvm',
+        choices=VIRT_TYPES,
+        help='Libvirt domain type. Only ``parallels`` boots ploop images.'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(libvirt_group)
+    conf.register_opts(libvirt_opts, group=libvirt_group)
+
+
+def list_opts():
+    return {libvirt_group: libvirt_opts}

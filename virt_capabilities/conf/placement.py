@@ -1,0 +1,47 @@
+"""[placement] options: keystoneauth1's own auth, session and adapter options.
+
+A compute node reuses the ``[placement]`` section nova.conf already has, so it
+needs no second credentials file. Connection errors and 502/503/504 answers are
+retried by keystoneauth1 itself (``connect_retries``, ``status_code_retries``),
+with one warning per attempt.
+"""
+
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+placement_group = cfg.OptGroup(
+    'placement', title='Placement service options',
+    help='How to reach the Placement API. Any keystoneauth1 auth plugin '
+         'works; without Keystone use ``auth_type = admin_token`` with '
+         '``endpoint`` and ``token``.')
+
+DEFAULT_SERVICE_TYPE = 'placement'
+DEFAULT_RETRIES = 3
+
+
+def register_opts(conf):
+    conf.register_group(placement_group)
+    ks_loading.register_session_conf_options(conf, placement_group.name)
+    ks_loading.register_auth_conf_options(conf, placement_group.name)
+    ks_loading.register_adapter_conf_options(
+        conf, placement_group.name, include_deprecated=False)
+    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
+                     group=placement_group.name)
+    conf.set_default('valid_interfaces', ['internal', 'public'],
+                     group=placement_group.name)
+    conf.set_default('connect_retries', DEFAULT_RETRIES,
+                     group=placement_group.name)
+    conf.set_default('status_code_retries', DEFAULT_RETRIES,
+                     group=placement_group.name)
+    conf.set_default('retriable_status_codes', [502, 503, 504],
+                     group=placement_group.name)
+
+
+def list_opts():
+    opts = (ks_loading.get_session_conf_options()
+            + ks_loading.get_auth_common_conf_options()
+            + ks_loading.get_auth_plugin_conf_options('password')
+            + ks_loading.get_auth_plugin_conf_options('admin_token')
+            + ks_loading.get_adapter_conf_options(include_deprecated=False))
+    unique = {opt.dest: opt for opt in opts}
+    return {placement_group: sorted(unique.values(), key=lambda o: o.dest)}

@@ -1,0 +1,76 @@
+"""Build a PlacementClient from nova.conf's [placement] or from openstacksdk.
+
+A compute node uses the ``[placement]`` section it already has; an operator's
+shell uses ``--os-cloud`` / ``OS_*`` through openstacksdk. Both end in a
+keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
+"""
+
+import logging
+import os
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+
+from virt_capabilities import exceptions
+from virt_capabilities import placement_client
+from virt_capabilities.conf import placement as placement_conf
+
+LOG = logging.getLogger(__name__)
+GROUP = placement_conf.placement_group.name
+
+
+def adapter_from_conf(conf):
+    """A keystoneauth1 Adapter from the ``[placement]`` options."""
+    try:
+        auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+    except (ks_exc.ClientException, ValueError) as exc:
+        raise exceptions.ConfigError(
+            '[placement] auth options: %s' % ' '.join(str(exc).split())
+        ) from exc
+    if auth is None:
+        raise exceptions.ConfigError(
+            '[placement] auth_type is not set: give nova.conf a [placement] '
+            'section, or use --os-cloud / OS_* environment')
+    session = ks_loading.load_session_from_conf_options(conf, GROUP, auth=auth)
+    return ks_loading.load_adapter_from_conf_options(
+        conf, GROUP, session=session, auth=auth)
+
+
+def adapter_from_cloud(cloud=None):
+    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
+    import openstack
+    from openstack import exceptions as sdk_exc
+
+    try:
+        conn = openstack.connect(cloud=cloud)
+        proxy = conn.placement
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError(
+            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
+                                           ' '.join(str(exc).split()))
+        ) from exc
+    for attr in ('connect_retries', 'status_code_retries'):
+        if getattr(proxy, attr, None) is None:
+            setattr(proxy, attr, placement_conf.DEFAULT_RETRIES)
+    return proxy
+
+
+def has_cloud_environment():
+    return any(key.startswith('OS_') for key in os.environ)
+
+
+def client_for(conf=None, cloud=None):
+    """Pick the credentials source the way the CLI documents it.
+
+    ``--os-cloud`` wins; else nova.conf's ``[placement]`` when it names an
+    auth plugin; else ``OS_*`` environment; else a ConfigError.
+    """
+    if cloud:
+        return placement_client.PlacementClient(adapter_from_cloud(cloud))
+    if conf is not None and conf.placement.auth_type:
+        return placement_client.PlacementClient(adapter_from_conf(conf))
+    if has_cloud_environment():
+        return placement_client.PlacementClient(adapter_from_cloud())
+    raise exceptions.ConfigError(
+        'no Placement credentials: set [placement] auth_type (and its '
+        'options) in the config file, or use --os-cloud / OS_* environment')

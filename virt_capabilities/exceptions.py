@@ -1,0 +1,47 @@
+"""Errors with the exit code an operator sees for them.
+
+0 ok; 1 runtime failure (Placement error after retries, traits Placement
+lacks); 2 bad configuration or usage.
+"""
+
+
+class Error(Exception):
+    """Base for errors that end a command with a one-line message."""
+
+    exit_code = 1
+
+
+class ConfigError(Error):
+    """The configuration or the command line is wrong; nothing was sent."""
+
+    exit_code = 2
+
+
+class PlacementError(Error):
+    """Placement answered with an error, or could not be reached."""
+
+
+class PlacementUnavailable(PlacementError):
+    """No answer from Placement after the configured retries."""
+
+
+class PlacementTooOld(PlacementError):
+    """Placement's maximum microversion is below what an operation needs."""
+
+
+class ProviderNotFound(PlacementError):
+    """No resource provider with that name or uuid."""
+
+
+class ConcurrentUpdate(PlacementError):
+    """409: the provider generation moved between our read and our write."""
+
+
+class UnknownTraits(PlacementError):
+    """Placement does not know these traits (older than our os-traits)."""
+
+    def __init__(self, traits, message=None):
+        self.traits = frozenset(traits)
+        super().__init__(message or 'Placement does not know trait(s) %s; '
+                         'it is older than the installed os-traits'
+                         % ', '.join(sorted(self.traits)))

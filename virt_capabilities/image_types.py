@@ -1,0 +1,40 @@
+"""The image-format catalogue: os-traits' COMPUTE_IMAGE_TYPE_* list, both ways.
+
+Both halves of the project use this module so that no format name is ever
+retyped. The list is read from os-traits at import, so a newer os-traits
+brings new formats with no code change here.
+"""
+
+import os_traits
+
+PREFIX = 'COMPUTE_IMAGE_TYPE_'
+
+#: Every image-type trait os-traits knows, sorted.
+TRAITS = tuple(sorted(os_traits.get_traits(prefix=PREFIX)))
+
+#: Format name (lower case, as Glance spells ``disk_format``) -> trait.
+TRAIT_BY_FORMAT = {t[len(PREFIX):].lower(): t for t in TRAITS}
+
+#: Trait -> format name.
+FORMAT_BY_TRAIT = {t: f for f, t in TRAIT_BY_FORMAT.items()}
+
+#: Every known format, sorted.
+FORMATS = tuple(sorted(TRAIT_BY_FORMAT))
+
+_LONGEST = max(map(len, FORMATS))
+
+
+def trait_for_format(disk_format):
+    """Return the trait for a disk format, or None when it is not a known one.
+
+    Only exact catalogue entries match (case-insensitively), so whatever string
+    comes in, the result is one of TRAITS or None: a caller can put it in a URL.
+    """
+    if not isinstance(disk_format, str) or len(disk_format) > _LONGEST:
+        return None
+    return TRAIT_BY_FORMAT.get(disk_format.lower())
+
+
+def is_owned_trait(trait):
+    """True for a trait in the image-type namespace the reporter owns."""
+    return trait.startswith(PREFIX)

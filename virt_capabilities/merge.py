@@ -1,0 +1,48 @@
+"""Pure trait-merge logic: what a provider's traits become after a sync.
+
+Kept apart from HTTP so every rule is unit-testable without a server.
+"""
+
+import dataclasses
+
+from virt_capabilities import image_types
+
+
+@dataclasses.dataclass(frozen=True)
+class Ownership:
+    """The traits the reporter wants on a provider, and the ones it owns.
+
+    It owns the whole image-type namespace, the custom traits it is configured
+    with, and the custom traits it set earlier (so that dropping one from the
+    configuration removes it). Every other trait belongs to someone else.
+    """
+
+    desired: frozenset
+    owned_custom: frozenset = frozenset()
+
+    def owns(self, trait):
+        return image_types.is_owned_trait(trait) or trait in self.owned_custom
+
+    def target(self, current):
+        """``current`` with the owned namespace replaced by ``desired``."""
+        return {t for t in current if not self.owns(t)} | set(self.desired)
+
+    def without(self, traits):
+        """The same ownership, not asking for ``traits`` (Placement lacks them)."""
+        return dataclasses.replace(self, desired=self.desired - set(traits))
+
+    def in_sync_filter(self, absent=frozenset()):
+        """``required`` tokens matching exactly the providers already in sync.
+
+        All desired traits, and ``!trait`` for every owned trait not desired;
+        ``absent`` traits (which Placement does not know) are left out.
+        """
+        owned = set(image_types.TRAITS) | self.owned_custom
+        desired = self.desired - set(absent)
+        forbidden = owned - self.desired - set(absent)
+        return sorted(desired) + ['!' + t for t in sorted(forbidden)]
+
+
+def diff(current, target):
+    """(added, removed) between two trait sets, each sorted."""
+    return sorted(set(target) - set(current)), sorted(set(current) - set(target))

@@ -1,0 +1,219 @@
+"""A thin Placement client both halves share.
+
+Methods are named after Placement's resources. The server's maximum
+microversion is discovered once per client and every request pins
+``min(server max, ours)``. Errors become this project's exceptions with a
+one-line message; retries for connection errors and 5xx are keystoneauth1's
+(see ``virt_capabilities.conf.placement``), only 409 handling is the caller's.
+"""
+
+import logging
+import re
+from urllib import parse
+
+from keystoneauth1 import exceptions as ks_exc
+
+from virt_capabilities import exceptions
+
+LOG = logging.getLogger(__name__)
+
+#: Newest microversion this client speaks (``required=in:`` arrived in 1.39).
+MAX_MICROVERSION = (1, 39)
+
+# Feature -> first microversion that has it.
+PROVIDER_TRAITS = (1, 6)
+CANDIDATES_REQUIRED = (1, 17)
+PROVIDERS_REQUIRED = (1, 18)
+FORBIDDEN_TRAITS = (1, 22)
+ROOT_REQUIRED = (1, 35)
+
+_NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
+_TRAIT_NAME = re.compile(r'[A-Z][A-Z0-9_]+')
+
+
+def version_str(version):
+    return '%d.%d' % version
+
+
+def parse_version(text):
+    major, minor = text.split('.')
+    return int(major), int(minor)
+
+
+def quote(segment):
+    """Quote one path segment so no input can reach another URL."""
+    return parse.quote(str(segment), safe='')
+
+
+def encode_query(params):
+    """Encode (key, value) pairs deterministically; ``,`` ``:`` ``!`` kept."""
+    return parse.urlencode(params, quote_via=parse.quote, safe=',:!')
+
+
+class PlacementClient:
+    """Talks to Placement through a keystoneauth1 Adapter (or SDK proxy)."""
+
+    def __init__(self, adapter, max_microversion=MAX_MICROVERSION):
+        self._adapter = adapter
+        self._max_microversion = max_microversion
+        self._microversion = None
+        self.request_count = 0
+
+    # -- plumbing ---------------------------------------------------------
+
+    @property
+    def microversion(self):
+        """The microversion every request uses, discovered on first use."""
+        if self._microversion is None:
+            body = self._send('GET', '/', None, None).json()
+            versions = body.get('versions') or [{}]
+            server_max = parse_version(versions[0].get('max_version') or '1.0')
+            self._microversion = min(server_max, self._max_microversion)
+            LOG.debug('Placement maximum microversion %s; using %s',
+                      version_str(server_max),
+                      version_str(self._microversion))
+        return self._microversion
+
+    def supports(self, version):
+        return self.microversion >= version
+
+    def require(self, version, what):
+        if not self.supports(version):
+            raise exceptions.PlacementTooOld(
+                'Placement maximum microversion %s is too old to %s (needs %s)'
+                % (version_str(self.microversion), what, version_str(version)))
+
+    def _send(self, method, path, body, microversion):
+        headers = {'Accept': 'application/json'}
+        if microversion:
+            headers['OpenStack-API-Version'] = 'placement %s' % (
+                version_str(microversion))
+        self.request_count += 1
+        try:
+            return self._adapter.request(path, method, json=body,
+                                         headers=headers, raise_exc=False)
+        except ks_exc.ClientException as exc:
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement: %s' % _one_line(exc)) from exc
+
+    def request(self, method, path, body=None, ok=(200,)):
+        resp = self._send(method, path, body, self.microversion)
+        if resp.status_code in ok:
+            return resp
+        raise self._error(method, path, resp)
+
+    def _error(self, method, path, resp):
+        code, detail = _error_detail(resp)
+        where = '%s %s' % (method, path.split('?')[0])
+        if resp.status_code == 409 and code == 'placement.concurrent_update':
+            return exceptions.ConcurrentUpdate(
+                '%s: provider generation conflict' % where)
+        if resp.status_code == 400:
+            match = _NO_SUCH_TRAIT.search(detail)
+            if match:
+                return exceptions.UnknownTraits(
+                    _TRAIT_NAME.findall(match.group(1)))
+        if resp.status_code in (401, 403):
+            return exceptions.PlacementError(
+                'Placement refused the credentials (%d) on %s'
+                % (resp.status_code, where))
+        return exceptions.PlacementError(
+            'Placement answered %d to %s: %s'
+            % (resp.status_code, where, detail or code or 'no detail'))
+
+    # -- resource providers -----------------------------------------------
+
+    def list_resource_providers(self, **filters):
+        """GET /resource_providers with filters (name, uuid, required, ...)."""
+        if 'required' in filters:
+            self.require(PROVIDERS_REQUIRED, 'filter providers by trait')
+        params = sorted((k, v) for k, v in filters.items() if v is not None)
+        path = '/resource_providers'
+        if params:
+            path += '?' + encode_query(params)
+        return self.request('GET', path).json()['resource_providers']
+
+    def get_resource_provider(self, uuid):
+        resp = self._send('GET', '/resource_providers/%s' % quote(uuid),
+                          None, self.microversion)
+        if resp.status_code == 404:
+            raise exceptions.ProviderNotFound(
+                'no resource provider with uuid %s' % uuid)
+        if resp.status_code != 200:
+            raise self._error('GET', '/resource_providers/{uuid}', resp)
+        return resp.json()
+
+    def create_resource_provider(self, name, uuid=None, parent=None):
+        body = {'name': name}
+        if uuid:
+            body['uuid'] = uuid
+        if parent:
+            body['parent_provider_uuid'] = parent
+        return self.request('POST', '/resource_providers', body,
+                            ok=(200, 201)).json()
+
+    def put_inventories(self, uuid, generation, inventories):
+        body = {'resource_provider_generation': generation,
+                'inventories': inventories}
+        return self.request('PUT', '/resource_providers/%s/inventories'
+                            % quote(uuid), body).json()
+
+    def get_inventories(self, uuid):
+        return self.request('GET', '/resource_providers/%s/inventories'
+                            % quote(uuid)).json()['inventories']
+
+    # -- traits -----------------------------------------------------------
+
+    def get_provider_traits(self, uuid):
+        """Return (set of traits, provider generation)."""
+        self.require(PROVIDER_TRAITS, 'read provider traits')
+        path = '/resource_providers/%s/traits' % quote(uuid)
+        resp = self._send('GET', path, None, self.microversion)
+        if resp.status_code == 404:
+            raise exceptions.ProviderNotFound(
+                'no resource provider with uuid %s' % uuid)
+        if resp.status_code != 200:
+            raise self._error('GET', path, resp)
+        body = resp.json()
+        return set(body['traits']), body['resource_provider_generation']
+
+    def put_provider_traits(self, uuid, traits, generation):
+        """Replace a provider's traits; returns the new generation."""
+        body = {'traits': sorted(traits),
+                'resource_provider_generation': generation}
+        path = '/resource_providers/%s/traits' % quote(uuid)
+        resp = self._send('PUT', path, body, self.microversion)
+        if resp.status_code == 404:
+            raise exceptions.ProviderNotFound(
+                'no resource provider with uuid %s' % uuid)
+        if resp.status_code != 200:
+            raise self._error('PUT', path, resp)
+        return resp.json()['resource_provider_generation']
+
+    def create_trait(self, name):
+        """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
+        self.request('PUT', '/traits/%s' % quote(name), ok=(201, 204))
+
+    def list_traits(self, prefix=None):
+        path = '/traits'
+        if prefix:
+            path += '?' + encode_query([('name', 'startswith:' + prefix)])
+        return self.request('GET', path).json()['traits']
+
+    # -- allocation candidates --------------------------------------------
+
+    def get_allocation_candidates(self, query_string):
+        return self.request(
+            'GET', '/allocation_candidates?' + query_string).json()
+
+
+def _error_detail(resp):
+    try:
+        error = resp.json()['errors'][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None, _one_line(resp.text[:200])
+    return error.get('code'), _one_line(error.get('detail', ''))
+
+
+def _one_line(value):
+    return ' '.join(str(value).split())

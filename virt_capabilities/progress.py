@@ -1,0 +1,37 @@
+"""Progress for long runs: a bar on a terminal, a log line per 10% elsewhere."""
+
+import logging
+import sys
+
+LOG = logging.getLogger(__name__)
+
+#: Fewer items than this get no progress output at all.
+MIN_ITEMS = 50
+
+
+class Progress:
+    def __init__(self, total, what, stream=None):
+        self.total = total
+        self.what = what
+        self.count = 0
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self._next_log = total / 10
+        self.enabled = total >= MIN_ITEMS
+
+    def advance(self, step=1):
+        self.count += step
+        if not self.enabled:
+            return
+        if self.tty:
+            self.stream.write('\r%s: %d/%d' % (self.what, self.count,
+                                               self.total))
+            self.stream.flush()
+        elif self.count >= self._next_log:
+            LOG.info('%s: %d/%d', self.what, self.count, self.total)
+            self._next_log += self.total / 10
+
+    def done(self):
+        if self.enabled and self.tty:
+            self.stream.write('\n')
+            self.stream.flush()

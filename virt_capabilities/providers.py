@@ -1,0 +1,136 @@
+"""Find the resource providers a node reports for.
+
+By default the uuid in nova-compute's ``compute_id`` file under ``[DEFAULT]
+state_path``, else the name ``[DEFAULT] host`` (the hostname by default).
+nova-compute may not have created the provider yet at start-up, so lookups
+can wait with back-off.
+"""
+
+import dataclasses
+import logging
+import os
+import time
+import uuid as uuid_lib
+
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import exceptions
+
+LOG = logging.getLogger(__name__)
+
+COMPUTE_ID_FILE = 'compute_id'
+MAX_NAME_LENGTH = 200  # Placement's limit on provider names
+#: From this many references on, one listing resolves them all.
+LIST_ALL_THRESHOLD = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class ProviderRef:
+    """A provider as the operator named it, and where that name came from."""
+
+    value: str
+    source: str
+
+    @property
+    def is_uuid(self):
+        try:
+            return str(uuid_lib.UUID(self.value)) == self.value.lower()
+        except ValueError:
+            return False
+
+    def describe(self):
+        kind = 'uuid' if self.is_uuid else 'name'
+        return '%s %r (from %s)' % (kind, self.value, self.source)
+
+
+def validate(value, source):
+    """A provider reference from outside: non-empty, printable, not too long."""
+    value = (value or '').strip()
+    if not value:
+        raise exceptions.ConfigError('empty provider name from %s' % source)
+    if len(value) > MAX_NAME_LENGTH:
+        raise exceptions.ConfigError(
+            'provider name from %s is longer than %d characters'
+            % (source, MAX_NAME_LENGTH))
+    if not value.isprintable():
+        raise exceptions.ConfigError(
+            'provider name from %s has control characters: %r'
+            % (source, value))
+    return ProviderRef(value, source)
+
+
+def default_refs(conf):
+    """The provider nova-compute itself would use for this node."""
+    state_path = vc_conf.read(conf, 'state_path')
+    path = os.path.join(state_path, COMPUTE_ID_FILE)
+    try:
+        with open(path) as f:
+            value = f.read().strip()
+    except FileNotFoundError:
+        value = None
+    except OSError as exc:
+        raise exceptions.ConfigError('cannot read %s: %s' % (path, exc))
+    if value:
+        ref = validate(value, 'compute_id file %s' % path)
+        if not ref.is_uuid:
+            raise exceptions.ConfigError(
+                '%s does not hold a uuid: %r' % (path, value))
+        return [ref]
+    return [validate(vc_conf.read(conf, 'host'), '[DEFAULT] host')]
+
+
+def resolve(client, refs):
+    """Map refs to provider uuids. Returns (uuids in ref order, missing refs)."""
+    if len(refs) >= LIST_ALL_THRESHOLD:
+        everyone = client.list_resource_providers()
+        by_uuid = {rp['uuid']: rp['uuid'] for rp in everyone}
+        by_name = {rp['name']: rp['uuid'] for rp in everyone}
+
+        def lookup(ref):
+            return (by_uuid.get(ref.value.lower()) if ref.is_uuid
+                    else None) or by_name.get(ref.value)
+    else:
+        def lookup(ref):
+            found = []
+            if ref.is_uuid:
+                found = client.list_resource_providers(uuid=ref.value.lower())
+            if not found:
+                found = client.list_resource_providers(name=ref.value)
+            return found[0]['uuid'] if found else None
+    uuids, missing = [], []
+    for ref in refs:
+        found = lookup(ref)
+        if found:
+            uuids.append(found)
+        else:
+            missing.append(ref)
+    return uuids, missing
+
+
+def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
+                      clock=time.monotonic):
+    """Resolve refs, waiting up to ``wait`` seconds for late providers.
+
+    Placement being unreachable is waited for the same way, with one warning
+    per attempt. At the deadline, raise naming what was looked for.
+    """
+    deadline = clock() + wait
+    attempt = 0
+    while True:
+        try:
+            uuids, missing = resolve(client, refs)
+            if not missing:
+                return uuids
+            problem = exceptions.ProviderNotFound(
+                'no resource provider found for %s'
+                % '; '.join(r.describe() for r in missing))
+        except exceptions.PlacementUnavailable as exc:
+            problem = exc
+        remaining = deadline - clock()
+        if remaining <= 0:
+            if wait > 0:
+                raise type(problem)('%s (waited %.0f s)' % (problem, wait))
+            raise problem
+        delay = min(remaining, 0.5 * (2 ** min(attempt, 5)))
+        LOG.warning('%s; retrying in %.1f s', problem, delay)
+        sleep(delay)
+        attempt += 1

@@ -1,0 +1,195 @@
+"""Sync a node's owned traits to its resource providers in Placement.
+
+Read, merge the owned namespace, write with the provider generation; on 409
+re-read, re-merge and retry with jittered back-off. An unchanged provider
+costs one request. A failed read writes nothing. With many providers, a
+``GET /resource_providers?required=...`` query finds those already in sync so
+only the stale ones are read and written.
+"""
+
+import dataclasses
+import logging
+import random
+import time
+
+from virt_capabilities import exceptions
+from virt_capabilities import merge
+from virt_capabilities import placement_client
+from virt_capabilities import progress as progress_mod
+
+LOG = logging.getLogger(__name__)
+
+#: From this many providers on, one query finds those already in sync.
+BULK_THRESHOLD = 4
+
+
+@dataclasses.dataclass
+class SyncResult:
+    uuid: str
+    added: list = dataclasses.field(default_factory=list)
+    removed: list = dataclasses.field(default_factory=list)
+    conflicts: int = 0
+    error: Exception = None
+
+    @property
+    def changed(self):
+        return bool(self.added or self.removed)
+
+
+@dataclasses.dataclass
+class SyncReport:
+    """What one sync cycle did, for exit codes, logs and benchmarks."""
+
+    results: list = dataclasses.field(default_factory=list)
+    missing_traits: frozenset = frozenset()
+    skipped_in_sync: int = 0
+
+    @property
+    def errors(self):
+        return [r for r in self.results if r.error is not None]
+
+    @property
+    def conflicts(self):
+        return sum(r.conflicts for r in self.results)
+
+    @property
+    def ok(self):
+        return not self.errors and not self.missing_traits
+
+
+def jittered(base, attempt, cap=5.0):
+    """Full-jitter exponential back-off: uniform in [0, min(cap, base*2^n)]."""
+    return random.uniform(0, min(cap, base * (2 ** attempt)))
+
+
+class Reporter:
+    """Keeps ``desired`` traits (and only the owned namespace) on providers."""
+
+    def __init__(self, client, desired, custom_traits=frozenset(),
+                 state=None, conflict_retries=8, backoff=0.05,
+                 sleep=time.sleep):
+        self.client = client
+        self.desired = frozenset(desired)
+        self.custom_traits = frozenset(custom_traits)
+        self.state = state
+        self.conflict_retries = conflict_retries
+        self.backoff = backoff
+        self.sleep = sleep
+        self.missing = set()    # standard traits Placement does not know
+        self._warned_missing = set()
+        self._created = set()   # custom traits we made sure exist
+
+    # -- ownership --------------------------------------------------------
+
+    def ownership(self, uuid=None):
+        previous = (self.state.owned(uuid) if uuid else
+                    self.state.all_owned()) if self.state else frozenset()
+        return merge.Ownership(
+            desired=self.desired - self.missing,
+            owned_custom=frozenset(previous | self.custom_traits))
+
+    def _handle_unknown(self, exc, asked_for):
+        """Create missing custom traits; remember (and warn of) standard ones.
+
+        Returns False when the unknown traits are none we asked for, so the
+        caller must give up rather than loop.
+        """
+        unknown = set(exc.traits) & set(asked_for)
+        if not unknown:
+            return False
+        for trait in sorted(t for t in unknown if t.startswith('CUSTOM_')):
+            if trait in self._created:
+                return False
+            self.client.create_trait(trait)
+            self._created.add(trait)
+            LOG.info('created custom trait %s in Placement', trait)
+        standard = {t for t in unknown if not t.startswith('CUSTOM_')}
+        new = standard - self._warned_missing
+        if new:
+            LOG.warning('Placement does not know trait(s) %s (it is older '
+                        'than the installed os-traits); reporting the others',
+                        ', '.join(sorted(new)))
+            self._warned_missing |= new
+        self.missing |= standard
+        return True
+
+    # -- one provider -----------------------------------------------------
+
+    def sync_provider(self, uuid):
+        """Bring one provider's owned traits in line. Raises on failure."""
+        result = SyncResult(uuid)
+        attempt = 0
+        while True:
+            ownership = self.ownership(uuid)
+            current, generation = self.client.get_provider_traits(uuid)
+            target = ownership.target(current)
+            if target == current:
+                break
+            try:
+                self.client.put_provider_traits(uuid, target, generation)
+            except exceptions.ConcurrentUpdate:
+                result.conflicts += 1
+                if attempt >= self.conflict_retries:
+                    raise exceptions.PlacementError(
+                        'provider %s: still conflicting after %d retries'
+                        % (uuid, attempt))
+                self.sleep(jittered(self.backoff, attempt))
+                attempt += 1
+                continue
+            except exceptions.UnknownTraits as exc:
+                if not self._handle_unknown(exc, target):
+                    raise
+                continue
+            result.added, result.removed = merge.diff(current, target)
+            LOG.info('provider %s: traits added %s, removed %s', uuid,
+                     ','.join(result.added) or '-',
+                     ','.join(result.removed) or '-')
+            break
+        if self.state is not None:
+            self.state.record(uuid, self.custom_traits - self.missing)
+        return result
+
+    # -- many providers ---------------------------------------------------
+
+    def find_in_sync(self, uuids):
+        """The subset of ``uuids`` whose owned traits are already right."""
+        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
+            return set()
+        for _ in range(3):
+            tokens = self.ownership().in_sync_filter(absent=self.missing)
+            try:
+                found = self.client.list_resource_providers(
+                    required=','.join(tokens))
+            except exceptions.UnknownTraits as exc:
+                if not self._handle_unknown(exc, {t.lstrip('!')
+                                                  for t in tokens}):
+                    raise
+                continue
+            return {rp['uuid'] for rp in found} & set(uuids)
+        return set()
+
+    def sync(self, uuids, progress=None):
+        """Sync every provider; one failure does not stop the others."""
+        uuids = list(dict.fromkeys(uuids))
+        report = SyncReport()
+        todo = uuids
+        if len(uuids) >= BULK_THRESHOLD:
+            in_sync = self.find_in_sync(uuids)
+            todo = [u for u in uuids if u not in in_sync]
+            report.skipped_in_sync = len(uuids) - len(todo)
+            for uuid in in_sync:
+                if self.state is not None:
+                    self.state.record(uuid, self.custom_traits - self.missing)
+        bar = progress or progress_mod.Progress(len(todo), 'syncing providers')
+        for uuid in todo:
+            try:
+                report.results.append(self.sync_provider(uuid))
+            except exceptions.PlacementUnavailable:
+                raise
+            except exceptions.Error as exc:
+                LOG.error('provider %s: %s', uuid, exc)
+                report.results.append(SyncResult(uuid, error=exc))
+            bar.advance()
+        bar.done()
+        report.missing_traits = frozenset(self.missing & self.desired)
+        return report
