@@ -1,1 +1,1 @@
-"""Scheduler-side half: ask Placement only for hosts that can boot the image."""
+"""Scheduler side: ask Placement only for hosts that can boot the image."""

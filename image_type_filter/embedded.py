@@ -26,7 +26,7 @@ from virt_capabilities import placement_client
 
 LOG = logging.getLogger(__name__)
 
-TOKEN = 'admin'  # noauth2 gives the user "admin" the admin role
+TOKEN = 'admin'  # noqa: S105 - noauth2's user "admin", not a secret
 PLACEMENT_CONF = """\
 [DEFAULT]
 debug = False
@@ -164,7 +164,7 @@ class EmbeddedPlacement:
             return '(no server log)'
 
     def requests_seen(self):
-        """Request lines the server received so far (``METHOD /path?query``)."""
+        """Request lines the server has received (``METHOD /path?query``)."""
         try:
             with open(os.path.join(self.workdir, 'access.log')) as f:
                 return f.read().splitlines()
@@ -194,6 +194,6 @@ class EmbeddedPlacement:
             placement_api_version=self.microversion)
 
     def nova_conf_section(self):
-        """The ``[placement]`` section a nova.conf needs to reach this server."""
+        """The ``[placement]`` section a nova.conf needs to reach it."""
         return ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
                 'token = %s\n' % (self.endpoint, self.token))

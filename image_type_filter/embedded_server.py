@@ -54,7 +54,8 @@ def main(workdir):
     server = simple_server.make_server(LOOPBACK, 0, app,
                                        handler_class=_QuietHandler)
     print('READY %d' % server.server_port, flush=True)
-    sys.stdout = sys.stderr
+    # Nobody reads the stdout pipe after this line: send fd 1 to the log.
+    os.dup2(2, 1)
     try:
         server.serve_forever()
     finally:

@@ -27,8 +27,8 @@ _LONGEST = max(map(len, FORMATS))
 def trait_for_format(disk_format):
     """Return the trait for a disk format, or None when it is not a known one.
 
-    Only exact catalogue entries match (case-insensitively), so whatever string
-    comes in, the result is one of TRAITS or None: a caller can put it in a URL.
+    Only exact catalogue entries match (case-insensitively), so whatever
+    string comes in, the result is one of TRAITS or None: safe in a URL.
     """
     if not isinstance(disk_format, str) or len(disk_format) > _LONGEST:
         return None

@@ -24,11 +24,11 @@ class Ownership:
         return image_types.is_owned_trait(trait) or trait in self.owned_custom
 
     def target(self, current):
-        """``current`` with the owned namespace replaced by ``desired``."""
+        """``current`` with the owned namespace set to ``desired``."""
         return {t for t in current if not self.owns(t)} | set(self.desired)
 
     def without(self, traits):
-        """The same ownership, not asking for ``traits`` (Placement lacks them)."""
+        """The same, not asking for ``traits`` (Placement lacks them)."""
         return dataclasses.replace(self, desired=self.desired - set(traits))
 
     def in_sync_filter(self, absent=frozenset()):
@@ -45,4 +45,5 @@ class Ownership:
 
 def diff(current, target):
     """(added, removed) between two trait sets, each sorted."""
-    return sorted(set(target) - set(current)), sorted(set(current) - set(target))
+    current, target = set(current), set(target)
+    return sorted(target - current), sorted(current - target)

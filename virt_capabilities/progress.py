@@ -1,4 +1,4 @@
-"""Progress for long runs: a bar on a terminal, a log line per 10% elsewhere."""
+"""Progress of long runs: a bar on a terminal, else a log line per 10%."""
 
 import logging
 import sys

@@ -43,7 +43,7 @@ class ProviderRef:
 
 
 def validate(value, source):
-    """A provider reference from outside: non-empty, printable, not too long."""
+    """A provider reference from outside: non-empty, printable, short."""
     value = (value or '').strip()
     if not value:
         raise exceptions.ConfigError('empty provider name from %s' % source)
@@ -79,7 +79,7 @@ def default_refs(conf):
 
 
 def resolve(client, refs):
-    """Map refs to provider uuids. Returns (uuids in ref order, missing refs)."""
+    """Map refs to provider uuids: (uuids in ref order, missing refs)."""
     if len(refs) >= LIST_ALL_THRESHOLD:
         everyone = client.list_resource_providers()
         by_uuid = {rp['uuid']: rp['uuid'] for rp in everyone}

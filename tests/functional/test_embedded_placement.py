@@ -62,7 +62,7 @@ def test_stop_leaves_no_process_or_directory():
     pid, workdir = server.pid, server.workdir
     assert stat.S_IMODE(os.stat(workdir).st_mode) == 0o700
     assert server.endpoint.startswith('http://127.0.0.1:')
-    assert requests.get(server.endpoint + '/').status_code == 200
+    assert requests.get(server.endpoint + '/', timeout=10).status_code == 200
     server.stop()
     assert not helpers.pid_alive(pid)
     assert not os.path.exists(workdir)

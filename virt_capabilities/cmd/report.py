@@ -1,4 +1,4 @@
-"""``virt-capabilities report``: sync this node's traits, once or as a service."""
+"""``virt-capabilities report``: sync the traits, once or as a service."""
 
 import functools
 

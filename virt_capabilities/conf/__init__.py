@@ -45,7 +45,17 @@ def load(config_files, conf=None, register=register_opts):
              default_config_dirs=[], use_env=False)
     except cfg.Error as exc:
         raise exceptions.ConfigError(one_line(exc)) from exc
+    validate_all(conf)
     return conf
+
+
+def validate_all(conf):
+    """Read every registered option now, so a malformed one fails at load."""
+    for name in list(conf):
+        value = read(conf, name)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for opt in list(value):
+                read(conf, opt, name)
 
 
 def read(conf, name, group=None):

@@ -1,4 +1,4 @@
-"""[libvirt] options that change which image formats the libvirt driver boots."""
+"""[libvirt] options that change which formats the libvirt driver boots."""
 
 from oslo_config import cfg
 

@@ -1,0 +1,287 @@
+"""The reporter against a real Placement: owned traits only, few requests."""
+
+import json
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from virt_capabilities import image_types
+from virt_capabilities import ownership_state
+from virt_capabilities import placement_client
+from virt_capabilities import reporter as reporter_mod
+from virt_capabilities import service
+
+T = image_types.TRAIT_BY_FORMAT
+UNRELATED = {'CUSTOM_UNRELATED_%02d' % i for i in range(17)} | {
+    'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED', 'STORAGE_DISK_SSD'}
+LIBVIRT_CONF = 'compute_driver = libvirt.LibvirtDriver\n'
+
+
+def make_provider(client, name, traits=()):
+    rp = client.create_resource_provider(name)
+    for trait in traits:
+        if trait.startswith('CUSTOM_'):
+            client.create_trait(trait)
+    if traits:
+        client.put_provider_traits(rp['uuid'], set(traits), rp['generation'])
+    return rp['uuid']
+
+
+def test_adds_and_removes_only_owned_traits(client, unique):
+    uuid = make_provider(client, 'own-' + unique,
+                         UNRELATED | {T['vmdk'], T['raw']})
+    assert len(UNRELATED) == 20
+    desired = {T['raw'], T['qcow2'], T['iso']}
+    result = reporter_mod.Reporter(client, desired).sync_provider(uuid)
+    traits, _ = client.get_provider_traits(uuid)
+    assert {t for t in traits if image_types.is_owned_trait(t)} == desired
+    assert traits - desired == UNRELATED
+    assert result.added == [T['iso'], T['qcow2']]
+    assert result.removed == [T['vmdk']]
+
+
+def test_unchanged_provider_costs_one_request(placement, unique):
+    client = placement.client()
+    uuid = make_provider(client, 'one-' + unique, {T['raw']})
+    reporter = reporter_mod.Reporter(client, {T['raw']})
+    before = len(placement.requests_seen())
+    result = reporter.sync_provider(uuid)
+    seen = placement.requests_seen()[before:]
+    assert seen == ['GET /resource_providers/%s/traits' % uuid]
+    assert not result.changed
+
+
+def test_changed_provider_costs_two_requests(placement, unique):
+    client = placement.client()
+    uuid = make_provider(client, 'two-' + unique, {T['raw']})
+    before = len(placement.requests_seen())
+    reporter_mod.Reporter(client, {T['vmdk']}).sync_provider(uuid)
+    methods = [line.split()[0] for line in placement.requests_seen()[before:]]
+    assert methods == ['GET', 'PUT']
+
+
+class InterleavingClient(placement_client.PlacementClient):
+    """After our first read, another writer changes the provider for real."""
+
+    def __init__(self, adapter, other_writer):
+        super().__init__(adapter)
+        self.other_writer = other_writer
+        self.reads = 0
+
+    def get_provider_traits(self, uuid):
+        result = super().get_provider_traits(uuid)
+        self.reads += 1
+        if self.reads == 1:
+            self.other_writer(uuid)
+        return result
+
+
+def test_concurrent_writer_gets_409_then_both_changes_stand(placement,
+                                                           unique):
+    setup = placement.client()
+    uuid = make_provider(setup, 'race-' + unique, {T['raw']})
+    setup.create_trait('CUSTOM_OTHER_' + unique.upper())
+
+    def other_writer(provider):
+        traits, gen = setup.get_provider_traits(provider)
+        setup.put_provider_traits(
+            provider, traits | {'CUSTOM_OTHER_' + unique.upper()}, gen)
+
+    client = InterleavingClient(placement.adapter(), other_writer)
+    result = reporter_mod.Reporter(client, {T['qcow2']},
+                                   backoff=0.001).sync_provider(uuid)
+    traits, _ = setup.get_provider_traits(uuid)
+    assert result.conflicts == 1
+    assert traits == {T['qcow2'], 'CUSTOM_OTHER_' + unique.upper()}
+
+
+def test_trait_placement_lacks_is_skipped_and_reported(client, unique):
+    uuid = make_provider(client, 'old-' + unique, {'HW_CPU_X86_AVX2'})
+    future = 'COMPUTE_IMAGE_TYPE_FROM_THE_FUTURE'
+    reporter = reporter_mod.Reporter(client, {T['raw'], future})
+    report = reporter.sync([uuid])
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T['raw'], 'HW_CPU_X86_AVX2'}
+    assert report.missing_traits == {future}
+    assert service.summarize(report) == 1
+
+
+@pytest.mark.slow
+def test_many_providers_touch_only_the_stale_ones(placement, unique):
+    client = placement.client()
+    desired = {T['raw'], T['qcow2']}
+    uuids = [make_provider(client, 'many-%s-%03d' % (unique, i),
+                           desired | {'HW_CPU_X86_AVX2'})
+             for i in range(200)]
+    stale = uuids[::20]  # 10 of them
+    for i, uuid in enumerate(stale):
+        traits, gen = client.get_provider_traits(uuid)
+        traits = traits | {T['vmdk']} if i % 2 else traits - {T['raw']}
+        client.put_provider_traits(uuid, traits, gen)
+    reporter = reporter_mod.Reporter(client, desired)
+    before = len(placement.requests_seen())
+    report = reporter.sync(uuids)
+    seen = placement.requests_seen()[before:]
+    assert report.skipped_in_sync == 190
+    assert sorted(r.uuid for r in report.results if r.changed) == sorted(stale)
+    assert sum(1 for line in seen if line.startswith('GET /resource_providers?'
+                                                     )) == 1
+    assert len(seen) == 1 + 2 * len(stale)
+    for uuid in uuids:
+        traits, _ = client.get_provider_traits(uuid)
+        assert traits == desired | {'HW_CPU_X86_AVX2'}
+    # A second run finds everything in sync with one query.
+    before = len(placement.requests_seen())
+    assert reporter.sync(uuids).skipped_in_sync == 200
+    assert len(placement.requests_seen()) - before == 1
+
+
+def test_custom_traits_owned_and_dropped(placement, write_conf, tmp_path,
+                                         unique):
+    client = placement.client()
+    uuid = make_provider(client, 'custom-' + unique, {'CUSTOM_SOMEONE_ELSE'})
+    state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    trove = 'CUSTOM_TROVE_' + unique.upper()
+    reporter_mod.Reporter(client, {T['raw'], trove}, {trove},
+                          state).sync_provider(uuid)
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T['raw'], trove, 'CUSTOM_SOMEONE_ELSE'}
+    # Dropped from the option (a new reporter, state read back from disk).
+    state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    reporter_mod.Reporter(client, {T['raw']}, set(), state).sync_provider(uuid)
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T['raw'], 'CUSTOM_SOMEONE_ELSE'}
+
+
+def run_cli(*args, timeout=60):
+    return subprocess.run([sys.executable, '-m', 'virt_capabilities.cmd.main',
+                           *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_cli_report_one_shot(placement, write_conf, unique):
+    client = placement.client()
+    keep = 'CUSTOM_KEEP_' + unique.upper()
+    uuid = make_provider(client, 'cli-' + unique, {keep})
+    path = write_conf(LIBVIRT_CONF + 'host = cli-%s\n' % unique, placement)
+    proc = run_cli('report', '--config-file', path)
+    assert proc.returncode == 0, proc.stderr
+    assert 'provider %s: traits added' % uuid in proc.stderr
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T[f] for f in ('aki', 'ami', 'ari', 'iso', 'qcow2',
+                                     'raw')} | {keep}
+
+
+def test_cli_show_json(write_conf):
+    path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n')
+    proc = run_cli('show', '--config-file', path, '-f', 'json')
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {
+        'compute_driver': 'vmwareapi.VMwareVCDriver',
+        'formats': ['iso', 'vmdk'],
+        'traits': [T['iso'], T['vmdk']], 'excluded': []}
+
+
+def test_provider_created_after_reporter_started(placement, write_conf,
+                                                 unique):
+    path = write_conf(LIBVIRT_CONF + 'host = late-%s\n' % unique, placement)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'report',
+         '--config-file', path, '--wait', '30'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        uuid = make_provider(placement.client(), 'late-' + unique)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert 'retrying' in err
+    traits, _ = placement.client().get_provider_traits(uuid)
+    assert T['qcow2'] in traits
+
+
+def test_missing_provider_after_wait_names_what_was_looked_for(
+        placement, write_conf, unique):
+    path = write_conf(LIBVIRT_CONF + 'host = never-%s\n' % unique, placement)
+    proc = run_cli('report', '--config-file', path, '--wait', '1')
+    assert proc.returncode == 1
+    assert "name 'never-%s' (from [DEFAULT] host)" % unique in proc.stderr
+    assert 'Traceback' not in proc.stderr
+
+
+def test_compute_id_file_wins_over_host(placement, write_conf, tmp_path,
+                                        unique):
+    uuid = make_provider(placement.client(), 'cid-' + unique)
+    (tmp_path / 'compute_id').write_text(uuid + '\n')
+    path = write_conf(LIBVIRT_CONF + 'host = not-this-one\n', placement)
+    proc = run_cli('report', '--config-file', path)
+    assert proc.returncode == 0, proc.stderr
+    traits, _ = placement.client().get_provider_traits(uuid)
+    assert T['raw'] in traits
+
+
+def test_service_mode_sighup_and_sigterm(placement, write_conf, unique):
+    import signal
+    client = placement.client()
+    uuid = make_provider(client, 'svc-' + unique)
+    path = write_conf('compute_driver = fake.FakeDriver\nhost = svc-%s\n'
+                      % unique, placement)
+    proc = subprocess.Popen(
+        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'report',
+         '--config-file', path, '--interval', '0.5'],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: client.get_provider_traits(uuid)[0] == {T['raw']})
+        with open(path, 'a') as f:
+            f.write('[compute]\nimage_type_exclude_list = raw\n')
+        with open(path) as f:
+            text = f.read().replace('fake.FakeDriver',
+                                    'vmwareapi.VMwareVCDriver')
+        with open(path, 'w') as f:
+            f.write(text)
+        proc.send_signal(signal.SIGHUP)
+        _wait_for(lambda: client.get_provider_traits(uuid)[0]
+                  == {T['vmdk'], T['iso']})
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert 'configuration re-read' in err
+
+
+def _wait_for(predicate, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError('condition not met in %s s' % timeout)
+
+
+def test_threads_are_not_needed_for_service_stop_event(placement, write_conf,
+                                                       unique):
+    """run_service returns when its stop event is set (library use)."""
+    make_provider(placement.client(), 'evt-' + unique)
+    path = write_conf('compute_driver = fake.FakeDriver\nhost = evt-%s\n'
+                      % unique, placement)
+    stop = threading.Event()
+    result = {}
+
+    def target():
+        result['code'] = service.run_service(
+            lambda: service.ReportJob([path]), 0.2, 0, stop_event=stop)
+    thread = threading.Thread(target=target)
+    thread.start()
+    time.sleep(0.5)
+    stop.set()
+    thread.join(timeout=10)
+    assert result == {'code': 0}

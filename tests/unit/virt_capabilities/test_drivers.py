@@ -1,0 +1,150 @@
+"""Every driver and option combination of the capability table."""
+
+import itertools
+
+import pytest
+
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import drivers
+from virt_capabilities import exceptions
+from virt_capabilities import image_types
+
+LIBVIRT_BASE = {'aki', 'ami', 'ari', 'iso', 'raw'}
+
+
+def caps(write_conf, text):
+    return drivers.capabilities_from_conf(vc_conf.load([write_conf(text)]))
+
+
+@pytest.mark.parametrize('driver,expected', [
+    ('vmwareapi.VMwareVCDriver', {'iso', 'vmdk'}),
+    ('ironic.IronicDriver', {'ami', 'qcow2', 'raw'}),
+    ('zvm.ZVMDriver', {'raw'}),
+    ('fake.FakeDriver', {'raw'}),
+    ('hyperv.HyperVDriver', {'vhd', 'vhdx'}),
+    ('powervm.PowerVMDriver', {'raw'}),
+    ('xenapi.XenAPIDriver', {'raw', 'vdi', 'vhd'}),
+    ('libvirt.LibvirtDriver', LIBVIRT_BASE | {'qcow2'}),
+])
+@pytest.mark.parametrize('prefix', ['', 'nova.virt.'])
+def test_static_drivers(write_conf, driver, expected, prefix):
+    result = caps(write_conf, 'compute_driver = %s%s\n' % (prefix, driver))
+    assert result.formats == expected
+    assert result.compute_driver == driver
+    assert result.traits == {image_types.TRAIT_BY_FORMAT[f]
+                             for f in expected}
+
+
+# images_type x force_raw_images x virt_type, every combination but the one
+# Nova refuses (rbd without forced raw), which has its own test.
+LIBVIRT_CASES = [
+    (images_type, force_raw, virt_type)
+    for images_type, force_raw, virt_type in itertools.product(
+        ('default', 'raw', 'flat', 'qcow2', 'lvm', 'rbd', 'ploop'),
+        (True, False), ('kvm', 'qemu', 'lxc', 'parallels'))
+    if not (images_type == 'rbd' and not force_raw)]
+
+
+@pytest.mark.parametrize('images_type,force_raw,virt_type', LIBVIRT_CASES)
+def test_libvirt_options(write_conf, images_type, force_raw, virt_type):
+    result = caps(write_conf, '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        force_raw_images = %s
+        [libvirt]
+        images_type = %s
+        virt_type = %s
+        ''' % (force_raw, images_type, virt_type))
+    expected = set(LIBVIRT_BASE)
+    if not (images_type in ('rbd', 'lvm') and not force_raw):
+        expected.add('qcow2')
+    if virt_type == 'parallels':
+        expected.add('ploop')
+    assert result.formats == expected
+
+
+def test_force_raw_images_defaults_true(write_conf):
+    result = caps(write_conf, '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = lvm
+        ''')
+    assert 'qcow2' in result.formats
+
+
+def test_rbd_without_forced_raw_is_refused_like_nova(write_conf):
+    with pytest.raises(exceptions.ConfigError, match='nova-compute refuses'):
+        caps(write_conf, '''
+            [DEFAULT]
+            compute_driver = libvirt.LibvirtDriver
+            force_raw_images = False
+            [libvirt]
+            images_type = rbd
+            ''')
+
+
+def test_exclude_list_drops_formats(write_conf):
+    result = caps(write_conf, '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [compute]
+        image_type_exclude_list = qcow2, ISO
+        ''')
+    assert result.formats == {'aki', 'ami', 'ari', 'raw'}
+    assert result.excluded == {'qcow2', 'iso'}
+    assert result.as_dict()['excluded'] == ['iso', 'qcow2']
+
+
+def test_exclude_list_of_unsupported_format_is_harmless(write_conf):
+    result = caps(write_conf, '''
+        [DEFAULT]
+        compute_driver = vmwareapi.VMwareVCDriver
+        [compute]
+        image_type_exclude_list = qcow2
+        ''')
+    assert result.formats == {'iso', 'vmdk'}
+
+
+@pytest.mark.parametrize('text,names', [
+    ('compute_driver = libvirt.LibvirtDrvier\n',
+     ["'libvirt.LibvirtDrvier'", 'libvirt.LibvirtDriver']),
+    ('compute_driver = nova.virt.foo.Bar\n', ['foo.Bar', 'zvm.ZVMDriver']),
+    ('[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n[libvirt]\n'
+     'images_type = ceph\n', ["'ceph'", 'rbd']),
+    ('[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n[libvirt]\n'
+     'virt_type = xen2\n', ["'xen2'", 'parallels']),
+    ('[DEFAULT]\ncompute_driver = fake.FakeDriver\n[compute]\n'
+     'image_type_exclude_list = qcow3\n', ['qcow3', 'vmdk']),
+    ('[DEFAULT]\ncompute_driver = fake.FakeDriver\nforce_raw_images = maybe\n',
+     ['force_raw_images', 'maybe']),
+    ('[DEFAULT]\nhost = x\n', ['compute_driver is not set']),
+])
+def test_bad_values_name_the_value_and_the_accepted_ones(write_conf, text,
+                                                         names):
+    with pytest.raises(exceptions.ConfigError) as err:
+        caps(write_conf, text)
+    message = str(err.value)
+    assert '\n' not in message
+    for name in names:
+        assert name in message
+
+
+def test_unknown_options_and_sections_are_ignored(write_conf):
+    result = caps(write_conf, '''
+        [DEFAULT]
+        compute_driver = zvm.ZVMDriver
+        my_own_option = 1
+        [neutron]
+        url = http://example.invalid
+        ''')
+    assert result.formats == {'raw'}
+
+
+def test_catalogue_comes_from_os_traits():
+    import os_traits
+    assert set(image_types.TRAITS) == set(
+        os_traits.get_traits(prefix='COMPUTE_IMAGE_TYPE_'))
+    for fmt, trait in image_types.TRAIT_BY_FORMAT.items():
+        assert image_types.FORMAT_BY_TRAIT[trait] == fmt
+        assert image_types.trait_for_format(fmt.upper()) == trait

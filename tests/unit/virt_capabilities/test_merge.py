@@ -1,0 +1,38 @@
+"""The pure merge rules: only the owned namespace ever changes."""
+
+from virt_capabilities import image_types
+from virt_capabilities import merge
+
+RAW, QCOW2, VMDK = (image_types.TRAIT_BY_FORMAT[f]
+                    for f in ('raw', 'qcow2', 'vmdk'))
+
+
+def test_target_replaces_only_the_owned_namespace():
+    ownership = merge.Ownership(desired=frozenset({RAW, QCOW2}))
+    current = {VMDK, RAW, 'HW_CPU_X86_AVX2', 'CUSTOM_FOO',
+               'COMPUTE_STATUS_DISABLED'}
+    assert ownership.target(current) == {
+        RAW, QCOW2, 'HW_CPU_X86_AVX2', 'CUSTOM_FOO', 'COMPUTE_STATUS_DISABLED'}
+
+
+def test_custom_traits_owned_only_when_configured_or_set_before():
+    ownership = merge.Ownership(desired=frozenset({RAW, 'CUSTOM_TROVE'}),
+                                owned_custom=frozenset({'CUSTOM_TROVE',
+                                                        'CUSTOM_OLD'}))
+    current = {'CUSTOM_OLD', 'CUSTOM_OTHERS', VMDK}
+    assert ownership.target(current) == {RAW, 'CUSTOM_TROVE', 'CUSTOM_OTHERS'}
+
+
+def test_in_sync_filter_requires_desired_and_forbids_the_rest():
+    ownership = merge.Ownership(desired=frozenset({RAW}),
+                                owned_custom=frozenset({'CUSTOM_OLD'}))
+    tokens = ownership.in_sync_filter(absent={VMDK})
+    assert tokens[0] == RAW
+    assert '!CUSTOM_OLD' in tokens
+    assert '!' + QCOW2 in tokens
+    assert '!' + VMDK not in tokens and '!' + RAW not in tokens
+    assert len(tokens) == len(image_types.TRAITS) - 1 + 1
+
+
+def test_diff_is_sorted():
+    assert merge.diff({'B', 'C'}, {'A', 'B'}) == (['A'], ['C'])
