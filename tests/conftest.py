@@ -51,3 +51,12 @@ def write_conf(tmp_path):
         return str(path)
     return write
 
+
+
+@pytest.fixture(scope='module')
+def demo_fleet():
+    """A Placement of its own with the demo's mixed fleet reported into it."""
+    from image_type_filter import fleet
+    with embedded.EmbeddedPlacement() as server:
+        hosts = fleet.build(server, fleet.demo_fleet())
+        yield server, hosts

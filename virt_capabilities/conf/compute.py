@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from virt_capabilities.conf.groups import fresh_group
+
 compute_group = cfg.OptGroup(
     'compute', title='Compute options',
     help='Options of nova-compute that narrow the reported image formats.')
@@ -19,8 +21,8 @@ compute_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(compute_group)
-    conf.register_opts(compute_opts, group=compute_group)
+    conf.register_group(fresh_group(compute_group))
+    conf.register_opts(compute_opts, group=compute_group.name)
 
 
 def list_opts():

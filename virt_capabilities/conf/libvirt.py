@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from virt_capabilities.conf.groups import fresh_group
+
 libvirt_group = cfg.OptGroup(
     'libvirt', title='Libvirt options',
     help='The libvirt driver options that decide supported image formats.')
@@ -27,8 +29,8 @@ libvirt_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(libvirt_group)
-    conf.register_opts(libvirt_opts, group=libvirt_group)
+    conf.register_group(fresh_group(libvirt_group))
+    conf.register_opts(libvirt_opts, group=libvirt_group.name)
 
 
 def list_opts():

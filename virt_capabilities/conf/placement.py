@@ -9,6 +9,8 @@ with one warning per attempt.
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
+from virt_capabilities.conf.groups import fresh_group
+
 placement_group = cfg.OptGroup(
     'placement', title='Placement service options',
     help='How to reach the Placement API. Any keystoneauth1 auth plugin '
@@ -20,7 +22,7 @@ DEFAULT_RETRIES = 3
 
 
 def register_opts(conf):
-    conf.register_group(placement_group)
+    conf.register_group(fresh_group(placement_group))
     ks_loading.register_session_conf_options(conf, placement_group.name)
     ks_loading.register_auth_conf_options(conf, placement_group.name)
     ks_loading.register_adapter_conf_options(

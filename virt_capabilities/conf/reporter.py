@@ -2,6 +2,8 @@
 
 from oslo_config import cfg
 
+from virt_capabilities.conf.groups import fresh_group
+
 reporter_group = cfg.OptGroup(
     'virt_capabilities', title='Trait reporter options',
     help='How the reporter keeps its traits on the resource provider.')
@@ -33,8 +35,8 @@ reporter_opts = [
 
 
 def register_opts(conf):
-    conf.register_group(reporter_group)
-    conf.register_opts(reporter_opts, group=reporter_group)
+    conf.register_group(fresh_group(reporter_group))
+    conf.register_opts(reporter_opts, group=reporter_group.name)
 
 
 def list_opts():

@@ -1,0 +1,135 @@
+"""Build compute hosts in a Placement: a provider with inventory, then traits.
+
+Each host is described by its own nova.conf fragment and reported through
+the real reporter (``virt_capabilities.service.ReportJob``), exactly as a
+compute node would. Used by the demo, functional tests and benchmarks.
+"""
+
+import dataclasses
+import os
+import tempfile
+import textwrap
+
+from virt_capabilities import service
+
+DEFAULT_INVENTORY = {
+    'VCPU': {'total': 16, 'allocation_ratio': 4.0},
+    'MEMORY_MB': {'total': 32768},
+    'DISK_GB': {'total': 500},
+}
+
+
+@dataclasses.dataclass
+class Host:
+    name: str
+    nova_conf: str
+    inventory: dict = dataclasses.field(
+        default_factory=lambda: dict(DEFAULT_INVENTORY))
+    uuid: str = None
+    compute_driver: str = None
+    formats: list = None
+
+
+#: The demo's mixed fleet: each kind of node as its nova.conf says it.
+DEMO_FLEET = [
+    Host('libvirt-qcow2-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = qcow2
+        '''),
+    Host('libvirt-qcow2-2', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = qcow2
+        '''),
+    Host('libvirt-ceph-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = rbd
+        [compute]
+        image_type_exclude_list = qcow2
+        '''),
+    Host('libvirt-ceph-2', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = rbd
+        [compute]
+        image_type_exclude_list = qcow2
+        '''),
+    Host('libvirt-lvm-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        force_raw_images = False
+        [libvirt]
+        images_type = lvm
+        '''),
+    Host('parallels-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        virt_type = parallels
+        images_type = ploop
+        '''),
+    Host('vmware-1', '''
+        [DEFAULT]
+        compute_driver = vmwareapi.VMwareVCDriver
+        '''),
+    Host('vmware-2', '''
+        [DEFAULT]
+        compute_driver = nova.virt.vmwareapi.VMwareVCDriver
+        '''),
+    Host('ironic-1', '''
+        [DEFAULT]
+        compute_driver = ironic.IronicDriver
+        '''),
+    Host('zvm-1', '''
+        [DEFAULT]
+        compute_driver = zvm.ZVMDriver
+        '''),
+    Host('hyperv-1', '''
+        [DEFAULT]
+        compute_driver = hyperv.HyperVDriver
+        '''),
+]
+
+
+def demo_fleet(suffix=''):
+    """Fresh copies of the demo fleet, names optionally suffixed."""
+    return [dataclasses.replace(h, name=h.name + suffix,
+                                inventory=dict(h.inventory))
+            for h in DEMO_FLEET]
+
+
+def create_provider(client, name, inventory):
+    rp = client.create_resource_provider(name)
+    if inventory:
+        client.put_inventories(rp['uuid'], rp['generation'], inventory)
+    return rp['uuid']
+
+
+def build(placement, hosts, progress=None):
+    """Create every host's provider and report its traits for real."""
+    client = placement.client()
+    with tempfile.TemporaryDirectory(prefix='fleet-') as workdir:
+        for host in hosts:
+            host.uuid = create_provider(client, host.name, host.inventory)
+            own = os.path.join(workdir, host.name + '.conf')
+            with open(own, 'w') as f:
+                f.write(textwrap.dedent(host.nova_conf))
+            node = os.path.join(workdir, host.name + '-node.conf')
+            with open(node, 'w') as f:
+                f.write('[DEFAULT]\nhost = %s\nstate_path = %s\n%s'
+                        % (host.name, workdir, placement.nova_conf_section()))
+            job = service.ReportJob([own, node])
+            report = job.sync()
+            if not report.ok:
+                raise RuntimeError('reporting %s failed' % host.name)
+            host.compute_driver = job.capabilities.compute_driver
+            host.formats = sorted(job.capabilities.formats)
+            if progress:
+                progress.advance()
+    return hosts

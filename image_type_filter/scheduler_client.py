@@ -1,0 +1,91 @@
+"""Run the request filters, ask Placement, return the candidates.
+
+The microversion is discovered once per PlacementClient. Placement errors
+arrive as this project's exceptions; a 400 "No such trait" says Placement is
+older than os-traits and names the trait.
+"""
+
+import dataclasses
+import logging
+
+from image_type_filter import exceptions
+from image_type_filter import query
+from image_type_filter import request_filter
+from virt_capabilities import exceptions as vc_exceptions
+from virt_capabilities import image_types
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Candidates:
+    """What Placement offered: hosts (root provider uuids) and raw answers."""
+
+    provider_uuids: list
+    allocation_requests: list
+    provider_summaries: dict
+    query: str
+    filters_applied: list
+
+
+def root_providers(body):
+    """Root provider uuids of every allocation request, sorted."""
+    summaries = body.get('provider_summaries', {})
+    roots = set()
+    for request in body.get('allocation_requests', []):
+        for uuid in request.get('allocations', {}):
+            roots.add(summaries.get(uuid, {}).get('root_provider_uuid', uuid))
+    return sorted(roots)
+
+
+class SchedulerClient:
+    def __init__(self, client, conf, pipeline=None):
+        self.client = client
+        self.conf = conf
+        self.pipeline = pipeline or request_filter.RequestFilterPipeline.\
+            from_conf(conf)
+
+    def build_query(self, request_spec, ctxt=None):
+        applied = self.pipeline(ctxt, request_spec)
+        return query.build(request_spec, self.client.microversion,
+                           self.conf.scheduler.image_type_trait_parameter
+                           ), applied
+
+    def get_candidates(self, request_spec, ctxt=None):
+        """Filters, then ``GET /allocation_candidates``. Mutates the spec."""
+        query_string, applied = self.build_query(request_spec, ctxt)
+        try:
+            body = self.client.get_allocation_candidates(query_string)
+        except vc_exceptions.UnknownTraits as exc:
+            raise vc_exceptions.UnknownTraits(exc.traits, (
+                'Placement is older than the installed os-traits: it lacks '
+                'trait(s) %s; upgrade Placement or turn the filter off'
+                % ', '.join(sorted(exc.traits)))) from exc
+        return Candidates(root_providers(body),
+                          body.get('allocation_requests', []),
+                          body.get('provider_summaries', {}),
+                          query_string, applied)
+
+    def host_supports_image(self, provider_uuid, request_spec):
+        """Can this one host boot the request's image? (rebuild on a host)
+
+        Nova's scheduler lets a rebuild with a new image through unchecked;
+        this answers it with one read of the host's traits. Volume-backed
+        requests and requests without an image are always supported; an
+        unknown format follows ``image_type_unknown_format``.
+        """
+        if getattr(request_spec, 'is_bfv', False):
+            return True
+        image = getattr(request_spec, 'image', None)
+        if image is None:
+            return True
+        disk_format = getattr(image, 'disk_format', None)
+        trait = image_types.trait_for_format(disk_format)
+        if trait is None:
+            if self.conf.scheduler.image_type_unknown_format == 'reject':
+                raise exceptions.UnknownImageFormat(
+                    'image disk_format %s is not a known image type'
+                    % request_filter.safe_repr(disk_format))
+            return True
+        traits, _ = self.client.get_provider_traits(provider_uuid)
+        return trait in traits

@@ -1,0 +1,127 @@
+"""The filter end to end: filter, query, real Placement, mixed fleet."""
+
+import pytest
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from image_type_filter import request_spec as rs
+from image_type_filter import scheduler_client
+from virt_capabilities import exceptions as vc_exceptions
+from virt_capabilities import image_types
+from virt_capabilities import placement_client
+
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+
+
+def make_conf(enabled=True, **overrides):
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([])
+    conf.set_override('filter_hosts_by_image_type_support', enabled,
+                      'scheduler')
+    for name, value in overrides.items():
+        conf.set_override(name, value, 'scheduler')
+    return conf
+
+
+def candidates(server, disk_format, conf=None, max_version=None, **kwargs):
+    client = placement_client.PlacementClient(
+        server.adapter(), max_version or placement_client.MAX_MICROVERSION)
+    sched = scheduler_client.SchedulerClient(client, conf or make_conf())
+    spec = rs.RequestSpec.for_boot(disk_format, RESOURCES, **kwargs)
+    return sched.get_candidates(spec)
+
+
+def names(hosts, uuids):
+    by_uuid = {h.uuid: h.name for h in hosts}
+    return sorted(by_uuid[u] for u in uuids)
+
+
+def supporting(hosts, disk_format):
+    return sorted(h.name for h in hosts if disk_format in h.formats)
+
+
+@pytest.mark.parametrize('disk_format', image_types.FORMATS)
+def test_every_format_returns_exactly_the_supporting_hosts(demo_fleet,
+                                                           disk_format):
+    server, hosts = demo_fleet
+    found = candidates(server, disk_format)
+    assert names(hosts, found.provider_uuids) == supporting(hosts,
+                                                            disk_format)
+    assert 'root_required=' + image_types.TRAIT_BY_FORMAT[disk_format] in \
+        found.query
+
+
+@pytest.mark.parametrize('disk_format', ['vmdk', 'qcow2', 'ploop'])
+def test_pre_1_35_fallback_gives_the_same_hosts(demo_fleet, disk_format):
+    server, hosts = demo_fleet
+    found = candidates(server, disk_format, max_version=(1, 34))
+    assert 'root_required' not in found.query
+    assert names(hosts, found.provider_uuids) == supporting(hosts,
+                                                            disk_format)
+
+
+def test_required_parameter_option_selects_the_same_hosts(demo_fleet):
+    server, hosts = demo_fleet
+    conf = make_conf(image_type_trait_parameter='required')
+    for disk_format in image_types.FORMATS:
+        found = candidates(server, disk_format, conf)
+        assert names(hosts, found.provider_uuids) == supporting(
+            hosts, disk_format)
+
+
+def test_option_off_returns_every_host(demo_fleet):
+    server, hosts = demo_fleet
+    found = candidates(server, 'vmdk', make_conf(enabled=False))
+    assert names(hosts, found.provider_uuids) == sorted(h.name for h in hosts)
+    assert found.filters_applied == []
+
+
+def test_volume_backed_returns_every_host(demo_fleet):
+    server, hosts = demo_fleet
+    found = candidates(server, 'vmdk', is_bfv=True)
+    assert names(hosts, found.provider_uuids) == sorted(h.name for h in hosts)
+
+
+def test_forbidden_traits_combine(demo_fleet):
+    server, hosts = demo_fleet
+    client = server.client()
+    vmware = [h for h in hosts if h.name == 'vmware-1'][0]
+    traits, generation = client.get_provider_traits(vmware.uuid)
+    client.put_provider_traits(
+        vmware.uuid, traits | {'COMPUTE_STATUS_DISABLED'}, generation)
+    try:
+        found = candidates(server, 'vmdk',
+                           root_forbidden={'COMPUTE_STATUS_DISABLED'})
+        assert names(hosts, found.provider_uuids) == ['vmware-2']
+        fallback = candidates(server, 'vmdk', max_version=(1, 34),
+                              root_forbidden={'COMPUTE_STATUS_DISABLED'})
+        assert names(hosts, fallback.provider_uuids) == ['vmware-2']
+    finally:
+        traits, generation = client.get_provider_traits(vmware.uuid)
+        client.put_provider_traits(
+            vmware.uuid, traits - {'COMPUTE_STATUS_DISABLED'}, generation)
+
+
+def test_host_supports_image_for_rebuild(demo_fleet):
+    server, hosts = demo_fleet
+    sched = scheduler_client.SchedulerClient(server.client(), make_conf())
+    by_name = {h.name: h.uuid for h in hosts}
+    assert sched.host_supports_image(by_name['vmware-1'],
+                                     rs.RequestSpec.for_boot('vmdk'))
+    assert not sched.host_supports_image(by_name['vmware-1'],
+                                         rs.RequestSpec.for_boot('qcow2'))
+    assert sched.host_supports_image(by_name['vmware-1'],
+                                     rs.RequestSpec.for_boot('qcow2',
+                                                             is_bfv=True))
+
+
+def test_trait_placement_lacks_is_a_clear_error(demo_fleet):
+    server, _ = demo_fleet
+    sched = scheduler_client.SchedulerClient(server.client(), make_conf())
+    spec = rs.RequestSpec.for_boot(
+        'raw', RESOURCES, root_required={'COMPUTE_IMAGE_TYPE_NEWER_THAN_YOU'})
+    with pytest.raises(vc_exceptions.UnknownTraits) as err:
+        sched.get_candidates(spec)
+    assert 'older than the installed os-traits' in str(err.value)
+    assert 'COMPUTE_IMAGE_TYPE_NEWER_THAN_YOU' in str(err.value)

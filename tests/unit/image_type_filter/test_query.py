@@ -1,0 +1,162 @@
+"""The allocation-candidate query: deterministic, encoded, per microversion."""
+
+import logging
+from urllib import parse
+
+import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from image_type_filter import exceptions
+from image_type_filter import query
+from image_type_filter import request_filter
+from image_type_filter import request_spec as rs
+from virt_capabilities import exceptions as vc_exceptions
+from virt_capabilities import image_types
+
+AGG = '5a0b6a7c-1d2e-4f30-8a9b-0c1d2e3f4a5b'
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+
+
+def spec(disk_format='raw', **kwargs):
+    kwargs.setdefault('resources', RESOURCES)
+    return rs.RequestSpec.for_boot(disk_format, **kwargs)
+
+
+def test_root_required_at_1_35_and_later():
+    request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
+                   root_forbidden={'COMPUTE_STATUS_DISABLED'},
+                   member_of=[[AGG]], limit=10)
+    assert query.build(request, (1, 39)) == (
+        'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1'
+        '&root_required=COMPUTE_IMAGE_TYPE_RAW,!COMPUTE_STATUS_DISABLED'
+        '&member_of=%s&limit=10' % AGG)
+
+
+def test_fallback_to_required_before_1_35_warns_once(caplog):
+    request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
+                   required={'HW_CPU_X86_AVX2'},
+                   root_forbidden={'COMPUTE_STATUS_DISABLED'})
+    with caplog.at_level(logging.WARNING):
+        first = query.build(request, (1, 34))
+        query.build(request, (1, 34))
+    assert first == ('resources=DISK_GB:5,MEMORY_MB:512,VCPU:1&required='
+                     'COMPUTE_IMAGE_TYPE_RAW,HW_CPU_X86_AVX2,'
+                     '!COMPUTE_STATUS_DISABLED')
+    assert len([r for r in caplog.records if 'root_required' in
+                r.getMessage()]) <= 1
+
+
+def test_required_option_uses_unsuffixed_required_without_warning(caplog):
+    request = spec(root_required={'COMPUTE_IMAGE_TYPE_VMDK'})
+    with caplog.at_level(logging.WARNING):
+        built = query.build(request, (1, 39), 'required')
+    assert 'required=COMPUTE_IMAGE_TYPE_VMDK' in built
+    assert 'root_required' not in built
+    assert not caplog.records
+
+
+def test_before_1_22_forbidden_is_too_old():
+    request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
+                   root_forbidden={'COMPUTE_STATUS_DISABLED'})
+    with pytest.raises(vc_exceptions.PlacementTooOld, match='1.22'):
+        query.build(request, (1, 21))
+    assert 'required=COMPUTE_IMAGE_TYPE_RAW' in query.build(
+        spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 17))
+
+
+def test_before_1_17_cannot_filter_by_trait():
+    with pytest.raises(vc_exceptions.PlacementTooOld, match='1.17'):
+        query.build(spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 16))
+    assert query.build(spec(), (1, 16)) == (
+        'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1')
+
+
+def test_suffixed_groups_member_of_any_and_policy():
+    request = spec(groups={
+        '_NET': rs.RequestGroup({'NET_BW_EGR_KILOBIT_PER_SEC': 1000},
+                                {'CUSTOM_PHYSNET1'}, set(),
+                                [[AGG, AGG.replace('5a', '6b')]]),
+        '1': rs.RequestGroup({'SRIOV_NET_VF': 1})})
+    built = query.build(request, (1, 39))
+    assert built == (
+        'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1'
+        '&resources1=SRIOV_NET_VF:1'
+        '&resources_NET=NET_BW_EGR_KILOBIT_PER_SEC:1000'
+        '&required_NET=CUSTOM_PHYSNET1'
+        '&member_of_NET=in:%s,%s&group_policy=none'
+        % (AGG, AGG.replace('5a', '6b')))
+
+
+def test_same_request_same_url():
+    a = spec(root_required={'B_TRAIT', 'A_TRAIT'},
+             resources={'VCPU': 1, 'DISK_GB': 5})
+    b = spec(root_required={'A_TRAIT', 'B_TRAIT'},
+             resources={'DISK_GB': 5, 'VCPU': 1})
+    assert query.build(a, (1, 39)) == query.build(b, (1, 39))
+
+
+@pytest.mark.parametrize('bad', [
+    {'root_required': {'COMPUTE_IMAGE_TYPE_RAW&limit=1'}},
+    {'required': {'lower_case'}},
+    {'resources': {'VCPU': 0}},
+    {'resources': {'VCPU': '1'}},
+    {'member_of': [['not-a-uuid&x=1']]},
+    {'limit': 0},
+])
+def test_invalid_input_never_reaches_the_url(bad):
+    with pytest.raises(ValueError):
+        query.build(spec(**bad), (1, 39))
+
+
+def _filter_conf():
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([])
+    conf.set_override('filter_hosts_by_image_type_support', True,
+                      'scheduler')
+    return conf
+
+
+CONF = _filter_conf()
+FILTER = request_filter.RequireImageTypeSupport(CONF)
+BASELINE = query.build_params(spec(), (1, 39))
+HOSTILE = st.one_of(
+    st.text(max_size=200),
+    st.sampled_from(['qcow2&required=!X', 'in:RAW,QCOW2', '!qcow2',
+                     'raw%00', 'raw\x00', 'RAW,VMDK', 'ｒａｗ', 'RAW ',
+                     'x' * 10000]),
+    st.builds(lambda f, junk: f + junk, st.sampled_from(image_types.FORMATS),
+              st.text(alphabet='&=,!:%\x00 ', min_size=1, max_size=20)),
+    st.sampled_from(image_types.FORMATS).map(str.upper))
+
+
+@settings(max_examples=300, deadline=None)
+@given(disk_format=HOSTILE)
+def test_no_disk_format_changes_the_query_beyond_one_known_trait(
+        disk_format):
+    request = spec(disk_format)
+    FILTER(None, request)
+    params = query.build_params(request, (1, 39))
+    added = [p for p in params if p not in BASELINE]
+    assert [k for k, _ in params if k != 'root_required'] == [
+        k for k, _ in BASELINE]
+    assert len(added) <= 1
+    if added:
+        key, value = added[0]
+        assert key == 'root_required'
+        assert value in image_types.TRAITS
+        assert value == image_types.trait_for_format(disk_format)
+    encoded = parse.parse_qsl(query.build(request, (1, 39)))
+    assert [k for k, _ in encoded] == [k for k, _ in params]
+
+
+def test_reject_policy_is_the_only_exception():
+    conf = _filter_conf()
+    conf.set_override('image_type_unknown_format', 'reject', 'scheduler')
+    with pytest.raises(exceptions.UnknownImageFormat):
+        request_filter.RequireImageTypeSupport(conf)(None, spec(
+            disk_format='qcow2&x'))

@@ -1,0 +1,162 @@
+"""The image-type request filter, Nova's cases and ours."""
+
+import logging
+import types
+
+import pytest
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from image_type_filter import exceptions
+from image_type_filter import request_filter
+from image_type_filter import request_spec as rs
+from virt_capabilities import exceptions as vc_exceptions
+from virt_capabilities import image_types
+
+
+@pytest.fixture
+def conf():
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([])
+    conf.set_override('filter_hosts_by_image_type_support', True,
+                      'scheduler')
+    return conf
+
+
+def spec(disk_format='qcow2', **kwargs):
+    return rs.RequestSpec.for_boot(disk_format, {'VCPU': 1}, **kwargs)
+
+
+def test_disabled_adds_nothing(conf):
+    conf.set_override('filter_hosts_by_image_type_support', False,
+                      'scheduler')
+    request = spec()
+    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert request.root_required == set()
+
+
+def test_adds_the_trait_for_the_format(conf):
+    request = spec('QCOW2')
+    assert request_filter.RequireImageTypeSupport(conf)(None, request) is True
+    assert request.root_required == {'COMPUTE_IMAGE_TYPE_QCOW2'}
+
+
+def test_volume_backed_adds_nothing(conf):
+    request = spec(is_bfv=True)
+    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert request.root_required == set()
+
+
+def test_no_image_adds_nothing(conf):
+    request = rs.RequestSpec(resources={'VCPU': 1})
+    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+
+
+@pytest.mark.parametrize('disk_format', [None, '', 'qed', 'docker',
+                                         'qcow2&required=!X', 'in:RAW,QCOW2'])
+def test_unknown_format_ignored_with_one_warning(conf, caplog, disk_format):
+    request_filter_ = request_filter.RequireImageTypeSupport(conf)
+    with caplog.at_level(logging.WARNING):
+        for _ in range(3):
+            assert request_filter_(None, spec(disk_format)) is False
+    warnings = [r for r in caplog.records if 'maps to no known' in
+                r.getMessage()]
+    assert len(warnings) == 1
+
+
+def test_unknown_format_rejected_names_it_and_the_known_ones(conf):
+    conf.set_override('image_type_unknown_format', 'reject', 'scheduler')
+    with pytest.raises(exceptions.UnknownImageFormat) as err:
+        request_filter.RequireImageTypeSupport(conf)(None, spec('qed'))
+    assert "'qed'" in str(err.value)
+    for fmt in image_types.FORMATS:
+        assert fmt in str(err.value)
+
+
+def test_warning_memory_is_bounded(conf):
+    request_filter_ = request_filter.RequireImageTypeSupport(conf)
+    for i in range(1000):
+        request_filter_(None, spec('bogus%d' % i))
+    assert len(request_filter_._unknown.seen) <= 256
+
+
+def test_log_line_of_hostile_format_is_one_bounded_line(conf, caplog):
+    hostile = 'x\nFAKE LOG LINE\x00' + 'y' * 10000
+    with caplog.at_level(logging.WARNING):
+        request_filter.RequireImageTypeSupport(conf)(None, spec(hostile))
+    message = caplog.records[-1].getMessage()
+    assert '\n' not in message and '\x00' not in message
+    assert len(message) < 300
+
+
+def test_nova_shaped_object(conf):
+    nova_spec = types.SimpleNamespace(
+        image=types.SimpleNamespace(disk_format='vmdk'), is_bfv=False,
+        root_required=set())
+    assert request_filter.RequireImageTypeSupport(conf)(None, nova_spec)
+    assert nova_spec.root_required == {'COMPUTE_IMAGE_TYPE_VMDK'}
+
+
+@pytest.mark.parametrize('option', ['filter_hosts_by_image_type_support',
+                                    'query_placement_for_image_type_support'])
+def test_both_option_names_enable_it(tmp_path, option):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[scheduler]\n%s = True\n' % option)
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([], default_config_files=[str(path)])
+    request = spec('raw')
+    assert request_filter.RequireImageTypeSupport(conf)(None, request)
+    assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_module_function_uses_package_conf():
+    itf_conf.CONF([])
+    itf_conf.CONF.set_override('filter_hosts_by_image_type_support', True,
+                               'scheduler')
+    try:
+        request = spec('iso')
+        assert request_filter.require_image_type_support(None, request)
+        assert request.root_required == {'COMPUTE_IMAGE_TYPE_ISO'}
+    finally:
+        itf_conf.CONF.clear_override('filter_hosts_by_image_type_support',
+                                     'scheduler')
+
+
+def test_pipeline_runs_filters_in_order_and_reports(conf, caplog):
+    calls = []
+
+    def make(name, adds):
+        def request_filter_(ctxt, request):
+            calls.append(name)
+            if adds:
+                request.root_forbidden.add('CUSTOM_' + name.upper())
+            return adds
+        return name, request_filter_
+
+    pipeline = request_filter.RequestFilterPipeline([
+        ('require_image_type_support',
+         request_filter.RequireImageTypeSupport(conf)),
+        make('second', True), make('third', False)])
+    request = spec('raw')
+    with caplog.at_level(logging.DEBUG, logger='image_type_filter'):
+        added = pipeline(None, request)
+    assert added == ['require_image_type_support', 'second']
+    assert calls == ['second', 'third']
+    debug = [r.getMessage() for r in caplog.records
+             if r.levelno == logging.DEBUG]
+    assert any('second' in m and 'CUSTOM_SECOND' in m for m in debug)
+    assert any('third' in m and 'nothing' in m for m in debug)
+
+
+def test_pipeline_loads_filters_by_entry_point(conf):
+    pipeline = request_filter.RequestFilterPipeline.from_conf(conf)
+    assert [name for name, _ in pipeline.filters][0] == \
+        'require_image_type_support'
+
+
+def test_pipeline_unknown_filter_is_a_config_error(conf):
+    with pytest.raises(vc_exceptions.ConfigError, match='no_such_filter'):
+        request_filter.RequestFilterPipeline.from_conf(
+            conf, ['require_image_type_support', 'no_such_filter'])

@@ -1,0 +1,27 @@
+"""Option registration: separate ConfigOpts never share state."""
+
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from virt_capabilities import conf as vc_conf
+
+
+def test_overrides_do_not_leak_between_config_objects():
+    first, second = cfg.ConfigOpts(), cfg.ConfigOpts()
+    for conf in (first, second):
+        itf_conf.register_opts(conf)
+        vc_conf.register_opts(conf)
+        conf([])
+    first.set_override('image_type_unknown_format', 'reject', 'scheduler')
+    first.set_override('images_type', 'rbd', 'libvirt')
+    first.set_override('connect_retries', 9, 'placement')
+    assert second.scheduler.image_type_unknown_format == 'ignore'
+    assert second.libvirt.images_type == 'default'
+    assert second.placement.connect_retries == 3
+
+
+def test_every_option_has_help():
+    for list_opts in (vc_conf.list_opts, itf_conf.list_opts):
+        for group, opts in list_opts():
+            for opt in opts:
+                assert opt.help, '%s.%s has no help' % (group, opt.dest)
