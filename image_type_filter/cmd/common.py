@@ -1,0 +1,56 @@
+"""What the image-type-filter commands share: config, output, arguments."""
+
+import json
+import re
+
+import prettytable
+
+from image_type_filter import conf as itf_conf
+from virt_capabilities import exceptions
+from virt_capabilities.cmd import app
+
+RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
+DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'
+
+
+def client_from_args(parsed_args):
+    """(conf, PlacementClient) from --config-file / --os-cloud / OS_*."""
+    return app.client_from_args(parsed_args, register=register_all)
+
+
+def register_all(conf):
+    itf_conf.register_opts(conf)
+
+
+def parse_resources(text):
+    resources = {}
+    for item in filter(None, (i.strip() for i in text.split(','))):
+        match = RESOURCE.match(item)
+        if not match or int(match.group(2)) < 1:
+            raise exceptions.ConfigError(
+                '--resources: %r is not CLASS=AMOUNT (e.g. %s)'
+                % (item, DEFAULT_RESOURCES))
+        resources[match.group(1)] = int(match.group(2))
+    if not resources:
+        raise exceptions.ConfigError('--resources is empty')
+    return resources
+
+
+def add_format_argument(parser):
+    parser.add_argument('-f', '--format', dest='output_format',
+                        choices=('table', 'json'), default='table',
+                        help='Output format (default: table).')
+
+
+def emit(stdout, parsed_args, data, tables):
+    """JSON of ``data``, or each (title, columns, rows) as a table."""
+    if parsed_args.output_format == 'json':
+        json.dump(data, stdout, indent=2, sort_keys=False)
+        stdout.write('\n')
+        return
+    for title, columns, rows in tables:
+        table = prettytable.PrettyTable(columns)
+        table.align = 'l'
+        for row in rows:
+            table.add_row(row)
+        stdout.write('%s\n%s\n\n' % (title, table.get_string()))

@@ -1,0 +1,22 @@
+"""``image-type-filter``: the operator's view of image-type scheduling."""
+
+import sys
+
+from virt_capabilities.cmd import app
+
+DESCRIPTION = """\
+See which hosts can boot which image formats, why a boot found no host, and
+whether the cloud is ready for [scheduler] filter_hosts_by_image_type_support.
+
+Exit codes: 0 ok; 1 runtime failure (or, for status, warnings); 2 bad
+configuration or usage (for status: some compute nodes report no image type).
+"""
+
+
+def main(argv=None):
+    return app.main_for('image-type-filter', DESCRIPTION,
+                        'image_type_filter.commands', argv)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

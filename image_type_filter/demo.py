@@ -1,0 +1,69 @@
+"""The demo: a mixed fleet on an embedded Placement, every format requested.
+
+Hosts are described by their own nova.conf and reported through the real
+reporter; every request goes through the real request filter and Placement.
+"""
+
+import logging
+
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from image_type_filter import embedded
+from image_type_filter import fleet
+from image_type_filter import request_spec as rs
+from image_type_filter import scheduler_client
+from virt_capabilities import image_types
+from virt_capabilities import progress as progress_mod
+
+LOG = logging.getLogger(__name__)
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+
+
+def scheduler_conf(enabled):
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([])
+    conf.set_override('filter_hosts_by_image_type_support', enabled,
+                      'scheduler')
+    return conf
+
+
+def no_valid_host_reason(disk_format, hosts):
+    trait = image_types.TRAIT_BY_FORMAT[disk_format]
+    booted = sorted({f for h in hosts for f in h.formats})
+    return ('No valid host: no compute host reports %s; this fleet boots %s'
+            % (trait, ', '.join(booted)))
+
+
+def run(progress_stream=None):
+    """Build the fleet, run every request; return the demo's JSON document."""
+    hosts = fleet.demo_fleet()
+    with embedded.EmbeddedPlacement() as placement:
+        bar = progress_mod.Progress(len(hosts), 'building the fleet',
+                                    stream=progress_stream)
+        bar.enabled = True
+        fleet.build(placement, hosts, bar)
+        bar.done()
+        client = placement.client()
+        names = {h.uuid: h.name for h in hosts}
+        schedulers = {enabled: scheduler_client.SchedulerClient(
+            client, scheduler_conf(enabled)) for enabled in (True, False)}
+        cases = [(fmt, True, False) for fmt in image_types.FORMATS]
+        cases += [('vmdk', False, False), ('vmdk', True, True)]
+        requests = []
+        for disk_format, enabled, volume_backed in cases:
+            spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,
+                                           is_bfv=volume_backed)
+            found = schedulers[enabled].get_candidates(spec)
+            candidates = sorted(names[u] for u in found.provider_uuids)
+            requests.append({
+                'disk_format': disk_format, 'filter_enabled': enabled,
+                'volume_backed': volume_backed, 'candidates': candidates,
+                'reason': (None if candidates else
+                           no_valid_host_reason(disk_format, hosts))})
+    return {
+        'hosts': [{'name': h.name, 'compute_driver': h.compute_driver,
+                   'formats': h.formats} for h in hosts],
+        'requests': requests,
+    }
