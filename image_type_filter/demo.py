@@ -18,18 +18,23 @@ from virt_capabilities import progress as progress_mod
 
 LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+TROVE_IMAGE = {'trove': 'true'}
 
 
 def scheduler_conf(enabled):
+    """Both filters on (with the Trove rule), or both off: Nova unaided."""
     conf = cfg.ConfigOpts()
     itf_conf.register_opts(conf)
     conf([])
     conf.set_override('filter_hosts_by_image_type_support', enabled,
                       'scheduler')
+    conf.set_override('enabled', enabled, 'image_isolation')
+    conf.set_override('rules', [fleet.TROVE_RULE], 'image_isolation')
     return conf
 
 
 def no_valid_host_reason(disk_format, hosts):
+    """Why a format found no host (the demo's only empty case)."""
     trait = image_types.TRAIT_BY_FORMAT[disk_format]
     booted = sorted({f for h in hosts for f in h.formats})
     return ('No valid host: no compute host reports %s; this fleet boots %s'
@@ -49,17 +54,20 @@ def run(progress_stream=None):
         names = {h.uuid: h.name for h in hosts}
         schedulers = {enabled: scheduler_client.SchedulerClient(
             client, scheduler_conf(enabled)) for enabled in (True, False)}
-        cases = [(fmt, True, False) for fmt in image_types.FORMATS]
-        cases += [('vmdk', False, False), ('vmdk', True, True)]
+        cases = [(fmt, True, False, {}) for fmt in image_types.FORMATS]
+        cases += [('vmdk', False, False, {}), ('vmdk', True, True, {}),
+                  ('qcow2', True, False, TROVE_IMAGE)]
         requests = []
-        for disk_format, enabled, volume_backed in cases:
+        for disk_format, enabled, volume_backed, properties in cases:
             spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,
-                                           is_bfv=volume_backed)
+                                           is_bfv=volume_backed,
+                                           properties=properties)
             found = schedulers[enabled].get_candidates(spec)
             candidates = sorted(names[u] for u in found.provider_uuids)
             requests.append({
                 'disk_format': disk_format, 'filter_enabled': enabled,
-                'volume_backed': volume_backed, 'candidates': candidates,
+                'volume_backed': volume_backed,
+                'image_properties': properties, 'candidates': candidates,
                 'reason': (None if candidates else
                            no_valid_host_reason(disk_format, hosts))})
     return {

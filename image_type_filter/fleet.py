@@ -94,7 +94,17 @@ DEMO_FLEET = [
         [DEFAULT]
         compute_driver = hyperv.HyperVDriver
         '''),
+    # Set aside for Trove: only Trove images, and nothing else, land here.
+    Host('trove-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [virt_capabilities]
+        custom_traits = CUSTOM_TROVE
+        '''),
 ]
+
+#: The demo's isolation rule for the Trove host.
+TROVE_RULE = 'trove=true:CUSTOM_TROVE'
 
 
 def demo_fleet(suffix=''):

@@ -14,3 +14,10 @@ def pid_alive(pid):
     except FileNotFoundError:
         return False
     return True
+
+
+def clean_env(**extra):
+    """The environment without OS_* variables, so tests choose credentials."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
+    env.update(extra)
+    return env

@@ -12,9 +12,10 @@ class Demo(command.Command):
     """Show the filter at work on a mixed fleet, with no cloud needed.
 
     Starts a real Placement on 127.0.0.1, reports a mixed fleet (libvirt on
-    qcow2, Ceph and LVM, Parallels, VMware, ironic, z/VM, Hyper-V) through
-    the real reporter, then asks for hosts for every disk format with the
-    filter on, once with it off, and once volume-backed.
+    qcow2, Ceph and LVM, Parallels, VMware, ironic, z/VM, Hyper-V, and a
+    host set aside for Trove) through the real reporter, then asks for hosts
+    for every disk format with the filters on, once with them off, once
+    volume-backed, and once for a Trove image.
     """
 
     def get_parser(self, prog_name):
@@ -33,8 +34,11 @@ class Demo(command.Command):
              [(h['name'], h['compute_driver'], ', '.join(h['formats']))
               for h in result['hosts']]),
             ('Boot requests (VCPU:1, MEMORY_MB:512, DISK_GB:5):',
-             ['disk_format', 'filter', 'volume-backed', 'hosts'],
-             [(r['disk_format'], 'on' if r['filter_enabled'] else 'off',
+             ['disk_format', 'image properties', 'filters',
+              'volume-backed', 'hosts'],
+             [(r['disk_format'],
+               ', '.join('%s=%s' % kv for kv in r['image_properties'].items())
+               or '-', 'on' if r['filter_enabled'] else 'off',
                'yes' if r['volume_backed'] else 'no',
                ', '.join(r['candidates']) or r['reason'])
               for r in result['requests']]),

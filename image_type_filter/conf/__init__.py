@@ -6,10 +6,11 @@ Nova-signature module-level filter functions; everything else takes a conf.
 
 from oslo_config import cfg
 
+from image_type_filter.conf import image_isolation
 from image_type_filter.conf import scheduler
 from virt_capabilities.conf import placement
 
-MODULES = [scheduler, placement]
+MODULES = [scheduler, image_isolation, placement]
 
 
 def register_opts(conf):

@@ -54,7 +54,7 @@ scheduler_opts = [
              'parameter is always used.'),
     cfg.ListOpt(
         'enabled_request_filters',
-        default=['require_image_type_support'],
+        default=['require_image_type_support', 'isolate_image_properties'],
         help='Request filters to run, in order, from the '
              '``image_type_filter.request_filters`` entry-point namespace. '
              'Each filter still honours its own on/off option. Third-party '

@@ -12,16 +12,11 @@ import pytest
 
 from image_type_filter import embedded
 from image_type_filter import fleet
+from tests.helpers import clean_env
 from virt_capabilities import image_types
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-
-
-def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
-    env.update(extra)
-    return env
 
 
 def cli(*args, env=None, timeout=120):
@@ -54,22 +49,29 @@ def test_demo_json(tmp_path):
     assert 'qcow2' not in hosts['libvirt-ceph-1']['formats']
     assert 'qcow2' not in hosts['libvirt-lvm-1']['formats']
     assert 'ploop' in hosts['parallels-1']['formats']
-    filtered = [r for r in result['requests']
-                if r['filter_enabled'] and not r['volume_backed']]
+    filtered = [r for r in result['requests'] if r['filter_enabled'] and
+                not r['volume_backed'] and not r['image_properties']]
     assert sorted(r['disk_format'] for r in filtered) == list(
         image_types.FORMATS)
     for request in filtered:
+        # Untagged images never land on the host set aside for Trove.
         expected = sorted(n for n, h in hosts.items()
-                          if request['disk_format'] in h['formats'])
+                          if request['disk_format'] in h['formats']
+                          and n != 'trove-1')
         assert request['candidates'] == expected
         assert (request['reason'] is None) == bool(expected)
     vdi = [r for r in filtered if r['disk_format'] == 'vdi'][0]
     assert vdi['candidates'] == [] and 'No valid host' in vdi['reason']
-    others = [r for r in result['requests'] if r not in filtered]
-    assert {(r['filter_enabled'], r['volume_backed']) for r in others} == {
-        (False, False), (True, True)}
-    for request in others:
-        assert request['candidates'] == sorted(hosts)
+    trove = [r for r in result['requests'] if r['image_properties']]
+    assert trove == [{'disk_format': 'qcow2', 'filter_enabled': True,
+                      'volume_backed': False,
+                      'image_properties': {'trove': 'true'},
+                      'candidates': ['trove-1'], 'reason': None}]
+    off = [r for r in result['requests'] if not r['filter_enabled']]
+    assert len(off) == 1 and off[0]['candidates'] == sorted(hosts)
+    bfv = [r for r in result['requests'] if r['volume_backed']]
+    assert len(bfv) == 1
+    assert bfv[0]['candidates'] == sorted(n for n in hosts if n != 'trove-1')
     assert embedded_dirs() <= before
 
 

@@ -1,0 +1,126 @@
+"""Image-property isolation against a real Placement."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from oslo_config import cfg
+
+from image_type_filter import conf as itf_conf
+from image_type_filter import fleet
+from image_type_filter import request_spec as rs
+from image_type_filter import scheduler_client
+from tests.helpers import clean_env
+from virt_capabilities import service
+
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+
+
+def scheduler(server, image_type=True, rules=(fleet.TROVE_RULE,)):
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([])
+    conf.set_override('filter_hosts_by_image_type_support', image_type,
+                      'scheduler')
+    conf.set_override('enabled', True, 'image_isolation')
+    conf.set_override('rules', list(rules), 'image_isolation')
+    return scheduler_client.SchedulerClient(server.client(), conf)
+
+
+def hosts_for(demo_fleet, disk_format, properties=None, **kwargs):
+    server, hosts = demo_fleet
+    names = {h.uuid: h.name for h in hosts}
+    found = scheduler(server, **kwargs).get_candidates(
+        rs.RequestSpec.for_boot(disk_format, RESOURCES,
+                                properties=properties or {}))
+    return sorted(names[u] for u in found.provider_uuids)
+
+
+def test_tagged_image_only_on_tagged_hosts(demo_fleet):
+    assert hosts_for(demo_fleet, 'qcow2', {'trove': 'true'}) == ['trove-1']
+
+
+def test_untagged_image_never_on_a_tagged_host(demo_fleet):
+    for disk_format in ('qcow2', 'raw', 'iso'):
+        assert 'trove-1' not in hosts_for(demo_fleet, disk_format)
+    assert 'trove-1' not in hosts_for(demo_fleet, 'qcow2', image_type=False)
+    assert 'libvirt-qcow2-1' in hosts_for(demo_fleet, 'qcow2')
+
+
+def test_rule_with_value_matches_only_that_value(demo_fleet):
+    assert 'trove-1' not in hosts_for(demo_fleet, 'qcow2',
+                                      {'trove': 'false'})
+
+
+def test_combined_with_image_type_both_hold(demo_fleet):
+    # The Trove host is libvirt: a tagged vmdk image fits nowhere.
+    assert hosts_for(demo_fleet, 'vmdk', {'trove': 'true'}) == []
+    assert hosts_for(demo_fleet, 'vmdk', {'trove': 'true'},
+                     image_type=False) == ['trove-1']
+
+
+def test_explain_names_the_rule(demo_fleet, tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section() + '[image_isolation]\n'
+                    'enabled = True\nrules = %s\n' % fleet.TROVE_RULE)
+    proc = subprocess.run(
+        [sys.executable, '-m', 'image_type_filter.cmd.main', 'candidates',
+         '--config-file', str(conf), '--disk-format', 'qcow2', '--explain',
+         '-f', 'json'], capture_output=True, text=True, env=clean_env(),
+        timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r['name']: r for r in json.loads(proc.stdout)}
+    assert rows['trove-1']['reasons'] == [
+        'has forbidden CUSTOM_TROVE (image_isolation rule '
+        'trove=true:CUSTOM_TROVE)']
+    proc = subprocess.run(
+        [sys.executable, '-m', 'image_type_filter.cmd.main', 'candidates',
+         '--config-file', str(conf), '--disk-format', 'qcow2', '--explain',
+         '--image-property', 'trove=true', '-f', 'json'],
+        capture_output=True, text=True, env=clean_env(), timeout=120)
+    rows = {r['name']: r for r in json.loads(proc.stdout)}
+    assert rows['trove-1']['result'] == 'candidate'
+    assert 'lacks CUSTOM_TROVE (image_isolation rule trove=true:' \
+        'CUSTOM_TROVE)' in rows['libvirt-qcow2-1']['reasons']
+
+
+def test_dropping_a_custom_trait_removes_it_and_nothing_else(
+        placement, write_conf, unique):
+    client = placement.client()
+    name = 'gpu-' + unique
+    uuid = fleet.create_provider(client, name, fleet.DEFAULT_INVENTORY)
+    client.create_trait('CUSTOM_NOT_OURS')
+    traits, generation = client.get_provider_traits(uuid)
+    client.put_provider_traits(uuid, {'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'},
+                               generation)
+    base = ('compute_driver = zvm.ZVMDriver\nhost = %s\n' % name)
+    tagged = write_conf(base + '[virt_capabilities]\ncustom_traits = '
+                        'CUSTOM_GPU_A,CUSTOM_GPU_B\n', placement)
+    assert service.run_once(lambda: service.ReportJob([tagged]), 0) == 0
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_GPU_A',
+                      'CUSTOM_GPU_B', 'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'}
+    # Drop one (same state_path, so the reporter remembers it owned it).
+    fewer = write_conf(base + '[virt_capabilities]\ncustom_traits = '
+                       'CUSTOM_GPU_A\n', placement)
+    assert service.run_once(lambda: service.ReportJob([fewer]), 0) == 0
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_GPU_A',
+                      'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'}
+
+
+@pytest.mark.parametrize('value', ['TROVE', 'CUSTOM_lower', 'HW_CPU_X86_AVX2'])
+def test_bad_custom_trait_is_exit_2_and_sends_nothing(placement, write_conf,
+                                                      value):
+    before = len(placement.requests_seen())
+    path = write_conf('compute_driver = zvm.ZVMDriver\n[virt_capabilities]\n'
+                      'custom_traits = %s\n' % value, placement)
+    proc = subprocess.run(
+        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'report',
+         '--config-file', path], capture_output=True, text=True,
+        env=clean_env(), timeout=60)
+    assert proc.returncode == 2
+    assert value in proc.stderr and 'custom_traits' in proc.stderr
+    assert len(placement.requests_seen()) == before
