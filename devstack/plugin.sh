@@ -1,0 +1,70 @@
+#!/bin/bash
+# devstack/plugin.sh: install image-type-filter, turn the scheduler option
+# on, and run the trait reporter next to nova-compute.
+
+function install_image_type_filter {
+    setup_develop "$IMAGE_TYPE_FILTER_DIR"
+}
+
+function configure_image_type_filter {
+    if [[ "$IMAGE_TYPE_FILTER_ENABLED" == "True" ]]; then
+        iniset "$NOVA_CONF" scheduler filter_hosts_by_image_type_support True
+    fi
+}
+
+function _reporter_config {
+    # nova-compute's own config: its [placement] section reaches Placement.
+    if [[ -f "${NOVA_CPU_CONF:-}" ]]; then
+        echo "$NOVA_CPU_CONF"
+    else
+        echo "$NOVA_CONF"
+    fi
+}
+
+function start_image_type_reporter {
+    local conf
+    conf=$(_reporter_config)
+    virt-capabilities report --config-file "$conf" \
+        --wait "$IMAGE_TYPE_REPORTER_WAIT"
+    if [[ "$IMAGE_TYPE_REPORTER_INTERVAL" != "0" ]]; then
+        run_process "$IMAGE_TYPE_REPORTER_SERVICE" \
+            "$(which virt-capabilities) report --config-file $conf --interval $IMAGE_TYPE_REPORTER_INTERVAL"
+    fi
+}
+
+function stop_image_type_reporter {
+    stop_process "$IMAGE_TYPE_REPORTER_SERVICE"
+}
+
+function cleanup_image_type_filter {
+    rm -f "$NOVA_STATE_PATH/virt_capabilities.json"
+}
+
+if [[ "$1" == "stack" ]]; then
+    case "$2" in
+        install)
+            echo_summary "Installing image-type-filter"
+            install_image_type_filter
+            ;;
+        post-config)
+            echo_summary "Configuring image-type-filter"
+            configure_image_type_filter
+            ;;
+        extra)
+            if is_service_enabled n-cpu; then
+                echo_summary "Reporting image-type traits"
+                start_image_type_reporter
+            fi
+            ;;
+        test-config)
+            # Nothing to set: tempest's ordinary boot tests exercise the
+            # filter, since with it on no boot succeeds on a host whose
+            # image-type traits are missing or wrong.
+            :
+            ;;
+    esac
+elif [[ "$1" == "unstack" ]]; then
+    stop_image_type_reporter
+elif [[ "$1" == "clean" ]]; then
+    cleanup_image_type_filter
+fi

@@ -1,0 +1,139 @@
+"""Source devstack/plugin.sh under bash with recording stubs, every phase."""
+
+import configparser
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+STUBS = r'''
+set -euo pipefail
+record() { echo "$*" >> "$CALLS"; }
+define_plugin() { record define_plugin "$@"; }
+enable_service() { record enable_service "$@"; }
+setup_develop() { record setup_develop "$@"; }
+pip_install() { record pip_install "$@"; }
+iniset() { record iniset "$@"; }
+run_process() { record run_process "$@"; }
+stop_process() { record stop_process "$@"; }
+echo_summary() { :; }
+is_service_enabled() { [[ " $ENABLED " == *" $1 "* ]]; }
+source "$REPO/devstack/settings"
+source "$REPO/devstack/plugin.sh" "$MODE" "$PHASE"
+'''
+
+
+def run_phase(tmp_path, mode, phase='', **env):
+    calls = tmp_path / 'calls'
+    bindir = tmp_path / 'bin'
+    bindir.mkdir(exist_ok=True)
+    fake = bindir / 'virt-capabilities'
+    fake.write_text('#!/bin/bash\necho "virt-capabilities $*" >> "$CALLS"\n')
+    fake.chmod(0o755)
+    state = tmp_path / 'state'
+    state.mkdir(exist_ok=True)
+    environment = {
+        'PATH': '%s:%s' % (bindir, os.environ['PATH']), 'CALLS': str(calls),
+        'REPO': REPO, 'MODE': mode, 'PHASE': phase, 'DEST': '/opt/stack',
+        'NOVA_CONF': str(tmp_path / 'nova.conf'), 'NOVA_STATE_PATH':
+        str(state), 'ENABLED': 'n-cpu n-sch'}
+    environment.update(env)
+    proc = subprocess.run(['bash', '-c', STUBS], env=environment,
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def apply_iniset(calls, path):
+    """What devstack's iniset would leave in the file."""
+    conf = configparser.ConfigParser()
+    for call in calls:
+        words = call.split()
+        if words[0] == 'iniset' and words[1] == path:
+            section, option, value = words[2], words[3], words[4]
+            if not conf.has_section(section):
+                conf.add_section(section)
+            conf.set(section, option, value)
+    return conf
+
+
+def without_settings(calls):
+    return [c for c in calls if not c.startswith(('define_plugin',
+                                                  'enable_service'))]
+
+
+def test_settings_define_the_plugin_and_service(tmp_path):
+    calls = run_phase(tmp_path, 'stack', 'pre-install')
+    assert 'define_plugin image-type-filter' in calls
+    assert 'enable_service image-type-reporter' in calls
+
+
+def test_install_sets_up_the_project(tmp_path):
+    calls = without_settings(run_phase(tmp_path, 'stack', 'install'))
+    assert calls == ['setup_develop /opt/stack/image-type-filter']
+
+
+def test_post_config_turns_the_option_on(tmp_path):
+    calls = run_phase(tmp_path, 'stack', 'post-config')
+    conf = apply_iniset(calls, str(tmp_path / 'nova.conf'))
+    assert conf.get('scheduler', 'filter_hosts_by_image_type_support') == \
+        'True'
+
+
+def test_post_config_respects_disabled(tmp_path):
+    calls = without_settings(run_phase(tmp_path, 'stack', 'post-config',
+                                       IMAGE_TYPE_FILTER_ENABLED='False'))
+    assert calls == []
+
+
+def test_extra_reports_once_then_starts_the_service(tmp_path):
+    cpu_conf = tmp_path / 'nova-cpu.conf'
+    cpu_conf.write_text('[DEFAULT]\n')
+    calls = without_settings(run_phase(tmp_path, 'stack', 'extra',
+                                       NOVA_CPU_CONF=str(cpu_conf)))
+    assert calls[0] == ('virt-capabilities report --config-file %s --wait '
+                        '300' % cpu_conf)
+    assert calls[1].startswith('run_process image-type-reporter ')
+    assert calls[1].endswith('report --config-file %s --interval 60'
+                             % cpu_conf)
+
+
+def test_extra_with_interval_zero_reports_once_only(tmp_path):
+    calls = without_settings(run_phase(
+        tmp_path, 'stack', 'extra', IMAGE_TYPE_REPORTER_INTERVAL='0'))
+    assert len(calls) == 1 and calls[0].startswith('virt-capabilities report')
+
+
+def test_extra_on_a_node_without_compute_does_nothing(tmp_path):
+    assert without_settings(run_phase(tmp_path, 'stack', 'extra',
+                                      ENABLED='n-sch')) == []
+
+
+@pytest.mark.parametrize('phase', ['test-config', 'pre-install'])
+def test_phases_with_nothing_to_do(tmp_path, phase):
+    assert without_settings(run_phase(tmp_path, 'stack', phase)) == []
+
+
+def test_unstack_stops_the_service(tmp_path):
+    assert without_settings(run_phase(tmp_path, 'unstack')) == [
+        'stop_process image-type-reporter']
+
+
+def test_clean_removes_the_reporter_state(tmp_path):
+    state = tmp_path / 'state' / 'virt_capabilities.json'
+    state.parent.mkdir()
+    state.write_text('{}')
+    run_phase(tmp_path, 'clean')
+    assert not state.exists()
+
+
+def test_bashate_passes():
+    bashate = os.path.join(os.path.dirname(sys.executable), 'bashate')
+    proc = subprocess.run([bashate, '-i', 'E006', 'devstack/plugin.sh',
+                           'devstack/settings'], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout

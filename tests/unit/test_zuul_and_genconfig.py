@@ -1,0 +1,64 @@
+"""Gate wiring and the generated sample configuration."""
+
+import os
+import subprocess
+import sys
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+
+def zuul():
+    with open(os.path.join(REPO, '.zuul.yaml')) as f:
+        return yaml.safe_load(f)
+
+
+def test_devstack_job_wiring():
+    jobs = {item['job']['name']: item['job'] for item in zuul()
+            if 'job' in item}
+    job = jobs['image-type-filter-devstack']
+    assert job['parent'] == 'devstack-tempest'
+    assert 'image-type-filter' in job['vars']['devstack_plugins']
+    scheduler = job['vars']['devstack_local_conf']['post-config'][
+        '$NOVA_CONF']['scheduler']
+    assert scheduler['filter_hosts_by_image_type_support'] is True
+    project = [item['project'] for item in zuul() if 'project' in item][0]
+    check = [j if isinstance(j, str) else next(iter(j))
+             for j in project['check']['jobs']]
+    for name in jobs:
+        assert name in check
+    assert 'image-type-filter-devstack' in project['gate']['jobs']
+
+
+def generate(tmp_path, name):
+    out = tmp_path / (name + '.conf.sample')
+    subprocess.run(
+        [sys.executable, '-m', 'oslo_config.generator', '--config-file',
+         os.path.join(REPO, 'etc', 'oslo-config-generator', name + '.conf'),
+         '--output-file', str(out)], check=True, cwd=REPO)
+    return out.read_text()
+
+
+def _flat(text):
+    return ' '.join(line.lstrip('# ').strip()
+                    for line in text.splitlines())
+
+
+def test_every_option_is_in_the_sample_with_its_help(tmp_path):
+    from image_type_filter import conf as itf_conf
+    from virt_capabilities import conf as vc_conf
+    for name, list_opts in (('virt-capabilities', vc_conf.list_opts),
+                            ('image-type-filter', itf_conf.list_opts)):
+        sample = generate(tmp_path, name)
+        flat = _flat(sample)
+        for group, opts in list_opts():
+            group_name = getattr(group, 'name', group)
+            assert '[%s]' % group_name in sample
+            for opt in opts:
+                assert opt.help, '%s.%s has no help' % (group_name, opt.dest)
+                assert '#%s = ' % opt.dest in sample or \
+                    '%s =' % opt.dest in sample, opt.dest
+                first_words = ' '.join(opt.help.split()[:6])
+                assert first_words in flat, (group_name, opt.dest)
