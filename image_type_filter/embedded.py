@@ -45,9 +45,12 @@ class EmbeddedPlacementError(RuntimeError):
 class EmbeddedPlacement:
     """A real Placement server in a child process, for one ``with`` block."""
 
-    def __init__(self, startup_timeout=60.0, database_url=None):
+    def __init__(self, startup_timeout=60.0, database_url=None, port=0):
+        """``database_url`` and ``port`` let a test restart a server in place
+        (same data, same address); by default both are fresh."""
         self.startup_timeout = startup_timeout
         self.database_url = database_url
+        self.port = port
         self.workdir = None
         self.process = None
         self.endpoint = None
@@ -82,7 +85,7 @@ class EmbeddedPlacement:
         try:
             self.process = subprocess.Popen(
                 [sys.executable, '-m', 'image_type_filter.embedded_server',
-                 self.workdir],
+                 self.workdir, str(self.port)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, start_new_session=True)
         finally:

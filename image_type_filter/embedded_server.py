@@ -1,6 +1,6 @@
 """Child process of EmbeddedPlacement: the real Placement app on 127.0.0.1.
 
-Run as ``python -m image_type_filter.embedded_server WORKDIR``. Serves from one
+Run as ``python -m image_type_filter.embedded_server WORKDIR [PORT]``. Serves from one
 thread (SQLite needs a single writer), prints ``READY <port>`` once listening,
 logs every request line to ``WORKDIR/access.log`` before handling it, and when
 its parent goes away (stdin closes) it removes WORKDIR and exits, so a killed
@@ -44,14 +44,14 @@ def _access_logged(app, path):
     return logged
 
 
-def main(workdir):
+def main(workdir, port=0):
     os.environ['OS_PLACEMENT_CONFIG_DIR'] = workdir
     threading.Thread(target=_exit_when_parent_gone, args=(workdir,),
                      daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     from placement.wsgi import api  # loads config, syncs the schema: ~2 s
     app = _access_logged(api.application, os.path.join(workdir, 'access.log'))
-    server = simple_server.make_server(LOOPBACK, 0, app,
+    server = simple_server.make_server(LOOPBACK, port, app,
                                        handler_class=_QuietHandler)
     print('READY %d' % server.server_port, flush=True)
     # Nobody reads the stdout pipe after this line: send fd 1 to the log.
@@ -65,7 +65,7 @@ def main(workdir):
 if __name__ == '__main__':
     code = 0
     try:
-        main(sys.argv[1])
+        main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     except SystemExit as exc:
         code = exc.code or 0
     except BaseException:

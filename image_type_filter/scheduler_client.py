@@ -7,10 +7,13 @@ older than os-traits and names the trait.
 
 import dataclasses
 import logging
+import time
 
 from image_type_filter import exceptions
 from image_type_filter import query
 from image_type_filter import request_filter
+from image_type_filter import survey
+from image_type_filter.conf import scheduler as scheduler_conf
 from virt_capabilities import exceptions as vc_exceptions
 from virt_capabilities import image_types
 
@@ -39,17 +42,35 @@ def root_providers(body):
 
 
 class SchedulerClient:
-    def __init__(self, client, conf, pipeline=None):
+    def __init__(self, client, conf, pipeline=None, clock=time.monotonic):
         self.client = client
         self.conf = conf
         self.pipeline = pipeline or request_filter.RequestFilterPipeline.\
             from_conf(conf)
+        self._clock = clock
+        self._flat = None
+        self._flat_checked = None
+
+    def trait_parameter(self):
+        """``root_required`` or ``required``, per the option (and check)."""
+        choice = self.conf.scheduler.image_type_trait_parameter
+        if choice != scheduler_conf.AUTO:
+            return choice
+        now = self._clock()
+        interval = self.conf.scheduler.image_type_flat_check_interval
+        if self._flat_checked is None or now - self._flat_checked >= interval:
+            self._flat = survey.is_flat(self.client)
+            self._flat_checked = now
+            LOG.debug('fleet is %s: image-type trait goes in %s',
+                      'flat' if self._flat else 'not flat',
+                      'required' if self._flat else 'root_required')
+        return scheduler_conf.REQUIRED if self._flat else \
+            scheduler_conf.ROOT_REQUIRED
 
     def build_query(self, request_spec, ctxt=None):
         applied = self.pipeline(ctxt, request_spec)
         return query.build(request_spec, self.client.microversion,
-                           self.conf.scheduler.image_type_trait_parameter
-                           ), applied
+                           self.trait_parameter()), applied
 
     def get_candidates(self, request_spec, ctxt=None):
         """Filters, then ``GET /allocation_candidates``. Mutates the spec."""

@@ -51,11 +51,26 @@ class Survey:
         return {h.name: h for h in self.hosts.values()}
 
 
+def _roots(everyone):
+    return {rp['uuid']: rp for rp in everyone
+            if rp.get('root_provider_uuid', rp['uuid']) == rp['uuid']}
+
+
+def _sharing(client):
+    return sorted(rp['name'] for rp in
+                  client.list_resource_providers(required=SHARING_TRAIT))
+
+
+def is_flat(client):
+    """True when no provider has a parent and none is shared (2 requests)."""
+    everyone = client.list_resource_providers()
+    return len(_roots(everyone)) == len(everyone) and not _sharing(client)
+
+
 def take(client):
     client.require(pc.PROVIDERS_REQUIRED, 'list providers by trait')
     everyone = client.list_resource_providers()
-    roots = {rp['uuid']: rp for rp in everyone
-             if rp.get('root_provider_uuid', rp['uuid']) == rp['uuid']}
+    roots = _roots(everyone)
     nested = len(roots) != len(everyone)
     formats = {}
     for fmt in image_types.FORMATS:
@@ -66,8 +81,7 @@ def take(client):
             continue  # Placement older than os-traits: nobody has it
         for rp in found:
             formats.setdefault(rp['uuid'], set()).add(fmt)
-    sharing = sorted(rp['name'] for rp in
-                     client.list_resource_providers(required=SHARING_TRAIT))
+    sharing = _sharing(client)
     hosts = {}
     for uuid, rp in roots.items():
         if uuid in formats or COMPUTE_RESOURCE in client.get_inventories(uuid):

@@ -125,3 +125,32 @@ def test_trait_placement_lacks_is_a_clear_error(demo_fleet):
         sched.get_candidates(spec)
     assert 'older than the installed os-traits' in str(err.value)
     assert 'COMPUTE_IMAGE_TYPE_NEWER_THAN_YOU' in str(err.value)
+
+
+def test_auto_parameter_follows_the_fleet_shape(demo_fleet):
+    server, hosts = demo_fleet
+    now = [0.0]
+    client = placement_client.PlacementClient(server.adapter())
+    sched = scheduler_client.SchedulerClient(
+        client, make_conf(image_type_trait_parameter='auto'),
+        clock=lambda: now[0])
+    flat = sched.get_candidates(rs.RequestSpec.for_boot('vmdk', RESOURCES))
+    assert 'root_required' not in flat.query
+    assert 'required=COMPUTE_IMAGE_TYPE_VMDK' in flat.query
+    assert names(hosts, flat.provider_uuids) == ['vmware-1', 'vmware-2']
+    child = server.client().create_resource_provider(
+        'numa-child', parent=hosts[0].uuid)
+    try:
+        # Cached until the interval passes, then the nested tree is seen.
+        again = sched.get_candidates(rs.RequestSpec.for_boot('vmdk',
+                                                             RESOURCES))
+        assert 'root_required' not in again.query
+        now[0] += 300
+        nested = sched.get_candidates(rs.RequestSpec.for_boot('vmdk',
+                                                              RESOURCES))
+        assert 'root_required=COMPUTE_IMAGE_TYPE_VMDK' in nested.query
+        assert names(hosts, nested.provider_uuids) == ['vmware-1',
+                                                       'vmware-2']
+    finally:
+        server.client().request('DELETE', '/resource_providers/%s'
+                                % child['uuid'], ok=(204,))

@@ -1,0 +1,1 @@
+"""Benchmarks on a real embedded Placement: ``python -m benchmarks --help``."""

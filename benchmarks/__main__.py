@@ -1,0 +1,5 @@
+import sys
+
+from benchmarks import run
+
+sys.exit(run.main())

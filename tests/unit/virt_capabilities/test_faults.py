@@ -1,0 +1,149 @@
+"""Error paths a real Placement cannot be made to produce (requests-mock).
+
+5xx answers, timeouts and dropped connections: bounded retries, a clear
+error at the end, and never a write from an incomplete view.
+"""
+
+import pytest
+import requests
+from keystoneauth1 import adapter
+from keystoneauth1 import session
+from keystoneauth1 import token_endpoint
+
+from virt_capabilities import exceptions
+from virt_capabilities import placement_client
+from virt_capabilities import reporter as reporter_mod
+
+ENDPOINT = 'http://127.0.0.1:8778'
+UUID = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
+TRAITS_URL = '%s/resource_providers/%s/traits' % (ENDPOINT, UUID)
+RAW = 'COMPUTE_IMAGE_TYPE_RAW'
+VERSIONS = {'versions': [{'id': 'v1.0', 'max_version': '1.39',
+                          'min_version': '1.0', 'status': 'CURRENT'}]}
+
+
+@pytest.fixture
+def mock(requests_mock):
+    requests_mock.get(ENDPOINT + '/', json=VERSIONS)
+    return requests_mock
+
+
+def make_client(retries=2):
+    sess = session.Session(auth=token_endpoint.Token(ENDPOINT, 'admin'))
+    return placement_client.PlacementClient(adapter.Adapter(
+        sess, service_type='placement', connect_retries=retries,
+        status_code_retries=retries, retriable_status_codes=[502, 503, 504],
+        connect_retry_delay=0.001, status_code_retry_delay=0.001))
+
+
+def traits_body(traits, generation=1):
+    return {'traits': sorted(traits), 'resource_provider_generation':
+            generation}
+
+
+def puts(mock):
+    return [r for r in mock.request_history if r.method == 'PUT']
+
+
+def test_503_is_retried_then_succeeds(mock):
+    mock.get(TRAITS_URL, [{'status_code': 503}, {'status_code': 503},
+                          {'json': traits_body({RAW})}])
+    result = reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert not result.changed
+    assert puts(mock) == []
+
+
+def test_read_failure_after_retries_writes_nothing(mock):
+    mock.get(TRAITS_URL, status_code=503)
+    with pytest.raises(exceptions.PlacementError, match='503'):
+        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert puts(mock) == []
+    assert len([r for r in mock.request_history
+                if r.url == TRAITS_URL]) == 3  # first try + 2 retries
+
+
+def test_500_on_write_is_a_clear_error_and_not_repeated(mock):
+    mock.get(TRAITS_URL, json=traits_body(set()))
+    mock.put(TRAITS_URL, status_code=500, json={'errors': [
+        {'status': 500, 'detail': 'database is locked', 'code': None}]})
+    with pytest.raises(exceptions.PlacementError,
+                       match='500 to PUT /resource_providers/.*database is '
+                             'locked'):
+        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert len(puts(mock)) == 1
+
+
+@pytest.mark.parametrize('failure', [requests.exceptions.ConnectTimeout,
+                                     requests.exceptions.ReadTimeout,
+                                     requests.exceptions.ConnectionError])
+def test_timeouts_and_dropped_connections_become_unavailable(mock, failure):
+    mock.get(TRAITS_URL, exc=failure)
+    reporter = reporter_mod.Reporter(make_client(), {RAW})
+    with pytest.raises(exceptions.PlacementError) as err:
+        reporter.sync_provider(UUID)
+    assert '\n' not in str(err.value)
+    assert puts(mock) == []
+
+
+def test_dropped_connection_then_recovery(mock):
+    mock.get(TRAITS_URL, [{'exc': requests.exceptions.ConnectionError},
+                          {'json': traits_body(set())}])
+    mock.put(TRAITS_URL, json=traits_body({RAW}, 2))
+    result = reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert result.added == [RAW]
+    assert puts(mock)[0].json() == {'traits': [RAW],
+                                    'resource_provider_generation': 1}
+
+
+def test_endless_409_gives_up_after_bounded_jittered_retries(mock):
+    mock.get(TRAITS_URL, json=traits_body(set()))
+    mock.put(TRAITS_URL, status_code=409, json={'errors': [
+        {'status': 409, 'code': 'placement.concurrent_update',
+         'detail': 'generation conflict'}]})
+    sleeps = []
+    reporter = reporter_mod.Reporter(make_client(), {RAW},
+                                     conflict_retries=4, backoff=0.1,
+                                     sleep=sleeps.append)
+    with pytest.raises(exceptions.PlacementError, match='still conflicting'):
+        reporter.sync_provider(UUID)
+    assert len(puts(mock)) == 5
+    assert len(sleeps) == 4
+    for attempt, delay in enumerate(sleeps):
+        assert 0 <= delay <= min(5.0, 0.1 * 2 ** attempt)
+
+
+def test_409_of_another_kind_is_not_retried(mock):
+    mock.get(TRAITS_URL, json=traits_body(set()))
+    mock.put(TRAITS_URL, status_code=409, json={'errors': [
+        {'status': 409, 'code': 'placement.undefined_code',
+         'detail': 'something else'}]})
+    with pytest.raises(exceptions.PlacementError, match='409'):
+        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert len(puts(mock)) == 1
+
+
+def test_non_json_error_body_is_one_line(mock):
+    mock.get(TRAITS_URL, status_code=502, text='<html>\n<b>Bad '
+             'gateway</b>\n</html>')
+    with pytest.raises(exceptions.PlacementError) as err:
+        reporter_mod.Reporter(make_client(retries=0), {RAW}).sync_provider(
+            UUID)
+    assert '\n' not in str(err.value) and '502' in str(err.value)
+
+
+def test_microversion_is_discovered_once(mock):
+    mock.get(TRAITS_URL, json=traits_body({RAW}))
+    client = make_client()
+    reporter = reporter_mod.Reporter(client, {RAW})
+    for _ in range(5):
+        reporter.sync_provider(UUID)
+    assert [r.path for r in mock.request_history].count('/') == 1
+    assert all(r.headers.get('OpenStack-API-Version') == 'placement 1.39'
+               for r in mock.request_history if r.path != '/')
+
+
+def test_old_placement_cannot_read_traits(requests_mock):
+    requests_mock.get(ENDPOINT + '/', json={'versions': [
+        {'id': 'v1.0', 'max_version': '1.4', 'min_version': '1.0'}]})
+    with pytest.raises(exceptions.PlacementTooOld, match='1.4'):
+        make_client().get_provider_traits(UUID)
