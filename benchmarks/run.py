@@ -153,7 +153,8 @@ def prefilter_vs_scheduler(placement, client, vmware, runs):
 
     session = requests.Session()
     headers = {'X-Auth-Token': placement.token,
-               'OpenStack-API-Version': 'placement %s' % placement.microversion,
+               'OpenStack-API-Version':
+                   'placement %s' % placement.microversion,
                'Accept': 'application/json'}
     url = placement.endpoint + '/allocation_candidates?' + with_trait
 
@@ -189,8 +190,7 @@ def reporter_requests(placement, uuids, vmware):
     client = placement.client()
     libvirt = [u for u in uuids if u not in vmware]
     unchanged = reporter_mod.Reporter(client, LIBVIRT)
-    before = client.request_count
-    client.microversion  # discovery is once per client, not per sync
+    client.require((1, 6), 'read traits')  # discovery: once per client
     before = client.request_count
     unchanged.sync_provider(libvirt[0])
     one_unchanged = client.request_count - before
