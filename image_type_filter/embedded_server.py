@@ -1,11 +1,11 @@
 """Child process of EmbeddedPlacement: the real Placement app on 127.0.0.1.
 
 Run as ``python -m image_type_filter.embedded_server WORKDIR [PORT]``.
-Serves from one
-thread (SQLite needs a single writer), prints ``READY <port>`` once listening,
-logs every request line to ``WORKDIR/access.log`` before handling it, and when
-its parent goes away (stdin closes) it removes WORKDIR and exits, so a killed
-caller leaves nothing behind.
+Serves from one thread (SQLite needs a single writer), prints
+``READY <port>`` once listening, logs every request line to
+``WORKDIR/access.log`` before handling it, and when its parent goes away
+(stdin closes) it removes WORKDIR and exits, so a killed caller leaves
+nothing behind.
 """
 
 import os
