@@ -60,6 +60,9 @@ class App(app.App):
         for name in OWN_LOGGERS + (self.NAME,):
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
+        # stevedore warns of a plugin it cannot load; our error says it too.
+        logging.getLogger('stevedore').setLevel(
+            logging.DEBUG if debug else logging.ERROR)
 
     def run(self, argv):
         if not argv:

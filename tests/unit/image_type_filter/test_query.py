@@ -160,3 +160,32 @@ def test_reject_policy_is_the_only_exception():
     with pytest.raises(exceptions.UnknownImageFormat):
         request_filter.RequireImageTypeSupport(conf)(None, spec(
             disk_format='qcow2&x'))
+
+
+REJECT_CONF = _filter_conf()
+REJECT_CONF.set_override('image_type_unknown_format', 'reject', 'scheduler')
+REJECTING = request_filter.RequireImageTypeSupport(REJECT_CONF)
+HUGE = ['a' * 1_000_000, 'raw' + '\x00' * 1_000_000, 'qcow2&' * 200_000,
+        '%00' * 300_000, 'é' * 500_000]
+
+
+@settings(max_examples=300, deadline=None)
+@given(disk_format=st.one_of(HOSTILE, st.sampled_from(HUGE), st.none(),
+                             st.integers(), st.binary(max_size=50)))
+def test_reject_policy_raises_only_the_documented_error(disk_format):
+    request = spec(disk_format)
+    try:
+        REJECTING(None, request)
+    except exceptions.UnknownImageFormat as exc:
+        assert len(str(exc)) < 400 and '\n' not in str(exc)
+        assert request.root_required == set()
+    else:
+        assert request.root_required == {
+            image_types.trait_for_format(disk_format)}
+
+
+@pytest.mark.parametrize('disk_format', HUGE)
+def test_megabyte_strings_add_nothing(disk_format):
+    request = spec(disk_format)
+    assert FILTER(None, request) is False
+    assert query.build_params(request, (1, 39)) == BASELINE
