@@ -21,7 +21,6 @@ import sys
 import time
 
 import requests
-from oslo_config import cfg
 
 from image_type_filter import conf as itf_conf
 from image_type_filter import embedded
@@ -69,12 +68,8 @@ def median_us(func, calls, batches=9):
 
 
 def filter_cost(calls):
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', True,
-                      'scheduler')
-    image_filter = request_filter.RequireImageTypeSupport(conf)
+    image_filter = request_filter.RequireImageTypeSupport(itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=True))
     specs = [rs.RequestSpec.for_boot('vmdk', RESOURCES) for _ in range(calls)]
 
     def call_filter(n):

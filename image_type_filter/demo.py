@@ -6,8 +6,6 @@ reporter; every request goes through the real request filter and Placement.
 
 import logging
 
-from oslo_config import cfg
-
 from image_type_filter import conf as itf_conf
 from image_type_filter import embedded
 from image_type_filter import fleet
@@ -23,14 +21,10 @@ TROVE_IMAGE = {'trove': 'true'}
 
 def scheduler_conf(enabled):
     """Both filters on (with the Trove rule), or both off: Nova unaided."""
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', enabled,
-                      'scheduler')
-    conf.set_override('enabled', enabled, 'image_isolation')
-    conf.set_override('rules', [fleet.TROVE_RULE], 'image_isolation')
-    return conf
+    return itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=enabled,
+        image_isolation__enabled=enabled,
+        image_isolation__rules=[fleet.TROVE_RULE])
 
 
 def no_valid_host_reason(disk_format, hosts):

@@ -58,23 +58,35 @@ class RequireImageTypeSupport:
         self._unknown = WarnOnce()
 
     def __call__(self, ctxt, request_spec):
-        options = self.conf.scheduler
-        if not options.filter_hosts_by_image_type_support:
+        if not self.conf.scheduler.filter_hosts_by_image_type_support:
             return False
-        if getattr(request_spec, 'is_bfv', False):
-            return False
-        image = getattr(request_spec, 'image', None)
-        if image is None:
-            return False
-        disk_format = getattr(image, 'disk_format', None)
-        trait = image_types.trait_for_format(disk_format)
+        trait = self.required_trait(request_spec)
         if trait is None:
-            return self._unknown_format(disk_format, options)
+            return False
         request_spec.root_required.add(trait)
         return True
 
-    def _unknown_format(self, disk_format, options):
-        if options.image_type_unknown_format == scheduler_conf.REJECT:
+    def required_trait(self, request_spec):
+        """The trait a host needs to boot the request's image, or None.
+
+        None when the image does not constrain the host: volume-backed, no
+        image, or an unknown format under ``ignore``. Under ``reject`` an
+        unknown format raises UnknownImageFormat.
+        """
+        if getattr(request_spec, 'is_bfv', False):
+            return None
+        image = getattr(request_spec, 'image', None)
+        if image is None:
+            return None
+        disk_format = getattr(image, 'disk_format', None)
+        trait = image_types.trait_for_format(disk_format)
+        if trait is None:
+            self._unknown_format(disk_format)
+        return trait
+
+    def _unknown_format(self, disk_format):
+        if (self.conf.scheduler.image_type_unknown_format
+                == scheduler_conf.REJECT):
             raise exceptions.UnknownImageFormat(
                 'image disk_format %s is not a known image type; known: %s'
                 % (safe_repr(disk_format), ', '.join(image_types.FORMATS)))
@@ -85,7 +97,6 @@ class RequireImageTypeSupport:
                         'COMPUTE_IMAGE_TYPE_* trait; not filtering hosts by '
                         'image type (is os-traits up to date?)',
                         safe_repr(disk_format))
-        return False
 
 
 _default_filter = None

@@ -9,13 +9,11 @@ import dataclasses
 import logging
 import time
 
-from image_type_filter import exceptions
 from image_type_filter import query
 from image_type_filter import request_filter
 from image_type_filter import survey
 from image_type_filter.conf import scheduler as scheduler_conf
 from virt_capabilities import exceptions as vc_exceptions
-from virt_capabilities import image_types
 
 LOG = logging.getLogger(__name__)
 
@@ -48,6 +46,7 @@ class SchedulerClient:
         self.pipeline = pipeline or request_filter.RequestFilterPipeline.\
             from_conf(conf)
         self._clock = clock
+        self._image_filter = request_filter.RequireImageTypeSupport(conf)
         self._flat = None
         self._flat_checked = None
 
@@ -95,18 +94,8 @@ class SchedulerClient:
         requests and requests without an image are always supported; an
         unknown format follows ``image_type_unknown_format``.
         """
-        if getattr(request_spec, 'is_bfv', False):
-            return True
-        image = getattr(request_spec, 'image', None)
-        if image is None:
-            return True
-        disk_format = getattr(image, 'disk_format', None)
-        trait = image_types.trait_for_format(disk_format)
+        trait = self._image_filter.required_trait(request_spec)
         if trait is None:
-            if self.conf.scheduler.image_type_unknown_format == 'reject':
-                raise exceptions.UnknownImageFormat(
-                    'image disk_format %s is not a known image type'
-                    % request_filter.safe_repr(disk_format))
             return True
         traits, _ = self.client.get_provider_traits(provider_uuid)
         return trait in traits

@@ -9,6 +9,7 @@ can wait with back-off.
 import dataclasses
 import logging
 import os
+import random
 import time
 import uuid as uuid_lib
 
@@ -130,7 +131,9 @@ def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
             if wait > 0:
                 raise type(problem)('%s (waited %.0f s)' % (problem, wait))
             raise problem
-        delay = min(remaining, 0.5 * (2 ** min(attempt, 5)))
+        # Jittered, so nodes restarted together do not retry in step.
+        delay = min(remaining, 0.5 * (2 ** min(attempt, 5))
+                    * random.uniform(0.5, 1.0))
         LOG.warning('%s; retrying in %.1f s', problem, delay)
         sleep(delay)
         attempt += 1

@@ -8,6 +8,7 @@ from oslo_config import cfg
 
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import scheduler
+from virt_capabilities.conf import groups
 from virt_capabilities.conf import placement
 
 MODULES = [scheduler, image_isolation, placement]
@@ -20,11 +21,22 @@ def register_opts(conf):
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    merged = {}
-    for module in MODULES:
-        for group, opts in module.list_opts().items():
-            merged.setdefault(group, []).extend(opts)
-    return list(merged.items())
+    return groups.merged_list_opts(MODULES)
+
+
+def new_conf(**overrides):
+    """A parsed ConfigOpts of these options, with overrides.
+
+    Keys are ``group__option``, for example
+    ``new_conf(scheduler__filter_hosts_by_image_type_support=True)``.
+    """
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    conf([])
+    for key, value in overrides.items():
+        group, _, name = key.partition('__')
+        conf.set_override(name, value, group)
+    return conf
 
 
 CONF = cfg.ConfigOpts()

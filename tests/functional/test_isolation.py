@@ -5,7 +5,6 @@ import subprocess
 import sys
 
 import pytest
-from oslo_config import cfg
 
 from image_type_filter import conf as itf_conf
 from image_type_filter import fleet
@@ -18,13 +17,9 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
 def scheduler(server, image_type=True, rules=(fleet.TROVE_RULE,)):
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', image_type,
-                      'scheduler')
-    conf.set_override('enabled', True, 'image_isolation')
-    conf.set_override('rules', list(rules), 'image_isolation')
+    conf = itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=image_type,
+        image_isolation__enabled=True, image_isolation__rules=list(rules))
     return scheduler_client.SchedulerClient(server.client(), conf)
 
 

@@ -1,7 +1,6 @@
 """The filter end to end: filter, query, real Placement, mixed fleet."""
 
 import pytest
-from oslo_config import cfg
 
 from image_type_filter import conf as itf_conf
 from image_type_filter import request_spec as rs
@@ -14,14 +13,9 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
 def make_conf(enabled=True, **overrides):
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', enabled,
-                      'scheduler')
-    for name, value in overrides.items():
-        conf.set_override(name, value, 'scheduler')
-    return conf
+    return itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=enabled,
+        **{'scheduler__' + name: value for name, value in overrides.items()})
 
 
 def candidates(server, disk_format, conf=None, max_version=None, **kwargs):

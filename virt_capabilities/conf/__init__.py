@@ -7,6 +7,7 @@ from oslo_config import cfg
 from virt_capabilities import exceptions
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
+from virt_capabilities.conf import groups
 from virt_capabilities.conf import libvirt
 from virt_capabilities.conf import placement
 from virt_capabilities.conf import reporter
@@ -21,11 +22,7 @@ def register_opts(conf):
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    merged = {}
-    for module in MODULES:
-        for group, opts in module.list_opts().items():
-            merged.setdefault(group, []).extend(opts)
-    return [(group, opts) for group, opts in merged.items()]
+    return groups.merged_list_opts(MODULES)
 
 
 def load(config_files, conf=None, register=register_opts):

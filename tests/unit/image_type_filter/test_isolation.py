@@ -3,7 +3,6 @@
 import types
 
 import pytest
-from oslo_config import cfg
 
 from image_type_filter import conf as itf_conf
 from image_type_filter import isolation
@@ -47,12 +46,8 @@ def test_key_only_rule_matches_any_value():
 def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
                                      'db=mysql:CUSTOM_TROVE',
                                      'gpu:CUSTOM_GPU')):
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('enabled', enabled, 'image_isolation')
-    conf.set_override('rules', list(rules), 'image_isolation')
-    return isolation.IsolateImageProperties(conf)
+    return isolation.IsolateImageProperties(itf_conf.new_conf(
+        image_isolation__enabled=enabled, image_isolation__rules=list(rules)))
 
 
 def test_matching_requires_and_the_rest_forbids():

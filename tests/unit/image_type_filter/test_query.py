@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
-from oslo_config import cfg
 
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
@@ -113,12 +112,8 @@ def test_invalid_input_never_reaches_the_url(bad):
 
 
 def _filter_conf():
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', True,
-                      'scheduler')
-    return conf
+    return itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=True)
 
 
 CONF = _filter_conf()

@@ -16,12 +16,8 @@ from virt_capabilities import image_types
 
 @pytest.fixture
 def conf():
-    conf = cfg.ConfigOpts()
-    itf_conf.register_opts(conf)
-    conf([])
-    conf.set_override('filter_hosts_by_image_type_support', True,
-                      'scheduler')
-    return conf
+    return itf_conf.new_conf(
+        scheduler__filter_hosts_by_image_type_support=True)
 
 
 def spec(disk_format='qcow2', **kwargs):

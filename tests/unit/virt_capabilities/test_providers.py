@@ -1,0 +1,91 @@
+"""Provider lookup: defaults, validation, waiting with jittered back-off."""
+
+import pytest
+
+from virt_capabilities import exceptions
+from virt_capabilities import providers
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+        self.sleeps = []
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def __call__(self):
+        return self.now
+
+
+class AppearsLater:
+    """A client whose provider shows up after some lookups."""
+
+    def __init__(self, after, fail_with=None):
+        self.after, self.calls, self.fail_with = after, 0, fail_with
+
+    def list_resource_providers(self, **filters):
+        self.calls += 1
+        if self.fail_with and self.calls <= self.after:
+            raise self.fail_with
+        if self.calls > self.after:
+            return [{'uuid': 'u-1', 'name': filters.get('name')}]
+        return []
+
+
+def test_waits_with_bounded_jittered_back_off():
+    clock = FakeClock()
+    ref = providers.validate('node1', '--provider')
+    uuids = providers.resolve_with_wait(AppearsLater(after=6), [ref],
+                                        wait=100, sleep=clock.sleep,
+                                        clock=clock)
+    assert uuids == ['u-1']
+    assert len(clock.sleeps) == 6
+    for attempt, delay in enumerate(clock.sleeps):
+        base = 0.5 * 2 ** min(attempt, 5)
+        assert base * 0.5 <= delay <= base
+
+
+def test_gives_up_at_the_deadline_naming_what_was_looked_for():
+    clock = FakeClock()
+    ref = providers.validate('node1', '[DEFAULT] host')
+    with pytest.raises(exceptions.ProviderNotFound,
+                       match=r"name 'node1' \(from \[DEFAULT\] host\).*"
+                             r"waited 5 s"):
+        providers.resolve_with_wait(AppearsLater(after=99), [ref], wait=5,
+                                    sleep=clock.sleep, clock=clock)
+    assert clock.now <= 5
+
+
+def test_unreachable_placement_is_waited_for_too():
+    clock = FakeClock()
+    client = AppearsLater(after=2, fail_with=exceptions.PlacementUnavailable(
+        'cannot reach Placement: refused'))
+    assert providers.resolve_with_wait(
+        client, [providers.validate('n', 'x')], wait=60, sleep=clock.sleep,
+        clock=clock) == ['u-1']
+
+
+@pytest.mark.parametrize('value,message', [
+    ('', 'empty'), ('x' * 201, 'longer than'), ('a\x00b', 'control'),
+])
+def test_validation(value, message):
+    with pytest.raises(exceptions.ConfigError, match=message):
+        providers.validate(value, '--provider')
+
+
+def test_compute_id_file_must_hold_a_uuid(write_conf, tmp_path):
+    from virt_capabilities import conf as vc_conf
+    (tmp_path / 'compute_id').write_text('not-a-uuid\n')
+    conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n')])
+    with pytest.raises(exceptions.ConfigError, match='does not hold a uuid'):
+        providers.default_refs(conf)
+
+
+def test_default_is_host_without_compute_id(write_conf):
+    from virt_capabilities import conf as vc_conf
+    conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
+                                    'host = cmp-7\n')])
+    assert providers.default_refs(conf) == [
+        providers.ProviderRef('cmp-7', '[DEFAULT] host')]
