@@ -40,14 +40,22 @@ class OwnershipState:
         return frozenset().union(*self._owned.values())
 
     def record(self, uuid, custom_traits):
+        self.record_many([uuid], custom_traits)
+
+    def record_many(self, uuids, custom_traits):
+        """Set what we own on these providers; one file write at most."""
         custom_traits = frozenset(custom_traits)
-        if self._owned.get(uuid, frozenset()) == custom_traits:
-            return
-        if custom_traits:
-            self._owned[uuid] = custom_traits
-        else:
-            self._owned.pop(uuid, None)
-        self._save()
+        changed = False
+        for uuid in uuids:
+            if self._owned.get(uuid, frozenset()) == custom_traits:
+                continue
+            changed = True
+            if custom_traits:
+                self._owned[uuid] = custom_traits
+            else:
+                self._owned.pop(uuid, None)
+        if changed:
+            self._save()
 
     def _save(self):
         if not self.path:

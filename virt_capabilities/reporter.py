@@ -177,9 +177,9 @@ class Reporter:
             in_sync = self.find_in_sync(uuids)
             todo = [u for u in uuids if u not in in_sync]
             report.skipped_in_sync = len(uuids) - len(todo)
-            for uuid in in_sync:
-                if self.state is not None:
-                    self.state.record(uuid, self.custom_traits - self.missing)
+            if self.state is not None:
+                self.state.record_many(in_sync,
+                                       self.custom_traits - self.missing)
         bar = progress or progress_mod.Progress(len(todo), 'syncing providers')
         for uuid in todo:
             try:

@@ -36,3 +36,18 @@ def test_in_sync_filter_requires_desired_and_forbids_the_rest():
 
 def test_diff_is_sorted():
     assert merge.diff({'B', 'C'}, {'A', 'B'}) == (['A'], ['C'])
+
+
+def test_ownership_state_writes_once_for_many_providers(tmp_path,
+                                                        monkeypatch):
+    from virt_capabilities import ownership_state
+    state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    saves = []
+    real_save = state._save
+    monkeypatch.setattr(state, '_save', lambda: saves.append(real_save()))
+    state.record_many(['u%d' % i for i in range(1000)], {'CUSTOM_A'})
+    state.record_many(['u%d' % i for i in range(1000)], {'CUSTOM_A'})
+    assert len(saves) == 1
+    again = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    assert again.owned('u999') == {'CUSTOM_A'}
+    assert again.all_owned() == {'CUSTOM_A'}
