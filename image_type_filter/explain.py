@@ -24,8 +24,28 @@ def _capacity_filter(resources):
     return ','.join('%s:%d' % (rc, n) for rc, n in sorted(resources.items()))
 
 
+def _holders(client, survey, traits):
+    """Which compute hosts carry each trait: one query per non-image trait.
+
+    Image-type traits come from the survey, which already asked per format.
+    """
+    holders = {}
+    for trait in traits:
+        fmt = image_types.FORMAT_BY_TRAIT.get(trait)
+        if fmt is not None:
+            holders[trait] = {h.uuid for h in survey.hosts.values()
+                              if fmt in h.formats}
+        else:
+            holders[trait] = {rp['uuid'] for rp in
+                              client.list_resource_providers(required=trait)}
+    return holders
+
+
 def explain(client, survey, spec, candidate_uuids, describe_trait=None):
-    """A Verdict per compute host, candidates first, then by name."""
+    """A Verdict per compute host, candidates first, then by name.
+
+    Costs a fixed number of requests however many hosts were left out.
+    """
     describe_trait = describe_trait or (lambda trait: None)
     with_capacity = None
     if spec.resources:
@@ -33,14 +53,16 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
             resources=_capacity_filter(spec.resources))}
     required = set(spec.root_required) | set(spec.required)
     forbidden = set(spec.root_forbidden) | set(spec.forbidden)
+    holders = _holders(client, survey, required | forbidden)
     verdicts = []
     for host in sorted(survey.hosts.values(), key=lambda h: h.name):
         if host.uuid in candidate_uuids:
             verdicts.append(Verdict(host.name, host.uuid, CANDIDATE, []))
             continue
-        traits, _ = client.get_provider_traits(host.uuid)
         reasons = []
-        for trait in sorted(required - traits):
+        for trait in sorted(required):
+            if host.uuid in holders[trait]:
+                continue
             why = describe_trait(trait)
             if image_types.is_owned_trait(trait):
                 reasons.append('lacks %s (boots: %s)' % (
@@ -49,7 +71,9 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
             else:
                 reasons.append('lacks %s%s' % (trait, ' (%s)' % why
                                                if why else ''))
-        for trait in sorted(forbidden & traits):
+        for trait in sorted(forbidden):
+            if host.uuid not in holders[trait]:
+                continue
             why = describe_trait(trait)
             reasons.append('has forbidden %s%s' % (trait, ' (%s)' % why
                                                    if why else ''))
