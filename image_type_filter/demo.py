@@ -40,8 +40,7 @@ def run(progress_stream=None):
     hosts = fleet.demo_fleet()
     with embedded.EmbeddedPlacement() as placement:
         bar = progress_mod.Progress(len(hosts), 'building the fleet',
-                                    stream=progress_stream)
-        bar.enabled = True
+                                    stream=progress_stream, min_items=1)
         fleet.build(placement, hosts, bar)
         bar.done()
         client = placement.client()

@@ -94,13 +94,13 @@ class EmbeddedPlacement:
             port = self._read_port(time.monotonic() + self.startup_timeout)
             self.endpoint = 'http://127.0.0.1:%d' % port
             self._wait_ready(time.monotonic() + self.startup_timeout)
-        except BaseException:
+        except EmbeddedPlacementError as exc:
             tail = self.log_tail()
             self.stop()
-            if sys.exc_info()[0] is EmbeddedPlacementError:
-                raise EmbeddedPlacementError(
-                    '%s; last server log lines:\n%s'
-                    % (sys.exc_info()[1], tail)) from None
+            raise EmbeddedPlacementError('%s; last server log lines:\n%s'
+                                         % (exc, tail)) from None
+        except BaseException:
+            self.stop()
             raise
         LOG.debug('embedded Placement pid %s at %s', self.pid, self.endpoint)
 

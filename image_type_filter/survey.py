@@ -47,8 +47,6 @@ class Survey:
                             if fmt in h.formats)
                 for fmt in image_types.FORMATS}
 
-    def by_name(self):
-        return {h.name: h for h in self.hosts.values()}
 
 
 def _roots(everyone):

@@ -27,10 +27,6 @@ class Ownership:
         """``current`` with the owned namespace set to ``desired``."""
         return {t for t in current if not self.owns(t)} | set(self.desired)
 
-    def without(self, traits):
-        """The same, not asking for ``traits`` (Placement lacks them)."""
-        return dataclasses.replace(self, desired=self.desired - set(traits))
-
     def in_sync_filter(self, absent=frozenset()):
         """``required`` tokens matching exactly the providers already in sync.
 

@@ -133,16 +133,6 @@ class PlacementClient:
             path += '?' + encode_query(params)
         return self.request('GET', path).json()['resource_providers']
 
-    def get_resource_provider(self, uuid):
-        resp = self._send('GET', '/resource_providers/%s' % quote(uuid),
-                          None, self.microversion)
-        if resp.status_code == 404:
-            raise exceptions.ProviderNotFound(
-                'no resource provider with uuid %s' % uuid)
-        if resp.status_code != 200:
-            raise self._error('GET', '/resource_providers/{uuid}', resp)
-        return resp.json()
-
     def create_resource_provider(self, name, uuid=None, parent=None):
         body = {'name': name}
         if uuid:
@@ -193,12 +183,6 @@ class PlacementClient:
     def create_trait(self, name):
         """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
         self.request('PUT', '/traits/%s' % quote(name), ok=(201, 204))
-
-    def list_traits(self, prefix=None):
-        path = '/traits'
-        if prefix:
-            path += '?' + encode_query([('name', 'startswith:' + prefix)])
-        return self.request('GET', path).json()['traits']
 
     # -- allocation candidates --------------------------------------------
 

@@ -10,14 +10,14 @@ MIN_ITEMS = 50
 
 
 class Progress:
-    def __init__(self, total, what, stream=None):
+    def __init__(self, total, what, stream=None, min_items=MIN_ITEMS):
         self.total = total
         self.what = what
         self.count = 0
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self._next_log = total / 10
-        self.enabled = total >= MIN_ITEMS
+        self.enabled = total >= min_items
 
     def advance(self, step=1):
         self.count += step
