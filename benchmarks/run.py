@@ -27,7 +27,7 @@ from image_type_filter import embedded
 from image_type_filter import query
 from image_type_filter import request_filter
 from image_type_filter import request_spec as rs
-from virt_capabilities import image_types
+from image_type_common import image_types
 from virt_capabilities import reporter as reporter_mod
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}

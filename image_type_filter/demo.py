@@ -11,8 +11,8 @@ from image_type_filter import embedded
 from image_type_filter import fleet
 from image_type_filter import request_spec as rs
 from image_type_filter import scheduler_client
-from virt_capabilities import image_types
-from virt_capabilities import progress as progress_mod
+from image_type_common import image_types
+from image_type_common import progress as progress_mod
 
 LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}

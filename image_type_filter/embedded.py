@@ -22,7 +22,7 @@ import time
 
 import requests
 
-from virt_capabilities import placement_client
+from image_type_common import placement_client
 
 LOG = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Errors of the scheduler side."""
 
-from virt_capabilities import exceptions
+from image_type_common import exceptions
 
 
 class NoValidHost(exceptions.Error):

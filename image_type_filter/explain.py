@@ -7,7 +7,7 @@ formats it does boot), has a forbidden one, or lacks capacity.
 
 import dataclasses
 
-from virt_capabilities import image_types
+from image_type_common import image_types
 
 CANDIDATE, EXCLUDED = 'candidate', 'excluded'
 

@@ -10,8 +10,8 @@ flavor extra specs cannot do.
 import dataclasses
 import re
 
-from virt_capabilities import custom_traits
-from virt_capabilities import exceptions
+from image_type_common import exceptions
+from image_type_common import trait_names
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
                   r'(?P<trait>[^:]+)$')
@@ -49,7 +49,7 @@ def parse_rules(entries):
     for entry in entries:
         match = RULE.match(entry.strip())
         trait = match.group('trait').strip() if match else ''
-        if not match or not custom_traits.CUSTOM_TRAIT.match(trait):
+        if not match or not trait_names.is_custom(trait):
             raise exceptions.ConfigError(
                 '[image_isolation] rules: %r is not KEY[=VALUE]:CUSTOM_TRAIT'
                 % entry)

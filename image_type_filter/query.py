@@ -8,8 +8,8 @@ Placement's grammar, so nothing else can be smuggled into the query.
 import logging
 import re
 
-from virt_capabilities import exceptions
-from virt_capabilities import placement_client as pc
+from image_type_common import exceptions
+from image_type_common import placement_client as pc
 
 LOG = logging.getLogger(__name__)
 

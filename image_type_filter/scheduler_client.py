@@ -13,7 +13,7 @@ from image_type_filter import query
 from image_type_filter import request_filter
 from image_type_filter import survey
 from image_type_filter.conf import scheduler as scheduler_conf
-from virt_capabilities import exceptions as vc_exceptions
+from image_type_common import exceptions as vc_exceptions
 
 LOG = logging.getLogger(__name__)
 

@@ -8,8 +8,8 @@ compute node that has not reported yet from some other root provider).
 
 import dataclasses
 
-from virt_capabilities import image_types
-from virt_capabilities import placement_client as pc
+from image_type_common import image_types
+from image_type_common import placement_client as pc
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 COMPUTE_RESOURCE = 'VCPU'

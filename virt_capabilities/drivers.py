@@ -7,9 +7,9 @@ function. Driver names are spelled as nova.conf spells them; the
 
 import dataclasses
 
-from virt_capabilities import conf as vc_conf
-from virt_capabilities import exceptions
-from virt_capabilities import image_types
+from image_type_common import exceptions
+from image_type_common.conf import loading
+from image_type_common import image_types
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
 LIBVIRT = 'libvirt.LibvirtDriver'
@@ -98,14 +98,14 @@ def parse_exclude_list(entries):
 
 def capabilities_from_conf(conf):
     """Work out a node's capabilities from its parsed nova.conf."""
-    driver = normalize_driver(vc_conf.read(conf, 'compute_driver'))
+    driver = normalize_driver(loading.read(conf, 'compute_driver'))
     excluded = parse_exclude_list(
-        vc_conf.read(conf, 'image_type_exclude_list', 'compute'))
+        loading.read(conf, 'image_type_exclude_list', 'compute'))
     if driver == LIBVIRT:
         formats = libvirt_formats(
-            vc_conf.read(conf, 'images_type', 'libvirt'),
-            vc_conf.read(conf, 'virt_type', 'libvirt'),
-            vc_conf.read(conf, 'force_raw_images'))
+            loading.read(conf, 'images_type', 'libvirt'),
+            loading.read(conf, 'virt_type', 'libvirt'),
+            loading.read(conf, 'force_raw_images'))
     else:
         formats = STATIC_FORMATS[driver]
     unknown = formats.difference(image_types.FORMATS)

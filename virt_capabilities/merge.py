@@ -5,7 +5,7 @@ Kept apart from HTTP so every rule is unit-testable without a server.
 
 import dataclasses
 
-from virt_capabilities import image_types
+from image_type_common import image_types
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,15 +13,16 @@ import random
 import time
 import uuid as uuid_lib
 
-from virt_capabilities import conf as vc_conf
-from virt_capabilities import exceptions
+from image_type_common import exceptions
+from image_type_common.conf import loading
 
 LOG = logging.getLogger(__name__)
 
 COMPUTE_ID_FILE = 'compute_id'
 MAX_NAME_LENGTH = 200  # Placement's limit on provider names
-#: From this many references on, one listing resolves them all.
-LIST_ALL_THRESHOLD = 4
+#: From this many providers on, one listing query is cheaper than one
+#: request per provider (lookups here, the in-sync query in the reporter).
+BULK_THRESHOLD = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +62,7 @@ def validate(value, source):
 
 def default_refs(conf):
     """The provider nova-compute itself would use for this node."""
-    state_path = vc_conf.read(conf, 'state_path')
+    state_path = loading.read(conf, 'state_path')
     path = os.path.join(state_path, COMPUTE_ID_FILE)
     try:
         with open(path) as f:
@@ -76,12 +77,12 @@ def default_refs(conf):
             raise exceptions.ConfigError(
                 '%s does not hold a uuid: %r' % (path, value))
         return [ref]
-    return [validate(vc_conf.read(conf, 'host'), '[DEFAULT] host')]
+    return [validate(loading.read(conf, 'host'), '[DEFAULT] host')]
 
 
 def resolve(client, refs):
     """Map refs to provider uuids: (uuids in ref order, missing refs)."""
-    if len(refs) >= LIST_ALL_THRESHOLD:
+    if len(refs) >= BULK_THRESHOLD:
         everyone = client.list_resource_providers()
         by_uuid = {rp['uuid']: rp['uuid'] for rp in everyone}
         by_name = {rp['name']: rp['uuid'] for rp in everyone}

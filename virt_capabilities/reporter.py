@@ -12,15 +12,13 @@ import logging
 import random
 import time
 
-from virt_capabilities import exceptions
+from image_type_common import exceptions
 from virt_capabilities import merge
-from virt_capabilities import placement_client
-from virt_capabilities import progress as progress_mod
+from virt_capabilities import providers
+from image_type_common import placement_client
+from image_type_common import progress as progress_mod
 
 LOG = logging.getLogger(__name__)
-
-#: From this many providers on, one query finds those already in sync.
-BULK_THRESHOLD = 4
 
 
 @dataclasses.dataclass
@@ -173,7 +171,7 @@ class Reporter:
         uuids = list(dict.fromkeys(uuids))
         report = SyncReport()
         todo = uuids
-        if len(uuids) >= BULK_THRESHOLD:
+        if len(uuids) >= providers.BULK_THRESHOLD:
             in_sync = self.find_in_sync(uuids)
             todo = [u for u in uuids if u not in in_sync]
             report.skipped_in_sync = len(uuids) - len(todo)

@@ -12,10 +12,11 @@ import signal
 import threading
 
 from virt_capabilities import conf as vc_conf
-from virt_capabilities import connection
+from image_type_common import connection
 from virt_capabilities import custom_traits
 from virt_capabilities import drivers
-from virt_capabilities import exceptions
+from image_type_common import exceptions
+from image_type_common.conf import loading
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
@@ -36,10 +37,10 @@ class ReportJob:
                      or providers.default_refs(self.conf))
         self.client = client or connection.client_for(self.conf, cloud)
         state = ownership_state.OwnershipState(
-            vc_conf.read(self.conf, 'state_file', 'virt_capabilities'))
+            loading.read(self.conf, 'state_file', 'virt_capabilities'))
         self.reporter = reporter_mod.Reporter(
             self.client, self.capabilities.traits | custom, custom, state,
-            conflict_retries=vc_conf.read(self.conf, 'conflict_retries',
+            conflict_retries=loading.read(self.conf, 'conflict_retries',
                                           'virt_capabilities'))
         self.uuids = None
 

@@ -7,8 +7,8 @@ from image_type_filter import request_spec as rs
 from image_type_filter import scheduler_client
 from image_type_filter import survey
 from image_type_filter.cmd import common
-from virt_capabilities import exceptions
-from virt_capabilities.cmd import app
+from image_type_common import exceptions
+from image_type_common import cli
 
 
 class Candidates(lister.Lister):
@@ -23,8 +23,8 @@ class Candidates(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        app.add_config_argument(parser)
-        app.add_cloud_argument(parser)
+        cli.add_config_argument(parser)
+        cli.add_cloud_argument(parser)
         parser.add_argument('--disk-format', required=True, metavar='FMT',
                             help='The image\'s disk_format.')
         parser.add_argument('--resources', default=common.DEFAULT_RESOURCES,
@@ -62,7 +62,7 @@ class Candidates(lister.Lister):
                                    set(found.provider_uuids),
                                    sched.pipeline.describe_trait)
         return ('name', 'uuid', 'result', 'reasons'), [
-            (v.name, v.uuid, v.result, app.ListColumn(v.reasons))
+            (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
             for v in verdicts]
 
 

@@ -6,8 +6,8 @@ import re
 import prettytable
 
 from image_type_filter import conf as itf_conf
-from virt_capabilities import exceptions
-from virt_capabilities.cmd import app
+from image_type_common import exceptions
+from image_type_common import cli
 
 RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
 DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'
@@ -15,7 +15,7 @@ DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'
 
 def client_from_args(parsed_args):
     """(conf, PlacementClient) from --config-file / --os-cloud / OS_*."""
-    return app.client_from_args(parsed_args, register=register_all)
+    return cli.client_from_args(parsed_args, register=register_all)
 
 
 def register_all(conf):

@@ -2,7 +2,7 @@
 
 import sys
 
-from virt_capabilities.cmd import app
+from image_type_common import cli
 
 DESCRIPTION = """\
 See which hosts can boot which image formats, why a boot found no host, and
@@ -14,7 +14,7 @@ configuration or usage (for status: some compute nodes report no image type).
 
 
 def main(argv=None):
-    return app.main_for('image-type-filter', DESCRIPTION,
+    return cli.main_for('image-type-filter', DESCRIPTION,
                         'image_type_filter.commands', argv)
 
 

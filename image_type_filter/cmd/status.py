@@ -5,7 +5,7 @@ from cliff import command
 from image_type_filter import readiness
 from image_type_filter import survey
 from image_type_filter.cmd import common
-from virt_capabilities.cmd import app
+from image_type_common import cli
 
 
 class Status(command.Command):
@@ -22,8 +22,8 @@ class Status(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        app.add_config_argument(parser)
-        app.add_cloud_argument(parser)
+        cli.add_config_argument(parser)
+        cli.add_cloud_argument(parser)
         common.add_format_argument(parser)
         return parser
 

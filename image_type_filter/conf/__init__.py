@@ -8,8 +8,8 @@ from oslo_config import cfg
 
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import scheduler
-from virt_capabilities.conf import groups
-from virt_capabilities.conf import placement
+from image_type_common.conf import groups
+from image_type_common.conf import placement
 
 MODULES = [scheduler, image_isolation, placement]
 

@@ -13,7 +13,7 @@ import pytest
 from image_type_filter import embedded
 from image_type_filter import fleet
 from tests.helpers import clean_env
-from virt_capabilities import image_types
+from image_type_common import image_types
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

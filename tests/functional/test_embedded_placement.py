@@ -14,7 +14,7 @@ import requests
 
 from image_type_filter import embedded
 from tests import helpers
-from virt_capabilities import exceptions
+from image_type_common import exceptions
 
 INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
              'DISK_GB': {'total': 100}}

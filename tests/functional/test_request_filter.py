@@ -5,9 +5,9 @@ import pytest
 from image_type_filter import conf as itf_conf
 from image_type_filter import request_spec as rs
 from image_type_filter import scheduler_client
-from virt_capabilities import exceptions as vc_exceptions
-from virt_capabilities import image_types
-from virt_capabilities import placement_client
+from image_type_common import exceptions as vc_exceptions
+from image_type_common import image_types
+from image_type_common import placement_client
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 

@@ -2,7 +2,7 @@
 
 import sys
 
-from virt_capabilities.cmd import app
+from image_type_common import cli
 
 DESCRIPTION = """\
 Report which disk image formats this compute node's virt driver can boot, as
@@ -14,7 +14,7 @@ Placement lacks; 2 bad configuration or usage.
 
 
 def main(argv=None):
-    return app.main_for('virt-capabilities', DESCRIPTION,
+    return cli.main_for('virt-capabilities', DESCRIPTION,
                         'virt_capabilities.commands', argv)
 
 

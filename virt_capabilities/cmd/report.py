@@ -5,7 +5,7 @@ import functools
 from cliff import command
 
 from virt_capabilities import service
-from virt_capabilities.cmd import app
+from image_type_common import cli
 
 
 class Report(command.Command):
@@ -22,8 +22,8 @@ class Report(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        app.add_config_argument(parser, required=True)
-        app.add_cloud_argument(parser)
+        cli.add_config_argument(parser, required=True)
+        cli.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help='Resource provider to keep in sync (repeatable). Default: '
@@ -40,9 +40,9 @@ class Report(command.Command):
 
     def take_action(self, parsed_args):
         if parsed_args.interval is not None and parsed_args.interval <= 0:
-            raise app.exceptions.ConfigError('--interval must be positive')
+            raise cli.exceptions.ConfigError('--interval must be positive')
         if parsed_args.wait < 0:
-            raise app.exceptions.ConfigError('--wait must not be negative')
+            raise cli.exceptions.ConfigError('--wait must not be negative')
         factory = functools.partial(
             service.ReportJob, parsed_args.config_file, parsed_args.provider,
             parsed_args.os_cloud)

@@ -4,7 +4,7 @@ from cliff import show
 
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities.cmd import app
+from image_type_common import cli
 
 COLUMNS = ('compute_driver', 'formats', 'traits', 'excluded')
 
@@ -17,12 +17,12 @@ class Show(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        app.add_config_argument(parser, required=True)
+        cli.add_config_argument(parser, required=True)
         return parser
 
     def take_action(self, parsed_args):
         conf = vc_conf.load(parsed_args.config_file)
         caps = drivers.capabilities_from_conf(conf).as_dict()
         return COLUMNS, tuple(
-            app.ListColumn(caps[c]) if isinstance(caps[c], list) else caps[c]
+            cli.ListColumn(caps[c]) if isinstance(caps[c], list) else caps[c]
             for c in COLUMNS)

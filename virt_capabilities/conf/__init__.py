@@ -1,15 +1,11 @@
 """Options of the trait reporter, registered on an explicit ConfigOpts."""
 
-import os
-
-from oslo_config import cfg
-
-from virt_capabilities import exceptions
+from image_type_common.conf import groups
+from image_type_common.conf import loading
+from image_type_common.conf import placement
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
-from virt_capabilities.conf import groups
 from virt_capabilities.conf import libvirt
-from virt_capabilities.conf import placement
 from virt_capabilities.conf import reporter
 
 MODULES = (default, libvirt, compute, reporter, placement)
@@ -25,46 +21,6 @@ def list_opts():
     return groups.merged_list_opts(MODULES)
 
 
-def load(config_files, conf=None, register=register_opts):
-    """Parse nova.conf files into a fresh ConfigOpts.
-
-    Unknown options in the files are ignored, as oslo.config does. A missing
-    or unparsable file is a ConfigError naming it.
-    """
-    conf = conf if conf is not None else cfg.ConfigOpts()
-    register(conf)
-    for path in config_files:
-        if not os.path.isfile(path) or not os.access(path, os.R_OK):
-            raise exceptions.ConfigError(
-                'config file %s does not exist or is not readable' % path)
-    try:
-        conf(args=[], project='nova', default_config_files=list(config_files),
-             default_config_dirs=[], use_env=False)
-    except cfg.Error as exc:
-        raise exceptions.ConfigError(one_line(exc)) from exc
-    validate_all(conf)
-    return conf
-
-
-def validate_all(conf):
-    """Read every registered option now, so a malformed one fails at load."""
-    for name in list(conf):
-        value = read(conf, name)
-        if isinstance(value, cfg.ConfigOpts.GroupAttr):
-            for opt in list(value):
-                read(conf, opt, name)
-
-
-def read(conf, name, group=None):
-    """Read one option, turning a malformed value into a ConfigError."""
-    try:
-        return getattr(conf[group], name) if group else getattr(conf, name)
-    except (cfg.Error, ValueError) as exc:
-        where = '[%s] %s' % (group or 'DEFAULT', name)
-        reason = one_line(exc).rpartition(' is not valid: ')[2]
-        raise exceptions.ConfigError('%s: %s' % (where, reason)) from exc
-
-
-def one_line(exc):
-    return ' '.join(str(exc).split())
-
+def load(config_files, conf=None):
+    """Parse a node's nova.conf files with the reporter's options."""
+    return loading.load(config_files, register_opts, conf)

@@ -2,7 +2,7 @@
 
 from oslo_config import cfg
 
-from virt_capabilities.conf.groups import fresh_group
+from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
     'virt_capabilities', title='Trait reporter options',

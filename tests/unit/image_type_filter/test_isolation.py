@@ -7,7 +7,7 @@ import pytest
 from image_type_filter import conf as itf_conf
 from image_type_filter import isolation
 from image_type_filter import request_spec as rs
-from virt_capabilities import exceptions
+from image_type_common import exceptions
 
 
 def test_parse_rules():

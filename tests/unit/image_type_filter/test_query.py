@@ -13,8 +13,8 @@ from image_type_filter import exceptions
 from image_type_filter import query
 from image_type_filter import request_filter
 from image_type_filter import request_spec as rs
-from virt_capabilities import exceptions as vc_exceptions
-from virt_capabilities import image_types
+from image_type_common import exceptions as vc_exceptions
+from image_type_common import image_types
 
 AGG = '5a0b6a7c-1d2e-4f30-8a9b-0c1d2e3f4a5b'
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}

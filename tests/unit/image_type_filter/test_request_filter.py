@@ -10,8 +10,8 @@ from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import request_filter
 from image_type_filter import request_spec as rs
-from virt_capabilities import exceptions as vc_exceptions
-from virt_capabilities import image_types
+from image_type_common import exceptions as vc_exceptions
+from image_type_common import image_types
 
 
 @pytest.fixture

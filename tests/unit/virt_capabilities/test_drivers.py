@@ -6,8 +6,8 @@ import pytest
 
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities import exceptions
-from virt_capabilities import image_types
+from image_type_common import exceptions
+from image_type_common import image_types
 
 LIBVIRT_BASE = {'aki', 'ami', 'ari', 'iso', 'raw'}
 

@@ -10,8 +10,8 @@ from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
-from virt_capabilities import exceptions
-from virt_capabilities import placement_client
+from image_type_common import exceptions
+from image_type_common import placement_client
 from virt_capabilities import reporter as reporter_mod
 
 ENDPOINT = 'http://127.0.0.1:8778'

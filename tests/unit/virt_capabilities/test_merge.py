@@ -1,6 +1,6 @@
 """The pure merge rules: only the owned namespace ever changes."""
 
-from virt_capabilities import image_types
+from image_type_common import image_types
 from virt_capabilities import merge
 
 RAW, QCOW2, VMDK = (image_types.TRAIT_BY_FORMAT[f]

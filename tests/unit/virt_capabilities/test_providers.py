@@ -2,7 +2,7 @@
 
 import pytest
 
-from virt_capabilities import exceptions
+from image_type_common import exceptions
 from virt_capabilities import providers
 
 

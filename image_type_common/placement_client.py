@@ -13,7 +13,9 @@ from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
 
-from virt_capabilities import exceptions
+from image_type_common import exceptions
+from image_type_common import text
+from image_type_common import trait_names
 
 LOG = logging.getLogger(__name__)
 
@@ -28,7 +30,6 @@ FORBIDDEN_TRAITS = (1, 22)
 ROOT_REQUIRED = (1, 35)
 
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
-_TRAIT_NAME = re.compile(r'[A-Z][A-Z0-9_]+')
 
 
 def version_str(version):
@@ -94,12 +95,20 @@ class PlacementClient:
                                          headers=headers, raise_exc=False)
         except ks_exc.ClientException as exc:
             raise exceptions.PlacementUnavailable(
-                'cannot reach Placement: %s' % _one_line(exc)) from exc
+                'cannot reach Placement: %s' % text.one_line(exc)) from exc
 
-    def request(self, method, path, body=None, ok=(200,)):
+    def request(self, method, path, body=None, ok=(200,), not_found=None):
+        """Send at the negotiated microversion; raise unless ``ok``.
+
+        ``not_found``: the provider uuid the path names, so that a 404
+        becomes ProviderNotFound rather than a generic error.
+        """
         resp = self._send(method, path, body, self.microversion)
         if resp.status_code in ok:
             return resp
+        if resp.status_code == 404 and not_found is not None:
+            raise exceptions.ProviderNotFound(
+                'no resource provider with uuid %s' % not_found)
         raise self._error(method, path, resp)
 
     def _error(self, method, path, resp):
@@ -112,7 +121,7 @@ class PlacementClient:
             match = _NO_SUCH_TRAIT.search(detail)
             if match:
                 return exceptions.UnknownTraits(
-                    _TRAIT_NAME.findall(match.group(1)))
+                    trait_names.names_in(match.group(1)))
         if resp.status_code in (401, 403):
             return exceptions.PlacementError(
                 'Placement refused the credentials (%d) on %s'
@@ -157,28 +166,17 @@ class PlacementClient:
     def get_provider_traits(self, uuid):
         """Return (set of traits, provider generation)."""
         self.require(PROVIDER_TRAITS, 'read provider traits')
-        path = '/resource_providers/%s/traits' % quote(uuid)
-        resp = self._send('GET', path, None, self.microversion)
-        if resp.status_code == 404:
-            raise exceptions.ProviderNotFound(
-                'no resource provider with uuid %s' % uuid)
-        if resp.status_code != 200:
-            raise self._error('GET', path, resp)
-        body = resp.json()
+        body = self.request('GET', '/resource_providers/%s/traits'
+                            % quote(uuid), not_found=uuid).json()
         return set(body['traits']), body['resource_provider_generation']
 
     def put_provider_traits(self, uuid, traits, generation):
         """Replace a provider's traits; returns the new generation."""
         body = {'traits': sorted(traits),
                 'resource_provider_generation': generation}
-        path = '/resource_providers/%s/traits' % quote(uuid)
-        resp = self._send('PUT', path, body, self.microversion)
-        if resp.status_code == 404:
-            raise exceptions.ProviderNotFound(
-                'no resource provider with uuid %s' % uuid)
-        if resp.status_code != 200:
-            raise self._error('PUT', path, resp)
-        return resp.json()['resource_provider_generation']
+        return self.request('PUT', '/resource_providers/%s/traits'
+                            % quote(uuid), body, not_found=uuid).json()[
+            'resource_provider_generation']
 
     def create_trait(self, name):
         """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
@@ -195,9 +193,6 @@ def _error_detail(resp):
     try:
         error = resp.json()['errors'][0]
     except (ValueError, KeyError, IndexError, TypeError):
-        return None, _one_line(resp.text[:200])
-    return error.get('code'), _one_line(error.get('detail', ''))
+        return None, text.one_line(resp.text[:200])
+    return error.get('code'), text.one_line(error.get('detail', ''))
 
-
-def _one_line(value):
-    return ' '.join(str(value).split())

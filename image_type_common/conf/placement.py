@@ -9,7 +9,7 @@ with one warning per attempt.
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from virt_capabilities.conf.groups import fresh_group
+from image_type_common.conf.groups import fresh_group
 
 placement_group = cfg.OptGroup(
     'placement', title='Placement service options',

@@ -11,9 +11,10 @@ import os
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 
-from virt_capabilities import exceptions
-from virt_capabilities import placement_client
-from virt_capabilities.conf import placement as placement_conf
+from image_type_common import exceptions
+from image_type_common import placement_client
+from image_type_common import text
+from image_type_common.conf import placement as placement_conf
 
 LOG = logging.getLogger(__name__)
 GROUP = placement_conf.placement_group.name
@@ -25,7 +26,7 @@ def adapter_from_conf(conf):
         auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
     except (ks_exc.ClientException, ValueError) as exc:
         raise exceptions.ConfigError(
-            '[placement] auth options: %s' % ' '.join(str(exc).split())
+            '[placement] auth options: %s' % text.one_line(exc)
         ) from exc
     if auth is None:
         raise exceptions.ConfigError(
@@ -47,7 +48,7 @@ def adapter_from_cloud(cloud=None):
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
-                                           ' '.join(str(exc).split()))
+                                           text.one_line(exc))
         ) from exc
     for attr in ('connect_retries', 'status_code_retries'):
         if getattr(proxy, attr, None) is None:

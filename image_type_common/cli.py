@@ -13,9 +13,9 @@ from cliff import app
 from cliff import columns
 from cliff import commandmanager
 
-from virt_capabilities import conf as vc_conf
-from virt_capabilities import connection
-from virt_capabilities import exceptions
+from image_type_common import connection
+from image_type_common.conf import loading
+from image_type_common import exceptions
 
 LOG = logging.getLogger(__name__)
 OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
@@ -97,9 +97,10 @@ def add_cloud_argument(parser):
              'either, OS_* environment variables are used.')
 
 
-def client_from_args(parsed_args, register=vc_conf.register_opts):
-    """Load the config files and build a Placement client from them."""
-    conf = vc_conf.load(parsed_args.config_file, register=register)
+def client_from_args(parsed_args, register):
+    """Load the config files (with ``register``'s options) and build a
+    Placement client from them."""
+    conf = loading.load(parsed_args.config_file, register)
     return conf, connection.client_for(conf, parsed_args.os_cloud)
 
 

@@ -1,0 +1,1 @@
+"""Option helpers and the ``[placement]`` options both halves register."""

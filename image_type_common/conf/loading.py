@@ -1,0 +1,53 @@
+"""Parse nova.conf files into a ConfigOpts, with one-line errors.
+
+Each half registers its own options (``register``); this module only loads
+and reads, so a malformed value fails at load time with a message naming
+the option, never later with a traceback.
+"""
+
+import os
+
+from oslo_config import cfg
+
+from image_type_common import exceptions
+from image_type_common import text
+
+
+def load(config_files, register, conf=None):
+    """Parse nova.conf files into a fresh (or given) ConfigOpts.
+
+    Unknown options in the files are ignored, as oslo.config does. A missing
+    or unparsable file is a ConfigError naming it.
+    """
+    conf = conf if conf is not None else cfg.ConfigOpts()
+    register(conf)
+    for path in config_files:
+        if not os.path.isfile(path) or not os.access(path, os.R_OK):
+            raise exceptions.ConfigError(
+                'config file %s does not exist or is not readable' % path)
+    try:
+        conf(args=[], project='nova', default_config_files=list(config_files),
+             default_config_dirs=[], use_env=False)
+    except cfg.Error as exc:
+        raise exceptions.ConfigError(text.one_line(exc)) from exc
+    validate_all(conf)
+    return conf
+
+
+def validate_all(conf):
+    """Read every registered option now, so a malformed one fails at load."""
+    for name in list(conf):
+        value = read(conf, name)
+        if isinstance(value, cfg.ConfigOpts.GroupAttr):
+            for opt in list(value):
+                read(conf, opt, name)
+
+
+def read(conf, name, group=None):
+    """Read one option, turning a malformed value into a ConfigError."""
+    try:
+        return getattr(conf[group], name) if group else getattr(conf, name)
+    except (cfg.Error, ValueError) as exc:
+        where = '[%s] %s' % (group or 'DEFAULT', name)
+        reason = text.one_line(exc).rpartition(' is not valid: ')[2]
+        raise exceptions.ConfigError('%s: %s' % (where, reason)) from exc
