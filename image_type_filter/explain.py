@@ -82,7 +82,7 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
                            % _capacity_filter(spec.resources))
         if not reasons:
             reasons.append('left out by Placement for another constraint '
-                           '(nested or shared resources, member_of, limit)')
+                           '(nested or shared resources)')
         verdicts.append(Verdict(host.name, host.uuid, EXCLUDED, reasons))
     verdicts.sort(key=lambda v: (v.result != CANDIDATE, v.name))
     return verdicts

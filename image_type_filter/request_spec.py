@@ -1,8 +1,8 @@
 """This project's RequestSpec: what one boot request asks of Placement.
 
-Shaped like Nova's where the filter reads it (``.image.disk_format``,
-``.image.properties``, ``.is_bfv``, ``.root_required``), so the filters work on
-Nova's own objects too.
+Shaped like Nova's where the filters read it (``.image.disk_format``,
+``.image.properties``, ``.flavor.extra_specs``, ``.is_bfv``,
+``.root_required``), so the same filters work on Nova's own objects.
 """
 
 import dataclasses
@@ -15,31 +15,24 @@ class ImageMeta:
 
 
 @dataclasses.dataclass
-class RequestGroup:
-    """A suffixed request group (``resources1=...&required1=...``)."""
-
-    resources: dict = dataclasses.field(default_factory=dict)
-    required: set = dataclasses.field(default_factory=set)
-    forbidden: set = dataclasses.field(default_factory=set)
-    member_of: list = dataclasses.field(default_factory=list)
+class Flavor:
+    extra_specs: dict = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
 class RequestSpec:
     image: ImageMeta = None
+    flavor: Flavor = dataclasses.field(default_factory=Flavor)
     is_bfv: bool = False
     resources: dict = dataclasses.field(default_factory=dict)
     required: set = dataclasses.field(default_factory=set)
     forbidden: set = dataclasses.field(default_factory=set)
     root_required: set = dataclasses.field(default_factory=set)
     root_forbidden: set = dataclasses.field(default_factory=set)
-    member_of: list = dataclasses.field(default_factory=list)
-    groups: dict = dataclasses.field(default_factory=dict)
-    group_policy: str = None
-    limit: int = None
 
     @classmethod
     def for_boot(cls, disk_format=None, resources=None, is_bfv=False,
-                 properties=None, **kwargs):
+                 properties=None, extra_specs=None, **kwargs):
         return cls(image=ImageMeta(disk_format, dict(properties or {})),
-                   is_bfv=is_bfv, resources=dict(resources or {}), **kwargs)
+                   flavor=Flavor(dict(extra_specs or {})), is_bfv=is_bfv,
+                   resources=dict(resources or {}), **kwargs)

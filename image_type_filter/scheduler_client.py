@@ -14,17 +14,16 @@ from image_type_filter import request_filter
 from image_type_filter import survey
 from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_common import exceptions as vc_exceptions
+from image_type_common import placement_client as pc
 
 LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
 class Candidates:
-    """What Placement offered: hosts (root provider uuids) and raw answers."""
+    """What Placement offered: hosts (root provider uuids), and how asked."""
 
     provider_uuids: list
-    allocation_requests: list
-    provider_summaries: dict
     query: str
     filters_applied: list
 
@@ -49,10 +48,20 @@ class SchedulerClient:
         self._image_filter = request_filter.RequireImageTypeSupport(conf)
         self._flat = None
         self._flat_checked = None
+        self._warned = False
 
     def trait_parameter(self):
         """``root_required`` or ``required``, per the option (and check)."""
         choice = self.conf.scheduler.image_type_trait_parameter
+        if choice == scheduler_conf.ROOT_REQUIRED:
+            version = self.client.microversion
+            if not query.uses_root_required(version) and not self._warned:
+                self._warned = True
+                LOG.warning('Placement microversion %s has no root_required '
+                            '(1.35): requiring root traits through the '
+                            'unsuffixed required parameter instead',
+                            pc.version_str(version))
+            return choice
         if choice != scheduler_conf.AUTO:
             return choice
         now = self._clock()
@@ -81,10 +90,7 @@ class SchedulerClient:
                 'Placement is older than the installed os-traits: it lacks '
                 'trait(s) %s; upgrade Placement or turn the filter off'
                 % ', '.join(sorted(exc.traits)))) from exc
-        return Candidates(root_providers(body),
-                          body.get('allocation_requests', []),
-                          body.get('provider_summaries', {}),
-                          query_string, applied)
+        return Candidates(root_providers(body), query_string, applied)
 
     def host_supports_image(self, provider_uuid, request_spec):
         """Can this one host boot the request's image? (rebuild on a host)

@@ -1,5 +1,7 @@
 """The filter end to end: filter, query, real Placement, mixed fleet."""
 
+import logging
+
 import pytest
 
 from image_type_filter import conf as itf_conf
@@ -53,6 +55,19 @@ def test_pre_1_35_fallback_gives_the_same_hosts(demo_fleet, disk_format):
     assert 'root_required' not in found.query
     assert names(hosts, found.provider_uuids) == supporting(hosts,
                                                             disk_format)
+
+
+def test_pre_1_35_fallback_warns_once_per_scheduler(demo_fleet, caplog):
+    server, _ = demo_fleet
+    client = placement_client.PlacementClient(server.adapter(), (1, 34))
+    sched = scheduler_client.SchedulerClient(client, make_conf())
+    with caplog.at_level(logging.WARNING, logger='image_type_filter'):
+        for disk_format in ('vmdk', 'raw', 'vmdk'):
+            sched.get_candidates(rs.RequestSpec.for_boot(disk_format,
+                                                         RESOURCES))
+    warnings = [r for r in caplog.records if 'has no root_required'
+                in r.getMessage()]
+    assert len(warnings) == 1
 
 
 def test_required_parameter_option_selects_the_same_hosts(demo_fleet):
