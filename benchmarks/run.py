@@ -22,12 +22,12 @@ import time
 
 import requests
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import embedded
-from image_type_filter import query
-from image_type_filter import request_filter
-from image_type_filter import request_spec as rs
 from image_type_common import image_types
+from image_type_filter import conf as itf_conf
+from image_type_filter.harness import embedded
+from image_type_filter.scheduler import query
+from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import request_spec as rs
 from virt_capabilities import reporter as reporter_mod
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}

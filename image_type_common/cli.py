@@ -14,8 +14,8 @@ from cliff import columns
 from cliff import commandmanager
 
 from image_type_common import connection
-from image_type_common.conf import loading
 from image_type_common import exceptions
+from image_type_common.conf import loading
 
 LOG = logging.getLogger(__name__)
 OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from image_type_filter import embedded
+from image_type_filter.harness import embedded
 
 
 @pytest.fixture(scope='session')
@@ -56,7 +56,7 @@ def write_conf(tmp_path):
 @pytest.fixture(scope='module')
 def demo_fleet():
     """A Placement of its own with the demo's mixed fleet reported into it."""
-    from image_type_filter import fleet
+    from image_type_filter.harness import fleet
     with embedded.EmbeddedPlacement() as server:
         hosts = fleet.build(server, fleet.demo_fleet())
         yield server, hosts

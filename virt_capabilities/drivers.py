@@ -8,8 +8,8 @@ function. Driver names are spelled as nova.conf spells them; the
 import dataclasses
 
 from image_type_common import exceptions
-from image_type_common.conf import loading
 from image_type_common import image_types
+from image_type_common.conf import loading
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
 LIBVIRT = 'libvirt.LibvirtDriver'

@@ -13,10 +13,10 @@ import random
 import time
 
 from image_type_common import exceptions
-from virt_capabilities import merge
-from virt_capabilities import providers
 from image_type_common import placement_client
 from image_type_common import progress as progress_mod
+from virt_capabilities import merge
+from virt_capabilities import providers
 
 LOG = logging.getLogger(__name__)
 

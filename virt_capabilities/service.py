@@ -11,12 +11,12 @@ import random
 import signal
 import threading
 
-from virt_capabilities import conf as vc_conf
 from image_type_common import connection
-from virt_capabilities import custom_traits
-from virt_capabilities import drivers
 from image_type_common import exceptions
 from image_type_common.conf import loading
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import custom_traits
+from virt_capabilities import drivers
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod

@@ -2,13 +2,13 @@
 
 from cliff import lister
 
-from image_type_filter import explain
-from image_type_filter import request_spec as rs
-from image_type_filter import scheduler_client
-from image_type_filter import survey
-from image_type_filter.cmd import common
-from image_type_common import exceptions
 from image_type_common import cli
+from image_type_common import exceptions
+from image_type_filter.cmd import common
+from image_type_filter.diagnostics import explain
+from image_type_filter.diagnostics import survey
+from image_type_filter.scheduler import request_spec as rs
+from image_type_filter.scheduler import scheduler_client
 
 
 class Candidates(lister.Lister):

@@ -5,9 +5,9 @@ import re
 
 import prettytable
 
-from image_type_filter import conf as itf_conf
-from image_type_common import exceptions
 from image_type_common import cli
+from image_type_common import exceptions
+from image_type_filter import conf as itf_conf
 
 RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
 DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'

@@ -4,8 +4,8 @@ import logging
 
 from cliff import command
 
-from image_type_filter import demo
 from image_type_filter.cmd import common
+from image_type_filter.harness import demo
 
 
 class Demo(command.Command):

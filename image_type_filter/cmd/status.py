@@ -2,10 +2,10 @@
 
 from cliff import command
 
-from image_type_filter import readiness
-from image_type_filter import survey
-from image_type_filter.cmd import common
 from image_type_common import cli
+from image_type_filter.cmd import common
+from image_type_filter.diagnostics import readiness
+from image_type_filter.diagnostics import survey
 
 
 class Status(command.Command):

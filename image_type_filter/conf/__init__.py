@@ -6,10 +6,10 @@ Nova-signature module-level filter functions; everything else takes a conf.
 
 from oslo_config import cfg
 
-from image_type_filter.conf import image_isolation
-from image_type_filter.conf import scheduler
 from image_type_common.conf import groups
 from image_type_common.conf import placement
+from image_type_filter.conf import image_isolation
+from image_type_filter.conf import scheduler
 
 MODULES = [scheduler, image_isolation, placement]
 

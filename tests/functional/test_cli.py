@@ -10,10 +10,10 @@ import tempfile
 
 import pytest
 
-from image_type_filter import embedded
-from image_type_filter import fleet
-from tests.helpers import clean_env
 from image_type_common import image_types
+from image_type_filter.harness import embedded
+from image_type_filter.harness import fleet
+from tests.helpers import clean_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))

@@ -12,9 +12,9 @@ import time
 import pytest
 import requests
 
-from image_type_filter import embedded
-from tests import helpers
 from image_type_common import exceptions
+from image_type_filter.harness import embedded
+from tests import helpers
 
 INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
              'DISK_GB': {'total': 100}}
@@ -108,7 +108,7 @@ def test_caller_exception_still_cleans_up():
 def test_caller_killed_leaves_nothing_behind(sig):
     script = textwrap.dedent('''
         import sys, time
-        from image_type_filter import embedded
+        from image_type_filter.harness import embedded
         server = embedded.EmbeddedPlacement()
         server.start()
         print(server.pid, server.workdir, flush=True)
@@ -150,3 +150,4 @@ def test_missing_placement_names_the_extra(monkeypatch):
     with pytest.raises(embedded.EmbeddedPlacementError,
                        match=r'image-type-filter\[embedded\]'):
         embedded.EmbeddedPlacement().start()
+

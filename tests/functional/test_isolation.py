@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from image_type_filter import conf as itf_conf
-from image_type_filter import fleet
-from image_type_filter import request_spec as rs
-from image_type_filter import scheduler_client
+from image_type_filter.harness import fleet
+from image_type_filter.scheduler import request_spec as rs
+from image_type_filter.scheduler import scheduler_client
 from tests.helpers import clean_env
 from virt_capabilities import service
 

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from image_type_filter import embedded
-from tests.helpers import clean_env
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
+from image_type_filter.harness import embedded
+from tests.helpers import clean_env
 from virt_capabilities import reporter as reporter_mod
 
 T = image_types.TRAIT_BY_FORMAT

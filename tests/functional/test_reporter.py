@@ -9,8 +9,8 @@ import time
 import pytest
 
 from image_type_common import image_types
-from virt_capabilities import ownership_state
 from image_type_common import placement_client
+from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service
 

@@ -4,12 +4,12 @@ import logging
 
 import pytest
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import request_spec as rs
-from image_type_filter import scheduler_client
 from image_type_common import exceptions as vc_exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
+from image_type_filter import conf as itf_conf
+from image_type_filter.scheduler import request_spec as rs
+from image_type_filter.scheduler import scheduler_client
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 

@@ -4,8 +4,8 @@ import functools
 
 from cliff import command
 
-from virt_capabilities import service
 from image_type_common import cli
+from virt_capabilities import service
 
 
 class Report(command.Command):

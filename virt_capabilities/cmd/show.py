@@ -2,9 +2,9 @@
 
 from cliff import show
 
+from image_type_common import cli
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from image_type_common import cli
 
 COLUMNS = ('compute_driver', 'formats', 'traits', 'excluded')
 

@@ -4,10 +4,10 @@ import types
 
 import pytest
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import isolation
-from image_type_filter import request_spec as rs
 from image_type_common import exceptions
+from image_type_filter import conf as itf_conf
+from image_type_filter.scheduler import isolation
+from image_type_filter.scheduler import request_spec as rs
 
 
 def test_parse_rules():

@@ -3,18 +3,18 @@
 import logging
 from urllib import parse
 
-import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import exceptions
-from image_type_filter import query
-from image_type_filter import request_filter
-from image_type_filter import request_spec as rs
 from image_type_common import exceptions as vc_exceptions
 from image_type_common import image_types
+from image_type_filter import conf as itf_conf
+from image_type_filter import exceptions
+from image_type_filter.scheduler import query
+from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import request_spec as rs
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 

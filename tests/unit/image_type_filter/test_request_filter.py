@@ -3,15 +3,15 @@
 import logging
 import types
 
-import pytest
 from oslo_config import cfg
+import pytest
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import exceptions
-from image_type_filter import request_filter
-from image_type_filter import request_spec as rs
 from image_type_common import exceptions as vc_exceptions
 from image_type_common import image_types
+from image_type_filter import conf as itf_conf
+from image_type_filter import exceptions
+from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import request_spec as rs
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ import itertools
 
 import pytest
 
-from virt_capabilities import conf as vc_conf
-from virt_capabilities import drivers
 from image_type_common import exceptions
 from image_type_common import image_types
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import drivers
 
 LIBVIRT_BASE = {'aki', 'ami', 'ari', 'iso', 'raw'}
 

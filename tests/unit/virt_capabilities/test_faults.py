@@ -4,11 +4,11 @@
 error at the end, and never a write from an incomplete view.
 """
 
-import pytest
-import requests
 from keystoneauth1 import adapter
 from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
+import pytest
+import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client

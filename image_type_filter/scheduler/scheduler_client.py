@@ -9,12 +9,12 @@ import dataclasses
 import logging
 import time
 
-from image_type_filter import query
-from image_type_filter import request_filter
-from image_type_filter import survey
-from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_common import exceptions as vc_exceptions
 from image_type_common import placement_client as pc
+from image_type_filter.conf import scheduler as scheduler_conf
+from image_type_filter.scheduler import fleet_shape
+from image_type_filter.scheduler import query
+from image_type_filter.scheduler import request_filter
 
 LOG = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class SchedulerClient:
         now = self._clock()
         interval = self.conf.scheduler.image_type_flat_check_interval
         if self._flat_checked is None or now - self._flat_checked >= interval:
-            self._flat = survey.is_flat(self.client)
+            self._flat = fleet_shape.is_flat(self.client)
             self._flat_checked = now
             LOG.debug('fleet is %s: image-type trait goes in %s',
                       'flat' if self._flat else 'not flat',

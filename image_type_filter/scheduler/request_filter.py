@@ -11,11 +11,11 @@ import time
 
 from stevedore import named
 
+from image_type_common import exceptions as vc_exceptions
+from image_type_common import image_types
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter.conf import scheduler as scheduler_conf
-from image_type_common import exceptions as vc_exceptions
-from image_type_common import image_types
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = 'image_type_filter.request_filters'

@@ -10,8 +10,8 @@ import dataclasses
 
 from image_type_common import image_types
 from image_type_common import placement_client as pc
+from image_type_filter.scheduler import fleet_shape
 
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 COMPUTE_RESOURCE = 'VCPU'
 
 
@@ -48,27 +48,10 @@ class Survey:
                 for fmt in image_types.FORMATS}
 
 
-
-def _roots(everyone):
-    return {rp['uuid']: rp for rp in everyone
-            if rp.get('root_provider_uuid', rp['uuid']) == rp['uuid']}
-
-
-def _sharing(client):
-    return sorted(rp['name'] for rp in
-                  client.list_resource_providers(required=SHARING_TRAIT))
-
-
-def is_flat(client):
-    """True when no provider has a parent and none is shared (2 requests)."""
-    everyone = client.list_resource_providers()
-    return len(_roots(everyone)) == len(everyone) and not _sharing(client)
-
-
 def take(client):
     client.require(pc.PROVIDERS_REQUIRED, 'list providers by trait')
     everyone = client.list_resource_providers()
-    roots = _roots(everyone)
+    roots = fleet_shape.roots(everyone)
     nested = len(roots) != len(everyone)
     formats = {}
     for fmt in image_types.FORMATS:
@@ -79,7 +62,7 @@ def take(client):
             continue  # Placement older than os-traits: nobody has it
         for rp in found:
             formats.setdefault(rp['uuid'], set()).add(fmt)
-    sharing = _sharing(client)
+    sharing = fleet_shape.sharing_names(client)
     hosts = {}
     for uuid, rp in roots.items():
         if uuid in formats or COMPUTE_RESOURCE in client.get_inventories(uuid):

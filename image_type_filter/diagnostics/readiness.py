@@ -7,8 +7,8 @@ nodes report no image type, so enabling the filter would send them no boot.
 
 import dataclasses
 
-from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_common import placement_client as pc
+from image_type_filter.conf import scheduler as scheduler_conf
 
 SUCCESS, WARNING, FAILURE = 0, 1, 2
 NAMES = {SUCCESS: 'Success', WARNING: 'Warning', FAILURE: 'Failure'}

@@ -84,7 +84,8 @@ class EmbeddedPlacement:
         env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=self.workdir)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, '-m', 'image_type_filter.embedded_server',
+                [sys.executable, '-m',
+                 'image_type_filter.harness.embedded_server',
                  self.workdir, str(self.port)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
                 env=env, start_new_session=True)

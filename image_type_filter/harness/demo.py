@@ -6,13 +6,13 @@ reporter; every request goes through the real request filter and Placement.
 
 import logging
 
-from image_type_filter import conf as itf_conf
-from image_type_filter import embedded
-from image_type_filter import fleet
-from image_type_filter import request_spec as rs
-from image_type_filter import scheduler_client
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
+from image_type_filter import conf as itf_conf
+from image_type_filter.harness import embedded
+from image_type_filter.harness import fleet
+from image_type_filter.scheduler import request_spec as rs
+from image_type_filter.scheduler import scheduler_client
 
 LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}

@@ -1,6 +1,6 @@
 """Child process of EmbeddedPlacement: the real Placement app on 127.0.0.1.
 
-Run as ``python -m image_type_filter.embedded_server WORKDIR [PORT]``.
+Run as ``python -m image_type_filter.harness.embedded_server WORKDIR [PORT]``.
 Serves from one thread (SQLite needs a single writer), prints
 ``READY <port>`` once listening, logs every request line to
 ``WORKDIR/access.log`` before handling it, and when its parent goes away

@@ -1,0 +1,28 @@
+"""Is the fleet flat? Then ``required`` selects what ``root_required`` does.
+
+A fleet is flat when every provider tree is a single provider and nothing is
+shared: the unsuffixed ``required`` then lands on the same root providers as
+``root_required``, and Placement answers it faster.
+"""
+
+import os_traits
+
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
+
+
+def roots(providers):
+    """uuid -> provider for the root providers among ``providers``."""
+    return {rp['uuid']: rp for rp in providers
+            if rp.get('root_provider_uuid', rp['uuid']) == rp['uuid']}
+
+
+def sharing_names(client):
+    """Names of the sharing providers, sorted."""
+    return sorted(rp['name'] for rp in
+                  client.list_resource_providers(required=SHARING_TRAIT))
+
+
+def is_flat(client):
+    """True when no provider has a parent and none is shared (2 requests)."""
+    everyone = client.list_resource_providers()
+    return len(roots(everyone)) == len(everyone) and not sharing_names(client)
