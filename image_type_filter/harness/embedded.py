@@ -1,11 +1,12 @@
 """A real OpenStack Placement on 127.0.0.1 for the demo, tests and benchmarks.
 
 ``with EmbeddedPlacement() as placement:`` starts the ``openstack-placement``
-WSGI app in a child process on a free loopback port, with a fresh SQLite
-database and ``auth_strategy = noauth2`` in a private (0700) temporary
-directory, and returns once ``GET /`` answers 200. Leaving the block stops the
-process by its pid and removes the directory; if the caller dies instead, the
-child notices its stdin close and cleans up by itself.
+WSGI app in a child process (``embedded_server``) on a free loopback port,
+with a fresh SQLite database and ``auth_strategy = noauth2`` in a private
+(0700) directory the child creates, and returns once ``GET /`` answers 200.
+Leaving the block stops the child by its pid, and the child removes its own
+directory; if the caller dies instead, the child notices its stdin close and
+cleans up by itself.
 """
 
 import collections
@@ -17,25 +18,16 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import requests
 
 from image_type_common import placement_client
+from image_type_filter.harness import embedded_server
 
 LOG = logging.getLogger(__name__)
 
 TOKEN = 'admin'  # noqa: S105 - noauth2's user "admin", not a secret
-PLACEMENT_CONF = """\
-[DEFAULT]
-debug = False
-[api]
-auth_strategy = noauth2
-[placement_database]
-connection = {db}
-sync_on_startup = True
-"""
 
 
 class EmbeddedPlacementError(RuntimeError):
@@ -76,53 +68,46 @@ class EmbeddedPlacement:
             raise EmbeddedPlacementError(
                 'openstack-placement is not installed; install the extra: '
                 'pip install "image-type-filter[embedded]"')
-        self.workdir = tempfile.mkdtemp(prefix='embedded-placement-')
-        with open(os.path.join(self.workdir, 'placement.conf'), 'w') as f:
-            f.write(PLACEMENT_CONF.format(db=self.database_url or (
-                'sqlite:///' + os.path.join(self.workdir, 'placement.db'))))
-        log = open(self.log_path, 'wb')
-        env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=self.workdir)
+        command = [sys.executable, '-m', embedded_server.__name__,
+                   '--port', str(self.port), '--watch-stdin']
+        if self.database_url:
+            command += ['--database-url', self.database_url]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, '-m',
-                 'image_type_filter.harness.embedded_server',
-                 self.workdir, str(self.port)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                env=env, start_new_session=True)
-        finally:
-            log.close()
-        try:
-            port = self._read_port(time.monotonic() + self.startup_timeout)
+            deadline = time.monotonic() + self.startup_timeout
+            self.workdir = self._read_line('WORKDIR', deadline)
+            port = int(self._read_line('READY', deadline))
             self.endpoint = 'http://127.0.0.1:%d' % port
-            self._wait_ready(time.monotonic() + self.startup_timeout)
-        except EmbeddedPlacementError as exc:
-            tail = self.log_tail()
-            self.stop()
-            raise EmbeddedPlacementError('%s; last server log lines:\n%s'
-                                         % (exc, tail)) from None
+            self._wait_ready(deadline)
         except BaseException:
             self.stop()
             raise
         LOG.debug('embedded Placement pid %s at %s', self.pid, self.endpoint)
 
-    def _read_port(self, deadline):
+    def _read_line(self, word, deadline):
+        """The value of the child's next ``WORD value`` line on stdout."""
         with selectors.DefaultSelector() as sel:
             sel.register(self.process.stdout, selectors.EVENT_READ)
             while time.monotonic() < deadline:
                 if sel.select(timeout=0.2):
                     line = self.process.stdout.readline().decode()
-                    if line.startswith('READY '):
-                        return int(line.split()[1])
+                    if line.startswith(word + ' '):
+                        return line.split(None, 1)[1].strip()
                     if not line:
                         break
                 if self.process.poll() is not None:
                     break
-        code = self.process.poll()
+        if self.process.poll() is None and time.monotonic() >= deadline:
+            raise EmbeddedPlacementError(
+                'Placement server did not listen within %.0f s'
+                % self.startup_timeout)
+        code = self.process.wait(timeout=10)  # its stdout closed: exiting
+        tail = self.process.stderr.read().decode(errors='replace').strip()
         raise EmbeddedPlacementError(
-            'Placement server exited with code %s during start-up' % code
-            if code is not None else
-            'Placement server did not listen within %.0f s'
-            % self.startup_timeout)
+            'Placement server exited with code %s during start-up; last '
+            'server log lines:\n%s' % (code, tail or '(none)'))
 
     def _wait_ready(self, deadline):
         while time.monotonic() < deadline:
@@ -147,9 +132,11 @@ class EmbeddedPlacement:
                 except subprocess.TimeoutExpired:
                     os.kill(process.pid, signal.SIGKILL)
                     process.wait()
-            for pipe in (process.stdin, process.stdout):
+            for pipe in (process.stdin, process.stdout, process.stderr):
                 if pipe:
                     pipe.close()
+        # The server removes its own directory as it stops; this is only for
+        # one that had to be killed.
         if self.workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
@@ -158,7 +145,7 @@ class EmbeddedPlacement:
 
     @property
     def log_path(self):
-        return os.path.join(self.workdir, 'placement.log')
+        return os.path.join(self.workdir, embedded_server.LOG_NAME)
 
     def log_tail(self, lines=20):
         try:
@@ -170,7 +157,8 @@ class EmbeddedPlacement:
     def requests_seen(self):
         """Request lines the server has received (``METHOD /path?query``)."""
         try:
-            with open(os.path.join(self.workdir, 'access.log')) as f:
+            with open(os.path.join(self.workdir,
+                                   embedded_server.ACCESS_LOG_NAME)) as f:
                 return f.read().splitlines()
         except FileNotFoundError:
             return []

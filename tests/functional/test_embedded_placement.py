@@ -14,6 +14,7 @@ import requests
 
 from image_type_common import exceptions
 from image_type_filter.harness import embedded
+from image_type_filter.harness import embedded_server
 from tests import helpers
 
 INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
@@ -151,3 +152,48 @@ def test_missing_placement_names_the_extra(monkeypatch):
                        match=r'image-type-filter\[embedded\]'):
         embedded.EmbeddedPlacement().start()
 
+
+def _server(*args):
+    return subprocess.Popen(
+        [sys.executable, '-m', 'image_type_filter.harness.embedded_server',
+         *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize('stop', ['sigterm', 'stdin-closed'])
+def test_server_in_a_users_directory_deletes_nothing(tmp_path, stop):
+    conf = tmp_path / 'placement.conf'
+    conf.write_text(embedded_server.PLACEMENT_CONF.format(
+        db='sqlite:///%s' % (tmp_path / 'placement.db')))
+    mine = tmp_path / 'my-notes.txt'
+    mine.write_text('keep me')
+    proc = _server('--config-dir', str(tmp_path), '--watch-stdin')
+    try:
+        assert proc.stdout.readline().split() == ['WORKDIR', str(tmp_path)]
+        word, port = proc.stdout.readline().split()
+        assert word == 'READY'
+        answer = requests.get('http://127.0.0.1:%s/' % port, timeout=30)
+        assert answer.status_code == 200
+        if stop == 'sigterm':
+            proc.send_signal(signal.SIGTERM)
+        else:
+            proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert mine.read_text() == 'keep me'
+    assert conf.is_file() and (tmp_path / 'placement.db').is_file()
+
+
+def test_server_without_placement_conf_is_one_line_exit_2(tmp_path):
+    mine = tmp_path / 'my-notes.txt'
+    mine.write_text('keep me')
+    proc = _server('--config-dir', str(tmp_path))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert err.strip().splitlines() == [
+        'embedded_server: error: %s has no placement.conf' % tmp_path]
+    assert out == ''
+    assert sorted(os.listdir(tmp_path)) == ['my-notes.txt']
