@@ -6,6 +6,7 @@ import uuid
 import pytest
 
 from image_type_filter.harness import embedded
+from tests import helpers
 
 
 @pytest.fixture(scope='session')
@@ -13,6 +14,14 @@ def placement():
     """One real Placement for the session; tests use fresh provider names."""
     with embedded.EmbeddedPlacement() as server:
         yield server
+
+
+@pytest.fixture
+def listener():
+    """A loopback HTTP server of the test's own that records requests."""
+    server = helpers.RecordingServer()
+    yield server
+    server.stop()
 
 
 @pytest.fixture
@@ -50,7 +59,6 @@ def write_conf(tmp_path):
         path.write_text(body)
         return str(path)
     return write
-
 
 
 @pytest.fixture(scope='module')

@@ -1,6 +1,19 @@
-"""Small helpers for tests (never imported by the packages)."""
+"""Small helpers for tests (never imported by the packages).
 
+Tests synchronise on events: a line a child process printed, or a state
+Placement reports. The timeouts here are safety nets that turn a hang into
+a failure, never the thing a test waits for.
+"""
+
+import http.server
 import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+SAFETY_TIMEOUT = 120
 
 
 def pid_alive(pid):
@@ -21,3 +34,144 @@ def clean_env(**extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith('OS_')}
     env.update(extra)
     return env
+
+
+def wait_until(predicate, what, timeout=SAFETY_TIMEOUT, ignore=()):
+    """Poll ``predicate`` (a read of real state) until it is true.
+
+    Exceptions in ``ignore`` count as "not yet" (Placement restarting).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except ignore:
+            pass
+        time.sleep(0.05)
+    raise AssertionError('never happened: %s' % what)
+
+
+class Lines:
+    """Every line a stream yields, collected by a thread; waitable."""
+
+    def __init__(self, stream):
+        self._lines = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._read, args=(stream,),
+                                        daemon=True)
+        self._thread.start()
+
+    def _read(self, stream):
+        for line in stream:
+            with self._cond:
+                self._lines.append(line.rstrip('\n'))
+                self._cond.notify_all()
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def count(self, text):
+        with self._cond:
+            return sum(1 for line in self._lines if text in line)
+
+    def wait_for(self, text, count=1, timeout=SAFETY_TIMEOUT):
+        """Block until ``count`` lines contain ``text``."""
+        with self._cond:
+            done = self._cond.wait_for(
+                lambda: self.count(text) >= count or self._closed, timeout)
+            if self.count(text) < count:
+                raise AssertionError('%d line(s) with %r never came%s:\n%s' % (
+                    count, text, ' (stream closed)' if done else '',
+                    self.text()[-3000:]))
+
+    def text(self):
+        with self._cond:
+            return '\n'.join(self._lines)
+
+    def join(self):
+        self._thread.join(SAFETY_TIMEOUT)
+
+
+class Child:
+    """A child process whose output lines a test can wait for.
+
+    Stopped by its own pid: ``finish()`` waits for it, and leaving a ``with``
+    block kills it if it still runs.
+    """
+
+    def __init__(self, args, env=None):
+        self.process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, env=env or clean_env())
+        self.out = Lines(self.process.stdout)
+        self.err = Lines(self.process.stderr)
+
+    @classmethod
+    def module(cls, module, *args, env=None):
+        return cls([sys.executable, '-m', module, *args], env=env)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.kill()
+
+    def send(self, sig):
+        os.kill(self.process.pid, sig)
+
+    def finish(self, timeout=SAFETY_TIMEOUT):
+        """Wait for the exit; returns the exit code."""
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError('still running after %s s:\n%s'
+                                 % (timeout, self.err.text()[-3000:]))
+        self.out.join()
+        self.err.join()
+        return code
+
+    def kill(self):
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+class RecordingServer:
+    """An HTTP server on 127.0.0.1 that records every request line and
+    answers 503: proof of what a command sent, for tests that assert it
+    sent nothing."""
+
+    def __init__(self):
+        requests = self.requests = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _record(self):
+                requests.append('%s %s' % (self.command, self.path))
+                self.send_response(503)
+                self.send_header('Content-Length', '0')
+                self.end_headers()
+
+            do_GET = do_PUT = do_POST = do_DELETE = _record
+
+            def log_message(self, *args):
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                       Handler)
+        self.endpoint = 'http://127.0.0.1:%d' % self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        daemon=True)
+        self._thread.start()
+
+    def nova_conf_section(self):
+        return ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                'token = admin\nconnect_retries = 0\n'
+                'status_code_retries = 0\n' % self.endpoint)
+
+    def stop(self):
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(SAFETY_TIMEOUT)

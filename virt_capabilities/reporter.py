@@ -180,6 +180,7 @@ class Reporter:
                                        self.custom_traits - self.missing)
         bar = progress or progress_mod.Progress(len(todo), 'syncing providers')
         for uuid in todo:
+            self.sleep(0)  # a stop request ends the sync here
             try:
                 report.results.append(self.sync_provider(uuid))
             except exceptions.PlacementUnavailable:

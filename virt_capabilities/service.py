@@ -3,18 +3,22 @@
 A ReportJob is everything one configuration implies: capabilities, custom
 traits, providers and a client. The service loop runs it every interval
 (jittered so a fleet of nodes does not hit Placement in step), re-reads the
-configuration on SIGHUP, and on SIGTERM finishes the current sync and exits 0.
+configuration on SIGHUP, and on SIGTERM stops at once and exits 0: a stop
+cuts every wait short (interval, waiting for the provider, back-off) and is
+never taken between a provider's read and its write.
 """
 
 import logging
 import random
 import signal
 import threading
+import time
 
 from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common.conf import loading
 from virt_capabilities import conf as vc_conf
+from virt_capabilities import control as control_mod
 from virt_capabilities import custom_traits
 from virt_capabilities import drivers
 from virt_capabilities import ownership_state
@@ -28,7 +32,7 @@ class ReportJob:
     """One configuration's sync: built (and validated) before any request."""
 
     def __init__(self, config_files, provider_values=(), cloud=None,
-                 client=None):
+                 client=None, sleep=time.sleep):
         self.conf = vc_conf.load(config_files)
         self.capabilities = drivers.capabilities_from_conf(self.conf)
         custom = custom_traits.from_conf(self.conf)
@@ -41,13 +45,14 @@ class ReportJob:
         self.reporter = reporter_mod.Reporter(
             self.client, self.capabilities.traits | custom, custom, state,
             conflict_retries=loading.read(self.conf, 'conflict_retries',
-                                          'virt_capabilities'))
+                                          'virt_capabilities'), sleep=sleep)
+        self.sleep = sleep
         self.uuids = None
 
     def sync(self, wait=0.0):
         if self.uuids is None:
             self.uuids = providers.resolve_with_wait(
-                self.client, self.refs, wait)
+                self.client, self.refs, wait, sleep=self.sleep)
         report = self.reporter.sync(self.uuids)
         if any(isinstance(r.error, exceptions.ProviderNotFound)
                for r in report.results):
@@ -74,44 +79,38 @@ def run_once(job_factory, wait):
     return summarize(job.sync(wait))
 
 
-def run_service(job_factory, interval, wait, stop_event=None):
-    """Sync every ``interval`` seconds until SIGTERM; returns the exit code."""
-    stop = stop_event or threading.Event()
-    wake = threading.Event()
-    reload_requested = threading.Event()
+def run_service(job_factory, interval, wait, control=None):
+    """Sync every ``interval`` seconds until stopped; returns the exit code.
 
-    def on_term(*_):
-        stop.set()
-        wake.set()
-
-    def on_hup(*_):
-        reload_requested.set()
-        wake.set()
-
+    ``job_factory(sleep)`` builds a ReportJob whose waits use ``sleep``.
+    ``control`` lets a library caller stop or reload the service; from the
+    main thread, SIGTERM/SIGINT and SIGHUP do the same.
+    """
+    control = control or control_mod.Control()
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, on_term)
-        signal.signal(signal.SIGINT, on_term)
-        signal.signal(signal.SIGHUP, on_hup)
-    job = job_factory()
+        signal.signal(signal.SIGTERM, lambda *_: control.stop())
+        signal.signal(signal.SIGINT, lambda *_: control.stop())
+        signal.signal(signal.SIGHUP, lambda *_: control.reload())
+    job = job_factory(control.sleep)
     LOG.info('reporting %s every %.0f s (jittered)',
              ', '.join(sorted(job.capabilities.traits)) or 'no traits',
              interval)
     first = True
-    while not stop.is_set():
-        if reload_requested.is_set():
-            reload_requested.clear()
+    while not control.stop_requested:
+        if control.take_reload():
             try:
-                job = job_factory()
+                job = job_factory(control.sleep)
                 LOG.info('configuration re-read')
             except exceptions.Error as exc:
                 LOG.error('keeping the previous configuration: %s', exc)
         try:
             summarize(job.sync(wait if first else 0.0))
+        except control_mod.Stopping:
+            break
         except exceptions.Error as exc:
             LOG.warning('sync failed, next attempt at the next interval: %s',
                         exc)
         first = False
-        wake.clear()
-        wake.wait(interval * random.uniform(0.9, 1.1))
+        control.wait(interval * random.uniform(0.9, 1.1))
     LOG.info('stopping')
     return 0

@@ -139,7 +139,9 @@ def test_status_exit_codes(tmp_path):
                                                  parent=hosts[0].uuid)
         client = server.client()
         uuid = client.list_resource_providers(name='new-node')[0]['uuid']
-        client.put_provider_traits(uuid, {'COMPUTE_IMAGE_TYPE_RAW'}, 1)
+        traits, generation = client.get_provider_traits(uuid)
+        client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
+                                   generation)
         conf.write_text(server.nova_conf_section() + '[scheduler]\n'
                         'image_type_trait_parameter = required\n')
         proc = cli('status', '--config-file', str(conf))

@@ -7,7 +7,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 import requests
@@ -113,25 +112,25 @@ def test_caller_killed_leaves_nothing_behind(sig):
         server = embedded.EmbeddedPlacement()
         server.start()
         print(server.pid, server.workdir, flush=True)
-        time.sleep(120)
+        sys.stdin.read()  # until the test kills us
     ''')
     caller = subprocess.Popen([sys.executable, '-c', script],
-                              stdout=subprocess.PIPE, text=True)
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
     try:
         pid, workdir = caller.stdout.readline().split()
         pid = int(pid)
         assert helpers.pid_alive(pid) and os.path.isdir(workdir)
         os.kill(caller.pid, sig)
-        caller.wait(timeout=10)
-        deadline = time.monotonic() + 15
-        while helpers.pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not helpers.pid_alive(pid)
+        caller.wait(timeout=helpers.SAFETY_TIMEOUT)
+        helpers.wait_until(lambda: not helpers.pid_alive(pid),
+                           'the orphaned server exits')
         assert not os.path.exists(workdir)
     finally:
         if caller.poll() is None:
             os.kill(caller.pid, signal.SIGKILL)
             caller.wait()
+        caller.stdin.close()
         caller.stdout.close()
 
 

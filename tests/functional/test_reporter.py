@@ -1,15 +1,17 @@
 """The reporter against a real Placement: owned traits only, few requests."""
 
 import json
+import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from image_type_common import image_types
 from image_type_common import placement_client
+from tests import helpers
+from virt_capabilities import control as control_mod
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service
@@ -43,23 +45,33 @@ def test_adds_and_removes_only_owned_traits(client, unique):
     assert result.removed == [T['vmdk']]
 
 
+def about(placement, uuid):
+    """The request lines the server saw that name this provider."""
+    return [line for line in placement.requests_seen() if uuid in line]
+
+
 def test_unchanged_provider_costs_one_request(placement, unique):
+    uuid = make_provider(placement.client(), 'one-' + unique, {T['raw']})
     client = placement.client()
-    uuid = make_provider(client, 'one-' + unique, {T['raw']})
+    assert client.microversion  # negotiated once per client: not counted
     reporter = reporter_mod.Reporter(client, {T['raw']})
-    before = len(placement.requests_seen())
+    before = client.request_count
     result = reporter.sync_provider(uuid)
-    seen = placement.requests_seen()[before:]
-    assert seen == ['GET /resource_providers/%s/traits' % uuid]
+    assert client.request_count - before == 1
+    assert about(placement, uuid)[-1] == (
+        'GET /resource_providers/%s/traits' % uuid)
     assert not result.changed
 
 
 def test_changed_provider_costs_two_requests(placement, unique):
+    uuid = make_provider(placement.client(), 'two-' + unique, {T['raw']})
     client = placement.client()
-    uuid = make_provider(client, 'two-' + unique, {T['raw']})
-    before = len(placement.requests_seen())
+    assert client.microversion
+    seen_before = len(about(placement, uuid))
     reporter_mod.Reporter(client, {T['vmdk']}).sync_provider(uuid)
-    methods = [line.split()[0] for line in placement.requests_seen()[before:]]
+    assert client.request_count == 1 + 2  # discovery, then GET and PUT
+    methods = [line.split()[0]
+               for line in about(placement, uuid)[seen_before:]]
     assert methods == ['GET', 'PUT']
 
 
@@ -110,7 +122,8 @@ def test_trait_placement_lacks_is_skipped_and_reported(client, unique):
 
 
 @pytest.mark.slow
-def test_many_providers_touch_only_the_stale_ones(placement, unique):
+def test_many_providers_touch_only_the_stale_ones(fresh_placement, unique):
+    placement = fresh_placement  # counts every request: a server of its own
     client = placement.client()
     desired = {T['raw'], T['qcow2']}
     uuids = [make_provider(client, 'many-%s-%03d' % (unique, i),
@@ -185,23 +198,18 @@ def test_cli_show_json(write_conf):
         'traits': [T['iso'], T['vmdk']], 'excluded': []}
 
 
+def reporter_child(*args):
+    return helpers.Child.module('virt_capabilities.cmd.main', 'report',
+                                *args)
+
+
 def test_provider_created_after_reporter_started(placement, write_conf,
                                                  unique):
     path = write_conf(LIBVIRT_CONF + 'host = late-%s\n' % unique, placement)
-    proc = subprocess.Popen(
-        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'report',
-         '--config-file', path, '--wait', '30'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(1.5)
+    with reporter_child('--config-file', path, '--wait', '3600') as child:
+        child.err.wait_for('retrying')  # it looked, and did not find it
         uuid = make_provider(placement.client(), 'late-' + unique)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err
-    assert 'retrying' in err
+        assert child.finish() == 0, child.err.text()
     traits, _ = placement.client().get_provider_traits(uuid)
     assert T['qcow2'] in traits
 
@@ -227,61 +235,83 @@ def test_compute_id_file_wins_over_host(placement, write_conf, tmp_path,
 
 
 def test_service_mode_sighup_and_sigterm(placement, write_conf, unique):
-    import signal
+    """Signals act at once, not at the next (hour-long) interval."""
     client = placement.client()
     uuid = make_provider(client, 'svc-' + unique)
     path = write_conf('compute_driver = fake.FakeDriver\nhost = svc-%s\n'
                       % unique, placement)
-    proc = subprocess.Popen(
-        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'report',
-         '--config-file', path, '--interval', '0.5'],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for(lambda: client.get_provider_traits(uuid)[0] == {T['raw']})
-        with open(path, 'a') as f:
-            f.write('[compute]\nimage_type_exclude_list = raw\n')
+    with reporter_child('--config-file', path, '--interval', '3600') as child:
+        helpers.wait_until(
+            lambda: client.get_provider_traits(uuid)[0] == {T['raw']},
+            'first sync')
         with open(path) as f:
             text = f.read().replace('fake.FakeDriver',
                                     'vmwareapi.VMwareVCDriver')
         with open(path, 'w') as f:
-            f.write(text)
-        proc.send_signal(signal.SIGHUP)
-        _wait_for(lambda: client.get_provider_traits(uuid)[0]
-                  == {T['vmdk'], T['iso']})
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0, err
-    assert 'configuration re-read' in err
+            f.write(text + '[compute]\nimage_type_exclude_list = raw\n')
+        child.send(signal.SIGHUP)
+        helpers.wait_until(lambda: client.get_provider_traits(uuid)[0]
+                           == {T['vmdk'], T['iso']}, 'sync after SIGHUP')
+        child.send(signal.SIGTERM)
+        assert child.finish() == 0, child.err.text()
+    assert child.err.count('configuration re-read') == 1
 
 
-def _wait_for(predicate, timeout=20):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError('condition not met in %s s' % timeout)
+def test_sigterm_while_waiting_for_the_provider(placement, write_conf,
+                                                unique):
+    path = write_conf(LIBVIRT_CONF + 'host = never-%s\n' % unique, placement)
+    with reporter_child('--config-file', path, '--wait', '3600',
+                        '--interval', '3600') as child:
+        child.err.wait_for('retrying')
+        child.send(signal.SIGTERM)
+        assert child.finish() == 0, child.err.text()
+    assert 'stopping' in child.err.text()
 
 
-def test_threads_are_not_needed_for_service_stop_event(placement, write_conf,
-                                                       unique):
-    """run_service returns when its stop event is set (library use)."""
-    make_provider(placement.client(), 'evt-' + unique)
-    path = write_conf('compute_driver = fake.FakeDriver\nhost = evt-%s\n'
-                      % unique, placement)
-    stop = threading.Event()
+def run_service_in_thread(path):
+    control = control_mod.Control()
     result = {}
 
     def target():
         result['code'] = service.run_service(
-            lambda: service.ReportJob([path]), 0.2, 0, stop_event=stop)
+            lambda sleep: service.ReportJob([path], sleep=sleep), 3600, 3600,
+            control=control)
     thread = threading.Thread(target=target)
     thread.start()
-    time.sleep(0.5)
-    stop.set()
-    thread.join(timeout=10)
+    return control, thread, result
+
+
+def test_library_control_stops_the_service(placement, write_conf, unique):
+    """run_service returns when its control is told to stop (library use)."""
+    client = placement.client()
+    uuid = make_provider(client, 'evt-' + unique)
+    path = write_conf('compute_driver = fake.FakeDriver\nhost = evt-%s\n'
+                      % unique, placement)
+    control, thread, result = run_service_in_thread(path)
+    try:
+        helpers.wait_until(
+            lambda: client.get_provider_traits(uuid)[0] == {T['raw']},
+            'first sync')
+        control.stop()
+        thread.join(helpers.SAFETY_TIMEOUT)
+    finally:
+        control.stop()
+    assert not thread.is_alive()
+    assert result == {'code': 0}
+
+
+def test_library_control_stops_a_wait_for_the_provider(placement,
+                                                       write_conf, unique):
+    path = write_conf('compute_driver = fake.FakeDriver\nhost = gone-%s\n'
+                      % unique, placement)
+    seen = placement.requests_seen
+    control, thread, result = run_service_in_thread(path)
+    try:
+        helpers.wait_until(lambda: any('gone-' + unique in line
+                                       for line in seen()), 'first lookup')
+        control.stop()
+        thread.join(helpers.SAFETY_TIMEOUT)
+    finally:
+        control.stop()
+    assert not thread.is_alive()
     assert result == {'code': 0}

@@ -8,6 +8,7 @@ from image_type_common import exceptions as vc_exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
 from image_type_filter import conf as itf_conf
+from image_type_filter.harness import fleet
 from image_type_filter.scheduler import request_spec as rs
 from image_type_filter.scheduler import scheduler_client
 
@@ -92,24 +93,24 @@ def test_volume_backed_returns_every_host(demo_fleet):
     assert names(hosts, found.provider_uuids) == sorted(h.name for h in hosts)
 
 
-def test_forbidden_traits_combine(demo_fleet):
-    server, hosts = demo_fleet
-    client = server.client()
-    vmware = [h for h in hosts if h.name == 'vmware-1'][0]
-    traits, generation = client.get_provider_traits(vmware.uuid)
+def own_hosts(placement, unique, *names):
+    """Demo hosts of the test's own (suffixed names) on ``placement``."""
+    return fleet.build(placement, [h for h in fleet.demo_fleet('-' + unique)
+                                   if h.name.rsplit('-', 1)[0] in names])
+
+
+def test_forbidden_traits_combine(placement, unique):
+    hosts = own_hosts(placement, unique, 'vmware-1', 'vmware-2')
+    client = placement.client()
+    traits, generation = client.get_provider_traits(hosts[0].uuid)
     client.put_provider_traits(
-        vmware.uuid, traits | {'COMPUTE_STATUS_DISABLED'}, generation)
-    try:
-        found = candidates(server, 'vmdk',
+        hosts[0].uuid, traits | {'COMPUTE_STATUS_DISABLED'}, generation)
+    for max_version in (None, (1, 34)):
+        found = candidates(placement, 'vmdk', max_version=max_version,
                            root_forbidden={'COMPUTE_STATUS_DISABLED'})
-        assert names(hosts, found.provider_uuids) == ['vmware-2']
-        fallback = candidates(server, 'vmdk', max_version=(1, 34),
-                              root_forbidden={'COMPUTE_STATUS_DISABLED'})
-        assert names(hosts, fallback.provider_uuids) == ['vmware-2']
-    finally:
-        traits, generation = client.get_provider_traits(vmware.uuid)
-        client.put_provider_traits(
-            vmware.uuid, traits - {'COMPUTE_STATUS_DISABLED'}, generation)
+        mine = [u for u in found.provider_uuids
+                if u in {h.uuid for h in hosts}]
+        assert names(hosts, mine) == [hosts[1].name]
 
 
 def test_host_supports_image_for_rebuild(demo_fleet):
@@ -136,30 +137,26 @@ def test_trait_placement_lacks_is_a_clear_error(demo_fleet):
     assert 'COMPUTE_IMAGE_TYPE_NEWER_THAN_YOU' in str(err.value)
 
 
-def test_auto_parameter_follows_the_fleet_shape(demo_fleet):
-    server, hosts = demo_fleet
+def test_auto_parameter_follows_the_fleet_shape(fresh_placement, unique):
+    server = fresh_placement  # the whole fleet's shape: a server of its own
+    hosts = own_hosts(server, unique, 'vmware-1', 'vmware-2',
+                      'libvirt-qcow2-1')
     now = [0.0]
     client = placement_client.PlacementClient(server.adapter())
     sched = scheduler_client.SchedulerClient(
         client, make_conf(image_type_trait_parameter='auto'),
         clock=lambda: now[0])
+    vmware = sorted(h.name for h in hosts if h.name.startswith('vmware'))
     flat = sched.get_candidates(rs.RequestSpec.for_boot('vmdk', RESOURCES))
     assert 'root_required' not in flat.query
     assert 'required=COMPUTE_IMAGE_TYPE_VMDK' in flat.query
-    assert names(hosts, flat.provider_uuids) == ['vmware-1', 'vmware-2']
-    child = server.client().create_resource_provider(
-        'numa-child', parent=hosts[0].uuid)
-    try:
-        # Cached until the interval passes, then the nested tree is seen.
-        again = sched.get_candidates(rs.RequestSpec.for_boot('vmdk',
-                                                             RESOURCES))
-        assert 'root_required' not in again.query
-        now[0] += 300
-        nested = sched.get_candidates(rs.RequestSpec.for_boot('vmdk',
-                                                              RESOURCES))
-        assert 'root_required=COMPUTE_IMAGE_TYPE_VMDK' in nested.query
-        assert names(hosts, nested.provider_uuids) == ['vmware-1',
-                                                       'vmware-2']
-    finally:
-        server.client().request('DELETE', '/resource_providers/%s'
-                                % child['uuid'], ok=(204,))
+    assert names(hosts, flat.provider_uuids) == vmware
+    server.client().create_resource_provider('numa-child',
+                                             parent=hosts[0].uuid)
+    # Cached until the interval passes, then the nested tree is seen.
+    again = sched.get_candidates(rs.RequestSpec.for_boot('vmdk', RESOURCES))
+    assert 'root_required' not in again.query
+    now[0] += 300
+    nested = sched.get_candidates(rs.RequestSpec.for_boot('vmdk', RESOURCES))
+    assert 'root_required=COMPUTE_IMAGE_TYPE_VMDK' in nested.query
+    assert names(hosts, nested.provider_uuids) == vmware

@@ -14,7 +14,7 @@ class Report(command.Command):
     Only the image-type traits (and configured custom traits) are owned;
     every other trait on the provider stays as it was. One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    finishes the current sync and exits 0.
+    stops at once (never between a read and its write) and exits 0.
 
     Exit codes: 0 in sync; 1 Placement error after retries, or traits
     Placement lacks; 2 bad configuration or usage.
@@ -43,10 +43,12 @@ class Report(command.Command):
             raise cli.exceptions.ConfigError('--interval must be positive')
         if parsed_args.wait < 0:
             raise cli.exceptions.ConfigError('--wait must not be negative')
-        factory = functools.partial(
-            service.ReportJob, parsed_args.config_file, parsed_args.provider,
-            parsed_args.os_cloud)
         if parsed_args.interval:
-            return service.run_service(factory, parsed_args.interval,
-                                       parsed_args.wait)
-        return service.run_once(factory, parsed_args.wait)
+            return service.run_service(
+                lambda sleep: service.ReportJob(
+                    parsed_args.config_file, parsed_args.provider,
+                    parsed_args.os_cloud, sleep=sleep),
+                parsed_args.interval, parsed_args.wait)
+        return service.run_once(functools.partial(
+            service.ReportJob, parsed_args.config_file, parsed_args.provider,
+            parsed_args.os_cloud), parsed_args.wait)

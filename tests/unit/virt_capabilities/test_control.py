@@ -1,0 +1,66 @@
+"""The service control: a request is never lost, whenever it comes."""
+
+import threading
+
+import pytest
+
+from tests import helpers
+from virt_capabilities import control as control_mod
+
+
+@pytest.fixture
+def control():
+    control = control_mod.Control()
+    yield control
+    control.close()
+
+
+def waiter(control, **kwargs):
+    result = {}
+    thread = threading.Thread(target=lambda: result.setdefault(
+        'woken', control.wait(3600, **kwargs)))
+    thread.start()
+    return thread, result
+
+
+def test_a_request_made_before_the_wait_is_not_lost(control):
+    control.stop()  # e.g. SIGTERM during a sync
+    assert control.wait(3600) is True
+
+
+@pytest.mark.parametrize('request_name', ['stop', 'reload'])
+def test_a_request_during_the_wait_ends_it(control, request_name):
+    thread, result = waiter(control)
+    getattr(control, request_name)()
+    thread.join(helpers.SAFETY_TIMEOUT)
+    assert result == {'woken': True}
+
+
+def test_reload_is_taken_once(control):
+    control.reload()
+    assert control.take_reload() is True
+    assert control.take_reload() is False
+    assert control.wait(0) is False
+
+
+def test_a_back_off_ignores_reload_but_raises_on_stop(control):
+    control.reload()
+    control.sleep(0)  # a reload does not cut a back-off short
+    done = {}
+
+    def back_off():
+        try:
+            control.sleep(3600)
+        except control_mod.Stopping:
+            done['stopped'] = True
+    thread = threading.Thread(target=back_off)
+    thread.start()
+    control.stop()
+    thread.join(helpers.SAFETY_TIMEOUT)
+    assert done == {'stopped': True}
+
+
+def test_many_rings_never_block(control):
+    for _ in range(100000):  # far more than a pipe buffer holds
+        control.reload()
+    assert control.wait(3600) is True

@@ -1,0 +1,75 @@
+"""How a running reporter is told to stop or to re-read its configuration.
+
+Signal handlers and library callers use the same two calls, ``stop()`` and
+``reload()``. Every wait in the service (the interval, waiting for the
+provider, a back-off) wakes at once on them, whenever they arrive: the flags
+are the truth and a self-pipe is the doorbell, so a request made while a
+sync runs is never lost, and ringing takes no lock (safe in a signal
+handler).
+"""
+
+import os
+import select
+import time
+
+
+class Stopping(Exception):
+    """Raised out of a wait when a stop was requested; unwinds a sync."""
+
+
+class Control:
+    def __init__(self):
+        self._bell_r, self._bell_w = os.pipe()
+        os.set_blocking(self._bell_r, False)
+        os.set_blocking(self._bell_w, False)
+        self.stop_requested = False
+        self.reload_requested = False
+
+    def stop(self):
+        self.stop_requested = True
+        self._ring()
+
+    def reload(self):
+        self.reload_requested = True
+        self._ring()
+
+    def take_reload(self):
+        """True once per reload request."""
+        requested, self.reload_requested = self.reload_requested, False
+        return requested
+
+    def _ring(self):
+        try:
+            os.write(self._bell_w, b'!')
+        except BlockingIOError:
+            pass  # the pipe is full: the bell is already ringing
+
+    def _drain(self):
+        try:
+            while os.read(self._bell_r, 512):
+                pass
+        except BlockingIOError:
+            pass
+
+    def wait(self, seconds, wake_on_reload=True):
+        """Wait up to ``seconds``; return True if a request cut it short."""
+        deadline = time.monotonic() + seconds
+        while True:
+            if self.stop_requested or (wake_on_reload and
+                                       self.reload_requested):
+                return True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            select.select([self._bell_r], [], [], remaining)
+            self._drain()
+
+    def sleep(self, seconds):
+        """A back-off inside a sync: raise Stopping if asked to stop."""
+        self.wait(seconds, wake_on_reload=False)
+        if self.stop_requested:
+            raise Stopping()
+
+    def close(self):
+        for fd in (self._bell_r, self._bell_w):
+            os.close(fd)
