@@ -178,6 +178,18 @@ class PlacementClient:
                             % quote(uuid), body, not_found=uuid).json()[
             'resource_provider_generation']
 
+    def list_traits(self, names):
+        """Which of ``names`` Placement knows (GET /traits?name=in:...)."""
+        self.require(PROVIDER_TRAITS, 'list traits')
+        names = sorted(names)
+        for name in names:
+            if not trait_names.is_name(name):
+                raise ValueError('invalid trait name %r' % (name,))
+        if not names:
+            return set()
+        path = '/traits?' + encode_query([('name', 'in:' + ','.join(names))])
+        return set(self.request('GET', path).json()['traits'])
+
     def create_trait(self, name):
         """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
         self.request('PUT', '/traits/%s' % quote(name), ok=(201, 204))

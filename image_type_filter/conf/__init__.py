@@ -1,7 +1,9 @@
 """Options of the scheduler side, registered on an explicit ConfigOpts.
 
-``CONF`` is this package's own ConfigOpts (not oslo's global), used by the
-Nova-signature module-level filter functions; everything else takes a conf.
+``register_opts`` is for a ConfigOpts of this project's own (the CLI, the
+demo, a scheduler client). Inside nova-scheduler ``register_nova_opts`` adds
+only the request filters' options to Nova's own CONF, so nova.conf alone
+configures them and no second ConfigOpts has to be loaded.
 """
 
 from oslo_config import cfg
@@ -17,6 +19,12 @@ MODULES = [scheduler, image_isolation, placement]
 def register_opts(conf):
     for module in MODULES:
         module.register_opts(conf)
+
+
+def register_nova_opts(conf):
+    """The request filters' options, on Nova's CONF (idempotent)."""
+    scheduler.register_filter_opts(conf)
+    image_isolation.register_opts(conf)
 
 
 def list_opts():
@@ -38,6 +46,3 @@ def new_conf(**overrides):
         conf.set_override(name, value, group)
     return conf
 
-
-CONF = cfg.ConfigOpts()
-register_opts(CONF)

@@ -1,4 +1,4 @@
-"""[image_isolation] options: image properties that reserve hosts."""
+"""[image_isolation] options: traits that reserve hosts, and what asks."""
 
 from oslo_config import cfg
 
@@ -21,13 +21,20 @@ image_isolation_opts = [
     cfg.ListOpt(
         'rules',
         default=[],
-        help='Rules of the form ``KEY:TRAIT`` or ``KEY=VALUE:TRAIT``, for '
-             'example ``trove=true:CUSTOM_TROVE``. An image whose property '
-             'KEY exists (and equals VALUE, compared case-insensitively, '
-             'when given) requires TRAIT on the host; any other image '
-             'forbids it. Several rules may name one trait: the trait is '
-             'required when any of them matches. TRAIT must be a '
-             '``CUSTOM_*`` trait; values cannot contain commas.'),
+        help='Reserved traits and what asks for them, comma-separated. '
+             '``CUSTOM_X`` alone reserves the hosts carrying CUSTOM_X for '
+             'requests whose image or flavor says ``trait:CUSTOM_X=required`` '
+             '(Nova\'s own spelling: an image property, or a flavor extra '
+             'spec). ``KEY:CUSTOM_X`` or ``KEY=VALUE:CUSTOM_X`` also lets an '
+             'image property ask for it: KEY exists (and equals VALUE, '
+             'compared case-insensitively). A request that asks requires '
+             'the trait on the host; every other request forbids it. '
+             'Inside nova-scheduler KEY must be a property Nova keeps '
+             '(``os_distro``, ``hw_*``, ``img_*`` ...): Nova drops any other '
+             'before scheduling, so such a rule is refused at start-up. A '
+             'reserved trait Placement does not know yet is forbidden '
+             'nowhere, and a request that asks for it gets "No valid host" '
+             'naming it. Values cannot contain commas.'),
 ]
 
 

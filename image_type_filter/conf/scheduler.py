@@ -1,4 +1,11 @@
-"""[scheduler] options of the image-type request filter."""
+"""[scheduler] options of the image-type request filter.
+
+Two sets: the filters' own options, which nova-scheduler reads from nova.conf
+too (``register_filter_opts``), and options of this project's own scheduler
+client and CLI. Nova's ``query_placement_for_image_type_support`` is Nova's
+option: inside nova-scheduler it is read, never declared again; elsewhere it
+is declared here so a nova.conf that sets it means the same thing.
+"""
 
 from oslo_config import cfg
 
@@ -11,20 +18,21 @@ scheduler_group = cfg.OptGroup(
 IGNORE, REJECT = 'ignore', 'reject'
 ROOT_REQUIRED, REQUIRED, AUTO = 'root_required', 'required', 'auto'
 
-scheduler_opts = [
+NOVA_OPTION = 'query_placement_for_image_type_support'
+
+filter_opts = [
     cfg.BoolOpt(
         'filter_hosts_by_image_type_support',
         default=False,
-        deprecated_opts=[cfg.DeprecatedOpt(
-            'query_placement_for_image_type_support', group='scheduler')],
         help='Ask Placement only for hosts whose virt driver can boot the '
              'image\'s ``disk_format``, by requiring the matching '
              '``COMPUTE_IMAGE_TYPE_*`` trait on the compute node. '
              'Volume-backed requests are not filtered. Upgrade rule: enable '
              'this only once every compute node reports its image-type '
              'traits (``image-type-filter status`` exits 0); a node that '
-             'reports none would receive no boots at all. Nova\'s name for '
-             'it, ``query_placement_for_image_type_support``, is accepted.'),
+             'reports none would receive no boots at all. Nova\'s own '
+             '``query_placement_for_image_type_support`` turns it on too; '
+             'with both on, the trait is added once.'),
     cfg.StrOpt(
         'image_type_unknown_format',
         default=IGNORE,
@@ -36,6 +44,16 @@ scheduler_opts = [
         help='What to do with an image whose ``disk_format`` maps to no '
              'known ``COMPUTE_IMAGE_TYPE_*`` trait (missing, empty or '
              'unknown).'),
+    cfg.ListOpt(
+        'enabled_request_filters',
+        default=['require_image_type_support', 'isolate_image_properties'],
+        help='Request filters to run, in order, from the '
+             '``image_type_filter.request_filters`` entry-point namespace. '
+             'Each filter still honours its own on/off option. Third-party '
+             'filters register there instead of patching the scheduler.'),
+]
+
+client_opts = [
     cfg.StrOpt(
         'image_type_trait_parameter',
         default=ROOT_REQUIRED,
@@ -55,7 +73,9 @@ scheduler_opts = [
                    '``root_required``. A tree that turns nested between '
                    'two checks is queried the fast way until the next '
                    'check.')],
-        help='Which query parameter carries the image-type trait. On a flat '
+        help='Which query parameter this project\'s own scheduler client '
+             'and CLI put the image-type trait in (inside nova-scheduler, '
+             'Nova builds the query and uses ``root_required``). On a flat '
              'fleet both select the same hosts and Placement answers '
              '``required`` about twice as fast (see benchmarks/README.md). '
              'Against a Placement older than 1.35 the unsuffixed '
@@ -67,20 +87,37 @@ scheduler_opts = [
         help='With ``image_type_trait_parameter = auto``: seconds between '
              'two checks of whether the fleet is flat (two Placement '
              'requests per check).'),
-    cfg.ListOpt(
-        'enabled_request_filters',
-        default=['require_image_type_support', 'isolate_image_properties'],
-        help='Request filters to run, in order, from the '
-             '``image_type_filter.request_filters`` entry-point namespace. '
-             'Each filter still honours its own on/off option. Third-party '
-             'filters register there instead of patching the scheduler.'),
+]
+
+nova_opts = [
+    cfg.BoolOpt(
+        NOVA_OPTION,
+        default=False,
+        help='Nova\'s own option for its image-type request filter, read '
+             'here so that a nova.conf which sets it means the same to this '
+             'project\'s tools: it turns the image-type filter on like '
+             '``filter_hosts_by_image_type_support``. Inside nova-scheduler '
+             'this is Nova\'s option and is not declared again.'),
 ]
 
 
-def register_opts(conf):
+def image_type_filter_enabled(conf):
+    """Our option or Nova's: either turns the image-type filter on."""
+    return (conf.scheduler.filter_hosts_by_image_type_support
+            or getattr(conf.scheduler, NOVA_OPTION))
+
+
+def register_filter_opts(conf):
+    """The filters' own options: what nova-scheduler registers."""
     conf.register_group(fresh_group(scheduler_group))
-    conf.register_opts(scheduler_opts, group=scheduler_group.name)
+    conf.register_opts(filter_opts, group=scheduler_group.name)
+
+
+def register_opts(conf):
+    """Everything, on a ConfigOpts of this project's own (not Nova's)."""
+    register_filter_opts(conf)
+    conf.register_opts(client_opts + nova_opts, group=scheduler_group.name)
 
 
 def list_opts():
-    return {scheduler_group: scheduler_opts}
+    return {scheduler_group: filter_opts + client_opts + nova_opts}

@@ -16,7 +16,6 @@ from image_type_filter.scheduler import scheduler_client
 
 LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
-TROVE_IMAGE = {'trove': 'true'}
 
 
 def scheduler_conf(enabled):
@@ -49,7 +48,7 @@ def run(progress_stream=None):
             client, scheduler_conf(enabled)) for enabled in (True, False)}
         cases = [(fmt, True, False, {}) for fmt in image_types.FORMATS]
         cases += [('vmdk', False, False, {}), ('vmdk', True, True, {}),
-                  ('qcow2', True, False, TROVE_IMAGE)]
+                  ('qcow2', True, False, fleet.TROVE_TAG)]
         requests = []
         for disk_format, enabled, volume_backed, properties in cases:
             spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,

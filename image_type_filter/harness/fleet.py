@@ -103,8 +103,10 @@ DEMO_FLEET = [
         '''),
 ]
 
-#: The demo's isolation rule for the Trove host.
-TROVE_RULE = 'trove=true:CUSTOM_TROVE'
+#: The demo's isolation rule: the Trove host takes only requests whose image
+#: (or flavor) says trait:CUSTOM_TROVE=required, Nova's own spelling.
+TROVE_RULE = 'CUSTOM_TROVE'
+TROVE_TAG = {'trait:CUSTOM_TROVE': 'required'}
 
 
 def demo_fleet(suffix=''):

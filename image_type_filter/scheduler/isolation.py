@@ -1,84 +1,148 @@
-"""Image-property isolation: reserved hosts get only their images.
+"""Image-property isolation: reserved hosts get only the requests meant for
+them.
 
-Each rule maps an image property to a CUSTOM trait. A matching image
-requires the trait on the root provider; every other image forbids it. So
-tagged images go only to tagged hosts, and nothing else lands there, which
-AggregateImagePropertiesIsolation (an untagged image matches anything) and
-flavor extra specs cannot do.
+Each rule reserves a CUSTOM trait. A request asks for it when its image or
+flavor carries ``trait:CUSTOM_X=required`` (Nova's own spelling, which Nova
+keeps in ``ImageMetaProps.traits_required`` and in flavor extra specs), or
+when a rule ``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a
+request requires the trait on the root provider; every other request forbids
+it. So tagged requests go only to tagged hosts and nothing else lands there,
+which AggregateImagePropertiesIsolation (an untagged image fits anywhere)
+cannot promise.
+
+Works the same on plain property dicts (this project's RequestSpec, the
+CLI) and on Nova's objects; no image, key, value or missing field raises.
+A reserved trait Placement does not know yet is forbidden nowhere (naming it
+would make every query a 400); a request that asks for it gets NoValidHost
+naming it.
 """
 
+import collections.abc
 import dataclasses
 import re
 
 from image_type_common import exceptions
+from image_type_common import text
 from image_type_common import trait_names
+from image_type_filter import exceptions as filter_exceptions
+from image_type_filter.scheduler import spec_fields
+from image_type_filter.scheduler import trait_catalog
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
                   r'(?P<trait>[^:]+)$')
+#: ``trait:X`` and Nova's granular ``trait1:X`` / ``trait_net:X`` keys.
+TAG = re.compile(r'^trait[A-Za-z0-9_-]*:(?P<trait>.+)$')
+REQUIRED = 'required'
 
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    key: str
-    value: str
+    """A reserved trait, and the image property that asks for it if any."""
+
     trait: str
+    key: str = None
+    value: str = None
 
     def matches(self, properties):
-        found = _property(properties, self.key)
+        if self.key is None:
+            return False
+        found = spec_fields.field(properties, self.key)
         if found is None:
             return False
         return self.value is None or str(found).strip().lower() == \
             self.value.lower()
 
     def __str__(self):
+        if self.key is None:
+            return self.trait
         key = self.key if self.value is None else '%s=%s' % (self.key,
                                                               self.value)
         return '%s:%s' % (key, self.trait)
 
 
-def _property(properties, key):
-    if properties is None:
-        return None
-    if hasattr(properties, 'get'):
-        return properties.get(key)
-    return getattr(properties, key, None)  # Nova's ImageMetaProps
+def parse_rules(entries, property_names=None):
+    """Parse ``[image_isolation] rules``; ConfigError naming the bad one.
 
-
-def parse_rules(entries):
+    ``property_names``: the image properties that survive to the scheduler
+    (Nova's ImageMetaProps fields); a rule keyed on another is refused.
+    """
     rules = []
     for entry in entries:
-        match = RULE.match(entry.strip())
+        entry = entry.strip()
+        if trait_names.is_custom(entry):
+            rules.append(Rule(entry))
+            continue
+        match = RULE.match(entry)
         trait = match.group('trait').strip() if match else ''
         if not match or not trait_names.is_custom(trait):
             raise exceptions.ConfigError(
-                '[image_isolation] rules: %r is not KEY[=VALUE]:CUSTOM_TRAIT'
-                % entry)
-        rules.append(Rule(match.group('key').strip(), match.group('value'),
-                          trait))
+                '[image_isolation] rules: %s is not CUSTOM_TRAIT or '
+                'KEY[=VALUE]:CUSTOM_TRAIT' % text.safe_repr(entry))
+        rule = Rule(trait, match.group('key').strip(), match.group('value'))
+        if property_names is not None and rule.key not in property_names:
+            raise exceptions.ConfigError(
+                '[image_isolation] rules: %s keys on image property %s, '
+                'which Nova drops before scheduling; tag the image (or '
+                'flavor) with trait:%s=required and make the rule %s'
+                % (text.safe_repr(str(rule)), text.safe_repr(rule.key),
+                   trait, trait))
+        rules.append(rule)
     return tuple(rules)
 
 
+def tagged_traits(request_spec):
+    """Traits the image or flavor asks for with ``trait:X=required``."""
+    image_properties = spec_fields.image_properties(request_spec)
+    extra_specs = spec_fields.extra_specs(request_spec)
+    found = set()
+    for trait in spec_fields.field(image_properties, 'traits_required') or ():
+        found.add(str(trait).strip())  # Nova's ImageMetaProps
+    for mapping in (image_properties, extra_specs):
+        if not isinstance(mapping, collections.abc.Mapping):
+            continue
+        for key, value in list(mapping.items()):
+            match = TAG.match(str(key))
+            if match and str(value).strip().lower() == REQUIRED:
+                found.add(match.group('trait').strip())
+    return found
+
+
 class IsolateImageProperties:
-    """Request filter: require or forbid each rule's trait, per image."""
+    """Request filter: require or forbid each reserved trait, per request."""
 
     name = 'isolate_image_properties'
 
-    def __init__(self, conf):
+    def __init__(self, conf, placement=None, image_property_names=None,
+                 **_):
         self.conf = conf
-        self.enabled = conf.image_isolation.enabled
-        self.rules = parse_rules(conf.image_isolation.rules)
+        self.rules = parse_rules(conf.image_isolation.rules,
+                                 image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
+        self.catalog = (trait_catalog.TraitCatalog(placement)
+                        if placement is not None else None)
+
+    def asked_for(self, request_spec):
+        """The reserved traits this request asks for."""
+        properties = spec_fields.image_properties(request_spec)
+        asked = {r.trait for r in self.rules if r.matches(properties)}
+        return asked | (tagged_traits(request_spec) & set(self.traits))
 
     def __call__(self, ctxt, request_spec):
-        if not self.enabled or not self.rules:
+        if not self.conf.image_isolation.enabled or not self.rules:
             return False
-        image = getattr(request_spec, 'image', None)
-        properties = getattr(image, 'properties', None) if image else None
-        matched = {r.trait for r in self.rules if r.matches(properties)}
+        asked = self.asked_for(request_spec)
+        known = (self.catalog.known(self.traits) if self.catalog
+                 else set(self.traits))
+        unknown = sorted(asked - known)
+        if unknown:
+            raise filter_exceptions.NoValidHost(
+                'the request asks for reserved trait(s) %s, which Placement '
+                'does not know yet, so no host carries them'
+                % ', '.join(unknown))
         for trait in self.traits:
-            if trait in matched:
+            if trait in asked:
                 request_spec.root_required.add(trait)
-            else:
+            elif trait in known:
                 request_spec.root_forbidden.add(trait)
         return True
 

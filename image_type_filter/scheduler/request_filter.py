@@ -1,9 +1,13 @@
 """Request filters: Nova-shaped ``(ctxt, request_spec) -> bool`` callables.
 
-A filter returns True when it added a constraint to the request. Filters are
-built from a conf (``Filter(conf)``) and found through the
-``image_type_filter.request_filters`` entry-point namespace, so third-party
-filters plug in beside this one without patching the scheduler.
+A filter returns True when it added a constraint to the request, and raises
+``image_type_filter.exceptions.NoValidHost`` when the request cannot be
+placed. Filters are found through the ``image_type_filter.request_filters``
+entry-point namespace and built as ``Filter(conf, **kwargs)``: the keyword
+arguments are ``placement`` (a PlacementClient, or None) and
+``image_property_names`` (inside Nova, the image properties Nova keeps); a
+filter takes what it needs and ignores the rest. Third-party filters plug in
+there beside these without patching the scheduler.
 """
 
 import logging
@@ -13,18 +17,13 @@ from stevedore import named
 
 from image_type_common import exceptions as vc_exceptions
 from image_type_common import image_types
-from image_type_filter import conf as itf_conf
+from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.conf import scheduler as scheduler_conf
+from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = 'image_type_filter.request_filters'
-
-
-def safe_repr(value, limit=64):
-    """A log-safe, bounded rendering of untrusted input (no newlines, NULs)."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + '...'
 
 
 class WarnOnce:
@@ -53,16 +52,16 @@ class RequireImageTypeSupport:
 
     name = 'require_image_type_support'
 
-    def __init__(self, conf):
+    def __init__(self, conf, **_):
         self.conf = conf
         self._unknown = WarnOnce()
 
     def __call__(self, ctxt, request_spec):
-        if not self.conf.scheduler.filter_hosts_by_image_type_support:
+        if not scheduler_conf.image_type_filter_enabled(self.conf):
             return False
         trait = self.required_trait(request_spec)
-        if trait is None:
-            return False
+        if trait is None or trait in request_spec.root_required:
+            return False  # nothing to add, or Nova's own filter added it
         request_spec.root_required.add(trait)
         return True
 
@@ -73,12 +72,12 @@ class RequireImageTypeSupport:
         image, or an unknown format under ``ignore``. Under ``reject`` an
         unknown format raises UnknownImageFormat.
         """
-        if getattr(request_spec, 'is_bfv', False):
+        if spec_fields.field(request_spec, 'is_bfv'):
             return None
-        image = getattr(request_spec, 'image', None)
+        image = spec_fields.field(request_spec, 'image')
         if image is None:
             return None
-        disk_format = getattr(image, 'disk_format', None)
+        disk_format = spec_fields.field(image, 'disk_format')
         trait = image_types.trait_for_format(disk_format)
         if trait is None:
             self._unknown_format(disk_format)
@@ -89,25 +88,19 @@ class RequireImageTypeSupport:
                 == scheduler_conf.REJECT):
             raise exceptions.UnknownImageFormat(
                 'image disk_format %s is not a known image type; known: %s'
-                % (safe_repr(disk_format), ', '.join(image_types.FORMATS)))
+                % (text.safe_repr(disk_format),
+                   ', '.join(image_types.FORMATS)))
         key = disk_format if isinstance(disk_format, str) else repr(
             disk_format)
         if self._unknown.first_time(key[:64]):
             LOG.warning('image disk_format %s maps to no known '
                         'COMPUTE_IMAGE_TYPE_* trait; not filtering hosts by '
                         'image type (is os-traits up to date?)',
-                        safe_repr(disk_format))
+                        text.safe_repr(disk_format))
 
 
-_default_filter = None
-
-
-def require_image_type_support(ctxt, request_spec):
-    """Nova's request-filter signature, reading this package's ``CONF``."""
-    global _default_filter
-    if _default_filter is None:
-        _default_filter = RequireImageTypeSupport(itf_conf.CONF)
-    return _default_filter(ctxt, request_spec)
+def _raise_load_failure(manager, entry_point, exc):
+    raise exc
 
 
 def _constraints(spec):
@@ -123,13 +116,20 @@ class RequestFilterPipeline:
         self.filters = list(filters)
 
     @classmethod
-    def from_conf(cls, conf, names=None):
+    def from_conf(cls, conf, names=None, **filter_kwargs):
+        """The filters ``[scheduler] enabled_request_filters`` names.
+
+        A filter that refuses its configuration stops the load with its own
+        error (a ConfigError naming the option), whether it is enabled or
+        not; an unknown name is a ConfigError listing the known ones.
+        """
         names = list(names if names is not None
                      else conf.scheduler.enabled_request_filters)
         missing = []
         manager = named.NamedExtensionManager(
             NAMESPACE, names, invoke_on_load=True, invoke_args=(conf,),
-            name_order=True,
+            invoke_kwds=filter_kwargs, name_order=True,
+            on_load_failure_callback=_raise_load_failure,
             on_missing_entrypoints_callback=missing.extend)
         if missing:
             raise vc_exceptions.ConfigError(

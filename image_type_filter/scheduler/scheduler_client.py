@@ -43,7 +43,7 @@ class SchedulerClient:
         self.client = client
         self.conf = conf
         self.pipeline = pipeline or request_filter.RequestFilterPipeline.\
-            from_conf(conf)
+            from_conf(conf, placement=client)
         self._clock = clock
         self._image_filter = request_filter.RequireImageTypeSupport(conf)
         self._flat = None

@@ -65,7 +65,7 @@ def test_demo_json(tmp_path):
     trove = [r for r in result['requests'] if r['image_properties']]
     assert trove == [{'disk_format': 'qcow2', 'filter_enabled': True,
                       'volume_backed': False,
-                      'image_properties': {'trove': 'true'},
+                      'image_properties': fleet.TROVE_TAG,
                       'candidates': ['trove-1'], 'reason': None}]
     off = [r for r in result['requests'] if not r['filter_enabled']]
     assert len(off) == 1 and off[0]['candidates'] == sorted(hosts)

@@ -33,7 +33,15 @@ def hosts_for(demo_fleet, disk_format, properties=None, **kwargs):
 
 
 def test_tagged_image_only_on_tagged_hosts(demo_fleet):
-    assert hosts_for(demo_fleet, 'qcow2', {'trove': 'true'}) == ['trove-1']
+    assert hosts_for(demo_fleet, 'qcow2', fleet.TROVE_TAG) == ['trove-1']
+
+
+def test_a_property_rule_works_on_plain_properties(demo_fleet):
+    rules = ('trove=true:CUSTOM_TROVE',)
+    assert hosts_for(demo_fleet, 'qcow2', {'trove': 'true'},
+                     rules=rules) == ['trove-1']
+    assert 'trove-1' not in hosts_for(demo_fleet, 'qcow2',
+                                      {'trove': 'false'}, rules=rules)
 
 
 def test_untagged_image_never_on_a_tagged_host(demo_fleet):
@@ -43,15 +51,16 @@ def test_untagged_image_never_on_a_tagged_host(demo_fleet):
     assert 'libvirt-qcow2-1' in hosts_for(demo_fleet, 'qcow2')
 
 
-def test_rule_with_value_matches_only_that_value(demo_fleet):
-    assert 'trove-1' not in hosts_for(demo_fleet, 'qcow2',
-                                      {'trove': 'false'})
+def test_a_forbidden_or_other_tag_does_not_ask(demo_fleet):
+    for value in ('forbidden', 'optional'):
+        assert 'trove-1' not in hosts_for(
+            demo_fleet, 'qcow2', {'trait:CUSTOM_TROVE': value})
 
 
 def test_combined_with_image_type_both_hold(demo_fleet):
     # The Trove host is libvirt: a tagged vmdk image fits nowhere.
-    assert hosts_for(demo_fleet, 'vmdk', {'trove': 'true'}) == []
-    assert hosts_for(demo_fleet, 'vmdk', {'trove': 'true'},
+    assert hosts_for(demo_fleet, 'vmdk', fleet.TROVE_TAG) == []
+    assert hosts_for(demo_fleet, 'vmdk', fleet.TROVE_TAG,
                      image_type=False) == ['trove-1']
 
 
@@ -68,17 +77,17 @@ def test_explain_names_the_rule(demo_fleet, tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['trove-1']['reasons'] == [
-        'has forbidden CUSTOM_TROVE (image_isolation rule '
-        'trove=true:CUSTOM_TROVE)']
+        'has forbidden CUSTOM_TROVE (image_isolation rule CUSTOM_TROVE)']
     proc = subprocess.run(
         [sys.executable, '-m', 'image_type_filter.cmd.main', 'candidates',
          '--config-file', str(conf), '--disk-format', 'qcow2', '--explain',
-         '--image-property', 'trove=true', '-f', 'json'],
+         '--image-property', 'trait:CUSTOM_TROVE=required', '-f',
+         'json'],
         capture_output=True, text=True, env=clean_env(), timeout=120)
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['trove-1']['result'] == 'candidate'
-    assert 'lacks CUSTOM_TROVE (image_isolation rule trove=true:' \
-        'CUSTOM_TROVE)' in rows['libvirt-qcow2-1']['reasons']
+    assert 'lacks CUSTOM_TROVE (image_isolation rule CUSTOM_TROVE)' in \
+        rows['libvirt-qcow2-1']['reasons']
 
 
 def test_dropping_a_custom_trait_removes_it_and_nothing_else(

@@ -2,8 +2,10 @@
 
 ``image_type_common`` imports neither half; the compute side never imports
 the scheduler side; on the scheduler side only the demo/test harness may
-import the reporter, and the runtime imports neither diagnostics nor the
-harness. Nothing imports ``tests``.
+import the reporter, and the runtime (with the Nova integration) imports
+neither diagnostics nor the harness. Nothing imports ``tests``. The Nova
+integration's own fresh-interpreter check is in tests/nova, where Nova is
+installed.
 """
 
 import ast
@@ -72,7 +74,8 @@ def rule(module, name):
             and not module.startswith('image_type_filter.harness'):
         return 'only the harness may import the reporter'
     if module.startswith(('image_type_filter.scheduler',
-                          'image_type_filter.conf')) and name.startswith(
+                          'image_type_filter.conf',
+                          'image_type_filter.nova')) and name.startswith(
             ('image_type_filter.diagnostics', 'image_type_filter.harness',
              'image_type_filter.cmd')):
         return 'the runtime imports no diagnostics, harness or CLI'
@@ -91,6 +94,8 @@ def test_the_rule_catches_a_wrong_import():
     assert rule('image_type_filter.scheduler.query',
                 'image_type_filter.diagnostics.survey')
     assert rule('virt_capabilities.reporter', 'tests.helpers')
+    assert rule('image_type_filter.nova.integration',
+                'image_type_filter.harness.fleet')
     assert rule('image_type_filter.harness.fleet',
                 'virt_capabilities.service') is None
 

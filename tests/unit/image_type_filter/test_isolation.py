@@ -1,67 +1,115 @@
-"""Isolation rules: parsing and matching."""
-
-import types
+"""Isolation rules: parsing, matching, tags, and traits Placement lacks."""
 
 import pytest
 
 from image_type_common import exceptions
 from image_type_filter import conf as itf_conf
+from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import request_spec as rs
+from image_type_filter.scheduler import trait_catalog
 
 
 def test_parse_rules():
     rules = isolation.parse_rules(['trove=true:CUSTOM_TROVE',
-                                   ' gpu : CUSTOM_GPU '])
-    assert rules == (isolation.Rule('trove', 'true', 'CUSTOM_TROVE'),
-                     isolation.Rule('gpu', None, 'CUSTOM_GPU'))
-    assert str(rules[0]) == 'trove=true:CUSTOM_TROVE'
+                                   ' gpu : CUSTOM_GPU ', ' CUSTOM_DB '])
+    assert rules == (isolation.Rule('CUSTOM_TROVE', 'trove', 'true'),
+                     isolation.Rule('CUSTOM_GPU', 'gpu'),
+                     isolation.Rule('CUSTOM_DB'))
+    assert [str(r) for r in rules] == ['trove=true:CUSTOM_TROVE',
+                                       'gpu:CUSTOM_GPU', 'CUSTOM_DB']
 
 
 @pytest.mark.parametrize('bad', ['trove=true', 'trove:HW_CPU_X86_AVX2',
                                  ':CUSTOM_X', 'a:custom_lower',
-                                 'a:CUSTOM_X:CUSTOM_Y'])
-def test_bad_rules_are_config_errors(bad):
-    with pytest.raises(exceptions.ConfigError, match='KEY'):
+                                 'a:CUSTOM_X:CUSTOM_Y', 'HW_CPU_X86_AVX2',
+                                 'CUSTOM_lower'])
+def test_bad_rules_are_config_errors_naming_themselves(bad):
+    with pytest.raises(exceptions.ConfigError) as err:
         isolation.parse_rules([bad])
+    assert repr(bad) in str(err.value)
+
+
+def test_a_rule_on_a_property_nova_drops_is_refused_naming_the_tag():
+    nova_keeps = {'os_distro', 'hw_machine_type', 'traits_required'}
+    assert isolation.parse_rules(['os_distro=rhel:CUSTOM_RHEL'], nova_keeps)
+    with pytest.raises(exceptions.ConfigError) as err:
+        isolation.parse_rules(['trove=true:CUSTOM_TROVE'], nova_keeps)
+    message = str(err.value)
+    assert 'Nova drops' in message and '\n' not in message
+    assert 'trait:CUSTOM_TROVE=required' in message
 
 
 @pytest.mark.parametrize('properties,matches', [
     ({'trove': 'true'}, True), ({'trove': 'True'}, True),
     ({'trove': 'false'}, False), ({}, False), (None, False),
-    (types.SimpleNamespace(trove='true'), True),  # Nova's ImageMetaProps
-    (types.SimpleNamespace(), False),
+    ({'trove': ['true']}, False), ({'trove': None}, False),
 ])
 def test_rule_with_value(properties, matches):
-    assert isolation.Rule('trove', 'true', 'CUSTOM_TROVE').matches(
+    assert isolation.Rule('CUSTOM_TROVE', 'trove', 'true').matches(
         properties) is matches
 
 
-def test_key_only_rule_matches_any_value():
-    rule = isolation.Rule('gpu', None, 'CUSTOM_GPU')
-    assert rule.matches({'gpu': 'anything'})
-    assert not rule.matches({'other': 'x'})
+def test_key_only_rule_matches_any_value_and_bare_rule_nothing():
+    assert isolation.Rule('CUSTOM_GPU', 'gpu').matches({'gpu': 'anything'})
+    assert not isolation.Rule('CUSTOM_GPU', 'gpu').matches({'other': 'x'})
+    assert not isolation.Rule('CUSTOM_GPU').matches({'CUSTOM_GPU': 'x'})
 
 
 def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
                                      'db=mysql:CUSTOM_TROVE',
-                                     'gpu:CUSTOM_GPU')):
+                                     'gpu:CUSTOM_GPU', 'CUSTOM_DB'),
+                placement=None):
     return isolation.IsolateImageProperties(itf_conf.new_conf(
-        image_isolation__enabled=enabled, image_isolation__rules=list(rules)))
+        image_isolation__enabled=enabled, image_isolation__rules=list(rules)),
+        placement=placement)
 
 
 def test_matching_requires_and_the_rest_forbids():
     spec = rs.RequestSpec.for_boot('raw', properties={'db': 'mysql'})
     assert make_filter()(None, spec) is True
     assert spec.root_required == {'CUSTOM_TROVE'}
-    assert spec.root_forbidden == {'CUSTOM_GPU'}
+    assert spec.root_forbidden == {'CUSTOM_GPU', 'CUSTOM_DB'}
 
 
-def test_untagged_image_forbids_every_rule_trait():
+@pytest.mark.parametrize('where', ['image', 'flavor', 'granular flavor'])
+def test_a_trait_tag_asks_for_the_reserved_trait(where):
+    tag = {'image': ('trait:CUSTOM_DB', 'required'),
+           'flavor': ('trait:CUSTOM_DB', 'Required'),
+           'granular flavor': ('trait1:CUSTOM_DB', 'required')}[where]
+    spec = rs.RequestSpec.for_boot(
+        'raw', properties=dict([tag]) if where == 'image' else {},
+        extra_specs=dict([tag]) if where != 'image' else {})
+    make_filter()(None, spec)
+    assert spec.root_required == {'CUSTOM_DB'}
+    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
+
+
+def test_a_forbidden_tag_or_an_unreserved_trait_asks_for_nothing():
+    spec = rs.RequestSpec.for_boot(
+        'raw', properties={'trait:CUSTOM_OTHER': 'required'},
+        extra_specs={'trait:CUSTOM_DB': 'forbidden'})
+    make_filter()(None, spec)
+    assert spec.root_required == set()
+    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
+
+
+def test_untagged_image_forbids_every_reserved_trait():
     spec = rs.RequestSpec.for_boot('raw')
     make_filter()(None, spec)
     assert spec.root_required == set()
-    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
+    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
+
+
+@pytest.mark.parametrize('spec', [
+    rs.RequestSpec(image=None),
+    rs.RequestSpec(image=rs.ImageMeta('raw', None), flavor=None),
+    rs.RequestSpec(image=rs.ImageMeta('raw', {None: 1, 3: [], 'gpu': b'x'}),
+                   flavor=rs.Flavor({'trait:': 'required', 7: 'required'})),
+])
+def test_odd_requests_never_raise(spec):
+    assert make_filter()(None, spec) is True
+    assert 'CUSTOM_DB' in spec.root_forbidden
 
 
 def test_volume_backed_still_applies():
@@ -71,13 +119,60 @@ def test_volume_backed_still_applies():
     assert spec.root_required == {'CUSTOM_GPU'}
 
 
-def test_disabled_does_nothing():
+def test_disabled_does_nothing_but_still_validates_rules():
     spec = rs.RequestSpec.for_boot('raw')
     assert make_filter(enabled=False)(None, spec) is False
     assert spec.root_forbidden == set()
+    with pytest.raises(exceptions.ConfigError, match='nope'):
+        make_filter(enabled=False, rules=['nope'])
 
 
 def test_describe_names_the_rules():
     assert make_filter().describe_trait('CUSTOM_TROVE') == (
         'image_isolation rule trove=true:CUSTOM_TROVE, db=mysql:CUSTOM_TROVE')
     assert make_filter().describe_trait('CUSTOM_OTHER') is None
+
+
+class TraitsPlacementKnows:
+    """Answers ``list_traits`` like Placement, from a set it is given."""
+
+    def __init__(self, known):
+        self.known = set(known)
+        self.asked = []
+
+    def list_traits(self, names):
+        self.asked.append(sorted(names))
+        return set(names) & self.known
+
+
+def test_a_trait_placement_lacks_is_forbidden_nowhere():
+    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'})
+    spec = rs.RequestSpec.for_boot('raw')
+    make_filter(placement=placement)(None, spec)
+    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
+
+
+def test_asking_for_a_trait_placement_lacks_is_no_valid_host_naming_it():
+    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'})
+    spec = rs.RequestSpec.for_boot(
+        'raw', extra_specs={'trait:CUSTOM_DB': 'required'})
+    with pytest.raises(filter_exceptions.NoValidHost, match='CUSTOM_DB'):
+        make_filter(placement=placement)(None, spec)
+
+
+def test_catalog_asks_again_for_missing_traits_only_after_recheck():
+    now = [0.0]
+    placement = TraitsPlacementKnows({'CUSTOM_A'})
+    catalog = trait_catalog.TraitCatalog(placement, recheck=30,
+                                         clock=lambda: now[0])
+    assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A'}
+    assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A'}
+    assert placement.asked == [['CUSTOM_A', 'CUSTOM_B']]
+    placement.known.add('CUSTOM_B')  # the reporter created it
+    now[0] += 30
+    assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A',
+                                                       'CUSTOM_B'}
+    now[0] += 3600
+    assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A',
+                                                       'CUSTOM_B'}
+    assert placement.asked == [['CUSTOM_A', 'CUSTOM_B'], ['CUSTOM_B']]

@@ -107,17 +107,30 @@ def test_both_option_names_enable_it(tmp_path, option):
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
 
 
-def test_module_function_uses_package_conf():
-    itf_conf.CONF([])
-    itf_conf.CONF.set_override('filter_hosts_by_image_type_support', True,
-                               'scheduler')
-    try:
-        request = spec('iso')
-        assert request_filter.require_image_type_support(None, request)
-        assert request.root_required == {'COMPUTE_IMAGE_TYPE_ISO'}
-    finally:
-        itf_conf.CONF.clear_override('filter_hosts_by_image_type_support',
-                                     'scheduler')
+def test_nova_added_the_trait_already_so_we_add_nothing(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[scheduler]\nquery_placement_for_image_type_support = '
+                    'True\nfilter_hosts_by_image_type_support = True\n')
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf([], default_config_files=[str(path)])
+    request = spec('raw')
+    request.root_required.add('COMPUTE_IMAGE_TYPE_RAW')  # Nova's own filter
+    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_nova_option_is_not_reported_deprecated(tmp_path, caplog):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[scheduler]\nquery_placement_for_image_type_support = '
+                    'True\n')
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    with caplog.at_level(logging.DEBUG):
+        conf([], default_config_files=[str(path)])
+        assert request_filter.RequireImageTypeSupport(conf)(None, spec('raw'))
+    assert not [r for r in caplog.records
+                if 'deprecated' in r.getMessage().lower()]
 
 
 def test_pipeline_runs_filters_in_order_and_reports(conf, caplog):
