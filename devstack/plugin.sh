@@ -7,9 +7,31 @@ function install_image_type_filter {
 }
 
 function configure_image_type_filter {
-    if [[ "$IMAGE_TYPE_FILTER_ENABLED" == "True" ]]; then
-        iniset "$NOVA_CONF" scheduler filter_hosts_by_image_type_support True
+    if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]]; then
+        return
     fi
+    # nova-scheduler loads the filters from nova.conf alone: the module in
+    # available_filters registers the request filters, and the host filter
+    # checks rebuilds (see README, "Running inside Nova").
+    local available enabled
+    available=$(iniget_multiline "$NOVA_CONF" filter_scheduler \
+        available_filters)
+    if [[ -z "$available" ]]; then
+        available=$NOVA_DEFAULT_AVAILABLE_FILTERS
+    fi
+    if [[ " $available " != *" $IMAGE_TYPE_FILTER_MODULE "* ]]; then
+        available="$available $IMAGE_TYPE_FILTER_MODULE"
+    fi
+    # shellcheck disable=SC2086  # one argument per value
+    iniset_multiline "$NOVA_CONF" filter_scheduler available_filters \
+        $available
+    enabled=$(iniget "$NOVA_CONF" filter_scheduler enabled_filters)
+    enabled=${enabled:-$NOVA_DEFAULT_ENABLED_FILTERS}
+    if [[ ",$enabled," != *",$IMAGE_TYPE_REBUILD_FILTER,"* ]]; then
+        enabled="$enabled,$IMAGE_TYPE_REBUILD_FILTER"
+    fi
+    iniset "$NOVA_CONF" filter_scheduler enabled_filters "$enabled"
+    iniset "$NOVA_CONF" scheduler filter_hosts_by_image_type_support True
 }
 
 function _reporter_config {

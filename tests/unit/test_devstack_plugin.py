@@ -18,6 +18,9 @@ enable_service() { record enable_service "$@"; }
 setup_develop() { record setup_develop "$@"; }
 pip_install() { record pip_install "$@"; }
 iniset() { record iniset "$@"; }
+iniset_multiline() { record iniset_multiline "$@"; }
+iniget() { echo "${ENABLED_FILTERS:-}"; }
+iniget_multiline() { echo "${AVAILABLE_FILTERS:-}"; }
 run_process() { record run_process "$@"; }
 stop_process() { record stop_process "$@"; }
 echo_summary() { :; }
@@ -77,11 +80,56 @@ def test_install_sets_up_the_project(tmp_path):
     assert calls == ['setup_develop /opt/stack/image-type-filter']
 
 
-def test_post_config_turns_the_option_on(tmp_path):
+NOVA_DEFAULT_ENABLED = ('ComputeFilter,ComputeCapabilitiesFilter,'
+                        'ImagePropertiesFilter,ServerGroupAntiAffinityFilter,'
+                        'ServerGroupAffinityFilter')
+
+
+def available_filters(calls, path):
+    lines = [c.split() for c in calls if c.startswith('iniset_multiline')]
+    assert [w[1:4] for w in lines] == [[path, 'filter_scheduler',
+                                        'available_filters']]
+    return lines[0][4:]
+
+
+def test_post_config_loads_the_filters_into_nova_scheduler(tmp_path):
+    path = str(tmp_path / 'nova.conf')
     calls = run_phase(tmp_path, 'stack', 'post-config')
-    conf = apply_iniset(calls, str(tmp_path / 'nova.conf'))
+    conf = apply_iniset(calls, path)
     assert conf.get('scheduler', 'filter_hosts_by_image_type_support') == \
         'True'
+    # Nova's defaults are kept: ours come in addition.
+    assert available_filters(calls, path) == [
+        'nova.scheduler.filters.all_filters',
+        'image_type_filter.nova.all_filters']
+    assert conf.get('filter_scheduler', 'enabled_filters') == \
+        NOVA_DEFAULT_ENABLED + ',ImageTypeRebuildFilter'
+
+
+def test_post_config_keeps_what_nova_conf_has_and_adds_once(tmp_path):
+    path = str(tmp_path / 'nova.conf')
+    calls = run_phase(
+        tmp_path, 'stack', 'post-config',
+        AVAILABLE_FILTERS='nova.scheduler.filters.all_filters my.Filter',
+        ENABLED_FILTERS='ComputeFilter,NUMATopologyFilter')
+    assert available_filters(calls, path) == [
+        'nova.scheduler.filters.all_filters', 'my.Filter',
+        'image_type_filter.nova.all_filters']
+    assert apply_iniset(calls, path).get(
+        'filter_scheduler', 'enabled_filters') == \
+        'ComputeFilter,NUMATopologyFilter,ImageTypeRebuildFilter'
+    rerun = tmp_path / 'rerun'
+    rerun.mkdir()
+    path = str(rerun / 'nova.conf')
+    again = run_phase(
+        rerun, 'stack', 'post-config',
+        AVAILABLE_FILTERS='a.b image_type_filter.nova.all_filters',
+        ENABLED_FILTERS='ComputeFilter,ImageTypeRebuildFilter')
+    assert available_filters(again, path) == [
+        'a.b', 'image_type_filter.nova.all_filters']
+    assert apply_iniset(again, path).get(
+        'filter_scheduler', 'enabled_filters') == \
+        'ComputeFilter,ImageTypeRebuildFilter'
 
 
 def test_post_config_respects_disabled(tmp_path):

@@ -32,6 +32,38 @@ def test_devstack_job_wiring():
     assert 'image-type-filter-devstack' in project['gate']['jobs']
 
 
+def tox_env_commands(name):
+    """The commands tox runs for env ``name`` ({a,b} sections expanded)."""
+    import configparser
+    import itertools
+    import re
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(os.path.join(REPO, 'tox.ini'))
+    for section in parser.sections():
+        if not section.startswith('testenv:'):
+            continue
+        parts = re.split(r'\{([^}]*)\}', section[len('testenv:'):])
+        choices = [[p] if i % 2 == 0 else p.split(',')
+                   for i, p in enumerate(parts)]
+        names = {''.join(c) for c in itertools.product(*choices)}
+        if name in names and parser.has_option(section, 'commands'):
+            return parser.get(section, 'commands')
+    return parser.get('testenv', 'commands')
+
+
+def test_zuul_functional_and_nova_jobs_run_those_suites():
+    jobs = {item['job']['name']: item['job'] for item in zuul()
+            if 'job' in item}
+    functional = jobs['image-type-filter-tox-functional']['vars'][
+        'tox_envlist']
+    assert 'tests/functional' in tox_env_commands(functional)
+    nova = jobs['image-type-filter-tox-nova']['vars']['tox_envlist']
+    assert 'tests/nova' in tox_env_commands(nova)
+    assert 'tests/unit' in tox_env_commands('py311')
+    project = [item['project'] for item in zuul() if 'project' in item][0]
+    assert 'image-type-filter-tox-nova' in project['gate']['jobs']
+
+
 def generate(tmp_path, name):
     out = tmp_path / (name + '.conf.sample')
     subprocess.run(

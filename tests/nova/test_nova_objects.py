@@ -1,0 +1,138 @@
+"""The filters on Nova's own RequestSpec, ImageMeta and Flavor objects,
+installed into nova-scheduler's request-filter list the documented way."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip('nova')
+
+from nova import exception as nova_exception  # noqa: E402
+from nova import objects  # noqa: E402
+from nova import test  # noqa: E402
+from nova.scheduler import request_filter as nova_request_filter  # noqa: E402
+
+from image_type_common import exceptions  # noqa: E402
+from image_type_filter import conf as itf_conf  # noqa: E402
+import image_type_filter.nova  # noqa: E402
+from image_type_filter.nova import integration  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+RULES = ['os_distro=rhel:CUSTOM_RHEL', 'CUSTOM_TROVE', 'CUSTOM_GPU']
+
+
+def nova_spec(image=None, extra_specs=None, is_bfv=False, **fields):
+    objects.register_all()
+    spec = objects.RequestSpec(is_bfv=is_bfv, **fields)
+    if image is not None:
+        spec.image = objects.ImageMeta.from_dict(image)
+    spec.flavor = objects.Flavor(extra_specs=extra_specs or {})
+    return spec
+
+
+class NovaTestCase(test.NoDBTestCase):
+    def _clear_attrs(self):
+        pass  # see tests/nova/base.py
+
+    def setUp(self):
+        super().setUp()
+        self.addCleanup(integration.uninstall)
+        itf_conf.register_nova_opts(test.CONF)
+
+    def install(self, options=None):
+        for (group, name), value in (options or {}).items():
+            self.flags(**{name: value, 'group': group})
+        image_type_filter.nova.all_filters()
+        return integration.installed_filters()
+
+    def run_ours(self, spec):
+        return [f(None, spec) for f in integration.installed_filters()]
+
+
+class TestOnNovaObjects(NovaTestCase):
+    def test_tags_and_kept_properties_on_real_nova_objects(self):
+        self.install({('scheduler', 'filter_hosts_by_image_type_support'):
+                        True, ('image_isolation', 'enabled'): True,
+                        ('image_isolation', 'rules'): RULES})
+        spec = nova_spec({'disk_format': 'raw', 'properties': {
+            'os_distro': 'rhel', 'trait:CUSTOM_TROVE': 'required'}})
+        self.assertEqual([True, True], self.run_ours(spec))
+        self.assertEqual({'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_RHEL',
+                          'CUSTOM_TROVE'}, spec.root_required)
+        self.assertIn('CUSTOM_GPU', spec.root_forbidden)
+
+    def test_a_tagged_flavor_asks_too(self):
+        self.install({('image_isolation', 'enabled'): True,
+                        ('image_isolation', 'rules'): RULES})
+        spec = nova_spec({'disk_format': 'raw', 'properties': {}},
+                         extra_specs={'trait:CUSTOM_GPU': 'required'})
+        self.run_ours(spec)
+        self.assertEqual({'CUSTOM_GPU'}, spec.root_required)
+        self.assertEqual({'CUSTOM_RHEL', 'CUSTOM_TROVE'},
+                         spec.root_forbidden)
+
+    def test_odd_nova_requests_never_raise(self):
+        self.install({('scheduler', 'filter_hosts_by_image_type_support'):
+                        True, ('image_isolation', 'enabled'): True,
+                        ('image_isolation', 'rules'): RULES})
+        odd = [
+            nova_spec(),                                  # no image at all
+            nova_spec({'properties': {}}),                # no disk_format
+            nova_spec({'disk_format': None}),
+            nova_spec({'disk_format': 'raw\n&x=1', 'properties': {
+                'os_distro': 'ubuntu', 'hw_machine_type': 'q35'}}),
+            nova_spec({'disk_format': 'vhd'}, is_bfv=True),
+        ]
+        for spec in odd:
+            self.run_ours(spec)
+            self.assertTrue({'CUSTOM_RHEL', 'CUSTOM_TROVE',
+                             'CUSTOM_GPU'} <= spec.root_forbidden)
+        self.assertEqual(set(), odd[-1].root_required)  # volume-backed
+
+    def test_reject_fails_as_nova_expects(self):
+        self.install({('scheduler', 'filter_hosts_by_image_type_support'):
+                        True,
+                      ('scheduler', 'image_type_unknown_format'): 'reject'})
+        spec = nova_spec({'disk_format': 'qed'})
+        error = self.assertRaises(nova_exception.RequestFilterFailed,
+                                  self.run_ours, spec)
+        self.assertIn("'qed' is not a known image type", str(error))
+
+    def test_installed_once_after_novas_own_filters(self):
+        self.install()
+        self.install()  # nova-scheduler may build its HostManager again
+        ours = integration.installed_filters()
+        self.assertEqual(2, len(ours))
+        names = [f.__name__ for f in nova_request_filter.ALL_REQUEST_FILTERS]
+        self.assertEqual(['image_type_filter.require_image_type_support',
+                          'image_type_filter.isolate_image_properties'],
+                         names[-2:])
+        self.assertLess(names.index('require_image_type_support'),
+                        names.index(
+                            'image_type_filter.require_image_type_support'))
+        integration.uninstall()
+        self.assertEqual([], integration.installed_filters())
+
+    def test_a_rule_on_a_property_nova_drops_stops_start_up(self):
+        self.flags(rules=['trove=true:CUSTOM_TROVE'], group='image_isolation')
+        error = self.assertRaises(exceptions.ConfigError,
+                                  image_type_filter.nova.all_filters)
+        message = str(error)
+        self.assertNotIn('\n', message)
+        self.assertIn('trait:CUSTOM_TROVE=required', message)
+        self.assertEqual([], integration.installed_filters())
+
+
+def test_nova_integration_loads_nothing_of_the_reporter():
+    """In a fresh interpreter, as nova-scheduler imports it."""
+    probe = ('import sys, image_type_filter.nova\n'
+             'print("\\n".join(sorted(m for m in sys.modules if m.startswith('
+             '("virt_capabilities", "image_type_filter.harness", '
+             '"image_type_filter.diagnostics", "image_type_filter.cmd")))))')
+    proc = subprocess.run([sys.executable, '-c', probe], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []
