@@ -9,6 +9,7 @@ import dataclasses
 
 from image_type_common import exceptions
 from image_type_common import image_types
+from image_type_common import text
 from image_type_common.conf import loading
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
@@ -85,14 +86,28 @@ def libvirt_formats(images_type, virt_type, force_raw_images):
 
 
 def parse_exclude_list(entries):
-    """Validate ``[compute] image_type_exclude_list`` against the catalogue."""
-    excluded = {e.strip().lower() for e in entries if e.strip()}
-    unknown = sorted(excluded.difference(image_types.FORMATS))
-    if unknown:
-        raise exceptions.ConfigError(
-            '[compute] image_type_exclude_list has unknown format(s) %s; '
-            'known formats: %s' % (', '.join(unknown),
-                                   ', '.join(image_types.FORMATS)))
+    """``[compute] image_type_exclude_list``, read exactly as nova-compute.
+
+    nova-compute drops a format only when an entry equals its lower-case
+    name (``nova/virt/driver.py`` ``_check_image_type_exclude_list``); any
+    other entry excludes nothing. Reporting what the operator meant would
+    then fight nova-compute over the trait, and reporting what Nova does
+    would silently ignore the operator: such an entry is refused instead.
+    """
+    excluded = set()
+    for entry in entries:
+        if entry in image_types.FORMATS:
+            excluded.add(entry)
+        elif entry.strip().lower() in image_types.FORMATS:
+            raise exceptions.ConfigError(
+                '[compute] image_type_exclude_list: %s excludes nothing for '
+                'nova-compute, which compares exactly; write %r'
+                % (text.safe_repr(entry), entry.strip().lower()))
+        else:
+            raise exceptions.ConfigError(
+                '[compute] image_type_exclude_list: %s is no image type; '
+                'nova-compute would exclude nothing. Known: %s'
+                % (text.safe_repr(entry), ', '.join(image_types.FORMATS)))
     return frozenset(excluded)
 
 

@@ -12,16 +12,19 @@ from image_type_common import image_types
 class Ownership:
     """The traits the reporter wants on a provider, and the ones it owns.
 
-    It owns the whole image-type namespace, the custom traits it is configured
-    with, and the custom traits it set earlier (so that dropping one from the
-    configuration removes it). Every other trait belongs to someone else.
+    It owns the whole image-type namespace (unless nova-compute does), the
+    custom traits it is configured with, and the custom traits it set earlier
+    (so that dropping one from the configuration removes it). Every other
+    trait belongs to someone else.
     """
 
     desired: frozenset
     owned_custom: frozenset = frozenset()
+    image_types: bool = True
 
     def owns(self, trait):
-        return image_types.is_owned_trait(trait) or trait in self.owned_custom
+        return ((self.image_types and image_types.is_owned_trait(trait))
+                or trait in self.owned_custom)
 
     def target(self, current):
         """``current`` with the owned namespace set to ``desired``."""
@@ -33,7 +36,8 @@ class Ownership:
         All desired traits, and ``!trait`` for every owned trait not desired;
         ``absent`` traits (which Placement does not know) are left out.
         """
-        owned = set(image_types.TRAITS) | self.owned_custom
+        owned = set(image_types.TRAITS if self.image_types else ()) | \
+            self.owned_custom
         desired = self.desired - set(absent)
         forbidden = owned - self.desired - set(absent)
         return sorted(desired) + ['!' + t for t in sorted(forbidden)]

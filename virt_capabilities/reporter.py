@@ -13,6 +13,7 @@ import random
 import time
 
 from image_type_common import exceptions
+from image_type_common import image_types
 from image_type_common import placement_client
 from image_type_common import progress as progress_mod
 from virt_capabilities import merge
@@ -65,9 +66,12 @@ class Reporter:
 
     def __init__(self, client, desired, custom_traits=frozenset(),
                  state=None, conflict_retries=8, backoff=0.05,
-                 sleep=time.sleep):
+                 sleep=time.sleep, owns_image_types=True):
         self.client = client
-        self.desired = frozenset(desired)
+        self.owns_image_types = owns_image_types
+        self.desired = frozenset(
+            t for t in desired
+            if owns_image_types or not image_types.is_owned_trait(t))
         self.custom_traits = frozenset(custom_traits)
         self.state = state
         self.conflict_retries = conflict_retries
@@ -84,7 +88,8 @@ class Reporter:
                     self.state.all_owned()) if self.state else frozenset()
         return merge.Ownership(
             desired=self.desired - self.missing,
-            owned_custom=frozenset(previous | self.custom_traits))
+            owned_custom=frozenset(previous | self.custom_traits),
+            image_types=self.owns_image_types)
 
     def _handle_unknown(self, exc, asked_for):
         """Create missing custom traits; remember (and warn of) standard ones.

@@ -24,6 +24,7 @@ from virt_capabilities import drivers
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
+from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -45,7 +46,10 @@ class ReportJob:
         self.reporter = reporter_mod.Reporter(
             self.client, self.capabilities.traits | custom, custom, state,
             conflict_retries=loading.read(self.conf, 'conflict_retries',
-                                          'virt_capabilities'), sleep=sleep)
+                                          'virt_capabilities'), sleep=sleep,
+            owns_image_types=loading.read(
+                self.conf, 'image_type_traits_owner', 'virt_capabilities')
+            == reporter_conf.REPORTER)
         self.sleep = sleep
         self.uuids = None
 

@@ -315,3 +315,18 @@ def test_library_control_stops_a_wait_for_the_provider(placement,
         control.stop()
     assert not thread.is_alive()
     assert result == {'code': 0}
+
+
+def test_nova_compute_as_owner_keeps_only_custom_traits(placement,
+                                                        write_conf, unique):
+    client = placement.client()
+    # What nova-compute reported, right or wrong, is nova-compute's.
+    uuid = make_provider(client, 'novaowns-' + unique, {T['vmdk']})
+    path = write_conf(LIBVIRT_CONF + 'host = novaowns-%s\n'
+                      '[virt_capabilities]\ncustom_traits = CUSTOM_DB_%s\n'
+                      'image_type_traits_owner = nova-compute\n'
+                      % (unique, unique.upper()), placement)
+    proc = run_cli('report', '--config-file', path)
+    assert proc.returncode == 0, proc.stderr
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T['vmdk'], 'CUSTOM_DB_' + unique.upper()}

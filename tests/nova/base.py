@@ -9,11 +9,13 @@ scheduler is configured only through nova.conf options, exactly as README's
 import os
 import sys
 
+import fixtures
 from nova import conf as nova_conf
 from nova.tests.functional import integrated_helpers
 
 from image_type_filter import conf as itf_conf
 from image_type_filter.nova import integration
+from virt_capabilities import service
 
 CONF = nova_conf.CONF
 API_PASTE = os.path.join(sys.prefix, 'etc', 'nova', 'api-paste.ini')
@@ -80,3 +82,16 @@ class InsideNova(integrated_helpers._IntegratedTestBase):
 
     def host_of(self, server):
         return server['OS-EXT-SRV-ATTR:host']
+
+    def run_reporter(self, host, extra=''):
+        """Our reporter, once, on a node's own nova.conf, into Nova's
+        Placement; it finds the provider nova-compute created by ``host``."""
+        workdir = self.useFixture(fixtures.TempDir()).path
+        path = os.path.join(workdir, 'nova.conf')
+        with open(path, 'w') as f:
+            f.write('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
+                    'host = %s\nstate_path = %s\n%s\n'
+                    '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                    'token = admin\n' % (host, workdir, extra,
+                                         self.placement_fixture.endpoint))
+        return service.run_once(lambda: service.ReportJob([path]), 0)

@@ -4,10 +4,8 @@ import pytest
 
 pytest.importorskip('nova')
 
-import fixtures  # noqa: E402
 
 from tests.nova import base  # noqa: E402
-from virt_capabilities import service  # noqa: E402
 
 RESERVED = 'CUSTOM_TROVE'
 TAG = {'trait:%s' % RESERVED: 'required'}
@@ -24,21 +22,8 @@ class TestIsolation(base.InsideNova):
         self.report_custom_trait('trove-host', RESERVED)
 
     def report_custom_trait(self, host, trait):
-        """Our reporter, on the node's own nova.conf, into Nova's Placement.
-
-        The provider is the one nova-compute created (named after its
-        node); the reporter finds it by ``[DEFAULT] host``.
-        """
-        conf = self.useFixture(fixtures.TempDir()).join('nova.conf')
-        with open(conf, 'w') as f:
-            f.write('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
-                    'host = %s\nstate_path = %s\n'
-                    '[virt_capabilities]\ncustom_traits = %s\n'
-                    '[placement]\nauth_type = admin_token\nendpoint = %s\n'
-                    'token = admin\n' % (host, conf.rsplit('/', 1)[0], trait,
-                                         self.placement_fixture.endpoint))
-        self.assertEqual(0, service.run_once(
-            lambda: service.ReportJob([conf]), 0))
+        self.assertEqual(0, self.run_reporter(
+            host, '[virt_capabilities]\ncustom_traits = %s\n' % trait))
         uuid = self._get_provider_uuid_by_host(host)
         self.assertIn(trait, self._get_provider_traits(uuid))
 

@@ -8,7 +8,25 @@ reporter_group = cfg.OptGroup(
     'virt_capabilities', title='Trait reporter options',
     help='How the reporter keeps its traits on the resource provider.')
 
+REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
+
 reporter_opts = [
+    cfg.StrOpt(
+        'image_type_traits_owner',
+        default=REPORTER,
+        choices=[
+            (REPORTER, 'This reporter keeps the COMPUTE_IMAGE_TYPE_* traits '
+                       'on the provider, and the custom traits.'),
+            (NOVA_COMPUTE, 'nova-compute keeps the COMPUTE_IMAGE_TYPE_* '
+                           'traits (it does since Train); this reporter '
+                           'keeps only its custom traits and never touches '
+                           'an image-type trait.')],
+        help='Who owns the image-type traits on this node\'s provider. Both '
+             'give the same answer for the same nova.conf; choose '
+             '``nova-compute`` where nova-compute runs and reports them, so '
+             'that one writer owns them, and ``reporter`` for nodes whose '
+             'nova-compute does not (older than Train, or drivers that '
+             'report no capabilities).'),
     cfg.ListOpt(
         'custom_traits',
         default=[],

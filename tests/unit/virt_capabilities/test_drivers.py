@@ -99,11 +99,28 @@ def test_exclude_list_drops_formats(write_conf):
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
         [compute]
-        image_type_exclude_list = qcow2, ISO
+        image_type_exclude_list = qcow2, iso
         ''')
     assert result.formats == {'aki', 'ami', 'ari', 'raw'}
     assert result.excluded == {'qcow2', 'iso'}
     assert result.as_dict()['excluded'] == ['iso', 'qcow2']
+
+
+@pytest.mark.parametrize('entry,says', [
+    ('QCOW2', "write 'qcow2'"), ('Iso', "write 'iso'"),
+    ('qcow3', 'is no image type'), ('ext4', 'is no image type')])
+def test_an_entry_nova_compute_would_ignore_is_refused(write_conf, entry,
+                                                       says):
+    """nova-compute compares case-sensitively: 'QCOW2' excludes nothing
+    there, so reporting either answer would fight it or the operator."""
+    with pytest.raises(exceptions.ConfigError) as err:
+        caps(write_conf, '''
+            [DEFAULT]
+            compute_driver = libvirt.LibvirtDriver
+            [compute]
+            image_type_exclude_list = raw, %s
+            ''' % entry)
+    assert says in str(err.value) and repr(entry) in str(err.value)
 
 
 def test_exclude_list_of_unsupported_format_is_harmless(write_conf):

@@ -51,3 +51,13 @@ def test_ownership_state_writes_once_for_many_providers(tmp_path,
     again = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
     assert again.owned('u999') == {'CUSTOM_A'}
     assert again.all_owned() == {'CUSTOM_A'}
+
+
+def test_when_nova_compute_owns_image_types_they_are_never_touched():
+    ownership = merge.Ownership(desired=frozenset({'CUSTOM_TROVE'}),
+                                owned_custom=frozenset({'CUSTOM_TROVE'}),
+                                image_types=False)
+    current = {VMDK, 'HW_CPU_X86_AVX2'}
+    assert ownership.target(current) == {VMDK, 'HW_CPU_X86_AVX2',
+                                         'CUSTOM_TROVE'}
+    assert ownership.in_sync_filter() == ['CUSTOM_TROVE']
