@@ -7,9 +7,12 @@ keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
 
 import logging
 import os
+from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
@@ -32,9 +35,56 @@ def adapter_from_conf(conf):
         raise exceptions.ConfigError(
             '[placement] auth_type is not set: give nova.conf a [placement] '
             'section, or use --os-cloud / OS_* environment')
+    check_placement_section(conf[GROUP])
     session = ks_loading.load_session_from_conf_options(conf, GROUP, auth=auth)
     return ks_loading.load_adapter_from_conf_options(
         conf, GROUP, session=session, auth=auth)
+
+
+def _option(group, name):
+    try:
+        return getattr(group, name)
+    except cfg.NoSuchOptError:
+        return None
+
+
+def check_placement_section(group):
+    """Refuse what can only fail later, before anything is sent.
+
+    An empty token, an endpoint or auth_url that is not an http(s) URL, and
+    an identity endpoint that answers version discovery with 401 or 403 (it
+    is not Keystone's public discovery document; keystoneauth1 would then
+    retry authenticated inside its own lock and hang for ever).
+    """
+    for name in ('endpoint', 'endpoint_override', 'auth_url'):
+        value = _option(group, name)
+        if value is not None and not _is_url(value):
+            raise exceptions.ConfigError(
+                '[placement] %s: %s is not an http(s) URL'
+                % (name, text.safe_repr(value)))
+    token = _option(group, 'token')
+    if token is not None and not token.strip():
+        raise exceptions.ConfigError('[placement] token is empty')
+    if _option(group, 'auth_url'):
+        _probe_identity(group.auth_url, _option(group, 'timeout') or 10)
+
+
+def _is_url(value):
+    parsed = parse.urlparse(value)
+    return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
+
+
+def _probe_identity(auth_url, timeout):
+    try:
+        answer = requests.get(auth_url, timeout=timeout,
+                              headers={'Accept': 'application/json'})
+    except requests.RequestException:
+        return  # unreachable: keystoneauth1 reports and retries that
+    if answer.status_code in (401, 403):
+        raise exceptions.ConfigError(
+            '[placement] auth_url %s answered %d to version discovery, which '
+            'Keystone answers without credentials: is it the identity '
+            'endpoint?' % (text.safe_repr(auth_url), answer.status_code))
 
 
 def adapter_from_cloud(cloud=None):

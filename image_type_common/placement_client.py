@@ -29,6 +29,11 @@ PROVIDERS_REQUIRED = (1, 18)
 FORBIDDEN_TRAITS = (1, 22)
 ROOT_REQUIRED = (1, 35)
 
+#: Retrying these cannot help: the configuration has to change.
+CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
+                     ks_exc.Unauthorized, ks_exc.Forbidden,
+                     ks_exc.AuthorizationFailure)
+
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
 
 
@@ -66,9 +71,17 @@ class PlacementClient:
     def microversion(self):
         """The microversion every request uses, discovered on first use."""
         if self._microversion is None:
-            body = self._send('GET', '/', None, None).json()
-            versions = body.get('versions') or [{}]
-            server_max = parse_version(versions[0].get('max_version') or '1.0')
+            resp = self._send('GET', '/', None, None)
+            if resp.status_code != 200:
+                raise self._error('GET', '/', resp)
+            try:
+                versions = resp.json().get('versions') or [{}]
+                server_max = parse_version(
+                    versions[0].get('max_version') or '1.0')
+            except (ValueError, AttributeError, TypeError) as exc:
+                raise exceptions.PlacementError(
+                    'GET / did not answer with Placement\'s version '
+                    'document: is the endpoint Placement?') from exc
             self._microversion = min(server_max, self._max_microversion)
             LOG.debug('Placement maximum microversion %s; using %s',
                       version_str(server_max),
@@ -93,6 +106,10 @@ class PlacementClient:
         try:
             return self._adapter.request(path, method, json=body,
                                          headers=headers, raise_exc=False)
+        except CREDENTIAL_ERRORS as exc:
+            raise exceptions.ConfigError(
+                'Placement credentials or catalogue: %s'
+                % text.one_line(exc)) from exc
         except ks_exc.ClientException as exc:
             raise exceptions.PlacementUnavailable(
                 'cannot reach Placement: %s' % text.one_line(exc)) from exc
@@ -123,7 +140,7 @@ class PlacementClient:
                 return exceptions.UnknownTraits(
                     trait_names.names_in(match.group(1)))
         if resp.status_code in (401, 403):
-            return exceptions.PlacementError(
+            return exceptions.ConfigError(
                 'Placement refused the credentials (%d) on %s'
                 % (resp.status_code, where))
         return exceptions.PlacementError(

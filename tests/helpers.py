@@ -141,16 +141,17 @@ class Child:
 
 class RecordingServer:
     """An HTTP server on 127.0.0.1 that records every request line and
-    answers 503: proof of what a command sent, for tests that assert it
-    sent nothing."""
+    answers ``status`` (503 by default): proof of what a command sent, for
+    tests that assert it sent nothing, and a stand-in for an endpoint that
+    refuses everything."""
 
-    def __init__(self):
+    def __init__(self, status=503):
         requests = self.requests = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def _record(self):
                 requests.append('%s %s' % (self.command, self.path))
-                self.send_response(503)
+                self.send_response(status)
                 self.send_header('Content-Length', '0')
                 self.end_headers()
 

@@ -174,6 +174,7 @@ class Reporter:
     def sync(self, uuids, progress=None):
         """Sync every provider; one failure does not stop the others."""
         uuids = list(dict.fromkeys(uuids))
+        self.missing = set()  # Placement may have been upgraded: ask again
         report = SyncReport()
         todo = uuids
         if len(uuids) >= providers.BULK_THRESHOLD:

@@ -105,12 +105,17 @@ def run_service(job_factory, interval, wait, control=None):
             try:
                 job = job_factory(control.sleep)
                 LOG.info('configuration re-read')
-            except exceptions.Error as exc:
+            except Exception as exc:  # noqa: BLE001 - the service lives on
                 LOG.error('keeping the previous configuration: %s', exc)
         try:
             summarize(job.sync(wait if first else 0.0))
         except control_mod.Stopping:
             break
+        except exceptions.ConfigError as exc:
+            if first:
+                raise  # at start-up: exit 2, restarting will not help
+            LOG.error('sync failed: %s; fix the configuration and send '
+                      'SIGHUP', exc)
         except exceptions.Error as exc:
             LOG.warning('sync failed, next attempt at the next interval: %s',
                         exc)

@@ -5,7 +5,6 @@ and reads, so a malformed value fails at load time with a message naming
 the option, never later with a traceback.
 """
 
-import os
 
 from oslo_config import cfg
 
@@ -22,9 +21,7 @@ def load(config_files, register, conf=None):
     conf = conf if conf is not None else cfg.ConfigOpts()
     register(conf)
     for path in config_files:
-        if not os.path.isfile(path) or not os.access(path, os.R_OK):
-            raise exceptions.ConfigError(
-                'config file %s does not exist or is not readable' % path)
+        check_file(path)
     try:
         conf(args=[], project='nova', default_config_files=list(config_files),
              default_config_dirs=[], use_env=False)
@@ -32,6 +29,21 @@ def load(config_files, register, conf=None):
         raise exceptions.ConfigError(text.one_line(exc)) from exc
     validate_all(conf)
     return conf
+
+
+def check_file(path):
+    """Readable UTF-8, or a ConfigError naming the file and the place."""
+    try:
+        with open(path, 'rb') as f:
+            f.read().decode('utf-8')
+    except UnicodeDecodeError as exc:
+        raise exceptions.ConfigError(
+            'config file %s is not UTF-8: byte 0x%02x at offset %d'
+            % (path, exc.object[exc.start], exc.start)) from exc
+    except OSError as exc:
+        raise exceptions.ConfigError(
+            'config file %s does not exist or is not readable (%s)'
+            % (path, exc.strerror or exc)) from exc
 
 
 def validate_all(conf):

@@ -1,11 +1,17 @@
 """``virt-capabilities report``: sync the traits, once or as a service."""
 
 import functools
+import math
 
 from cliff import command
 
 from image_type_common import cli
+from image_type_common import exceptions
 from virt_capabilities import service
+
+#: Shorter would only load Placement: a node's traits change with its
+#: nova.conf, which changes rarely.
+MIN_INTERVAL = 1.0
 
 
 class Report(command.Command):
@@ -39,10 +45,15 @@ class Report(command.Command):
         return parser
 
     def take_action(self, parsed_args):
-        if parsed_args.interval is not None and parsed_args.interval <= 0:
-            raise cli.exceptions.ConfigError('--interval must be positive')
-        if parsed_args.wait < 0:
-            raise cli.exceptions.ConfigError('--wait must not be negative')
+        if parsed_args.interval is not None and not (
+                math.isfinite(parsed_args.interval)
+                and parsed_args.interval >= MIN_INTERVAL):
+            raise exceptions.ConfigError(
+                '--interval must be a number of seconds, at least %g'
+                % MIN_INTERVAL)
+        if not (math.isfinite(parsed_args.wait) and parsed_args.wait >= 0):
+            raise exceptions.ConfigError(
+                '--wait must be a number of seconds, 0 or more')
         if parsed_args.interval:
             return service.run_service(
                 lambda sleep: service.ReportJob(

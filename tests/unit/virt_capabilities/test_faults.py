@@ -147,3 +147,63 @@ def test_old_placement_cannot_read_traits(requests_mock):
         {'id': 'v1.0', 'max_version': '1.4', 'min_version': '1.0'}]})
     with pytest.raises(exceptions.PlacementTooOld, match='1.4'):
         make_client().get_provider_traits(UUID)
+
+
+IDENTITY = 'http://127.0.0.1:5000/identity'
+
+
+def password_client(requests_mock, catalog):
+    """A client authenticating against Keystone, whose token has
+    ``catalog`` (no Keystone here: its two answers, mocked)."""
+    from keystoneauth1.identity import v3
+    requests_mock.get(IDENTITY, json={'version': {
+        'id': 'v3.14', 'status': 'stable', 'links': [
+            {'rel': 'self', 'href': IDENTITY + '/v3/'}]}})
+    requests_mock.post(IDENTITY + '/v3/auth/tokens', status_code=201,
+                       headers={'X-Subject-Token': 'tok'},
+                       json={'token': {'catalog': catalog,
+                                       'expires_at': '2999-01-01T00:00:00Z',
+                                       'methods': ['password'],
+                                       'user': {'id': 'u', 'name': 'nova'}}})
+    auth = v3.Password(auth_url=IDENTITY, username='nova', password='pw',
+                       project_name='service', user_domain_name='Default',
+                       project_domain_name='Default')
+    return placement_client.PlacementClient(adapter.Adapter(
+        session.Session(auth=auth), service_type='placement'))
+
+
+def test_no_placement_in_the_catalogue_is_a_configuration_error(
+        requests_mock):
+    client = password_client(requests_mock, catalog=[
+        {'type': 'compute', 'name': 'nova', 'endpoints': []}])
+    with pytest.raises(exceptions.ConfigError, match='EndpointNotFound|'
+                       'endpoint'):
+        client.get_provider_traits(UUID)
+    # Only the token was asked for: Placement never was.
+    assert [r.url for r in requests_mock.request_history] == [
+        IDENTITY + '/v3/auth/tokens']
+
+
+def test_placement_refusing_the_token_is_a_configuration_error(mock):
+    mock.get(TRAITS_URL, status_code=401, json={'errors': [
+        {'status': 401, 'detail': 'unauthorized'}]})
+    with pytest.raises(exceptions.ConfigError, match='401'):
+        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    assert puts(mock) == []
+
+
+def test_a_trait_placement_lacked_is_tried_again_next_cycle(mock):
+    future = 'COMPUTE_IMAGE_TYPE_FROM_THE_FUTURE'
+    mock.get(TRAITS_URL, json=traits_body(set()))
+    mock.put(TRAITS_URL, [
+        {'status_code': 400, 'json': {'errors': [
+            {'status': 400, 'detail': 'No such trait(s): %s' % future}]}},
+        {'json': traits_body({RAW}, 2)},          # cycle 1, without it
+        {'json': traits_body({RAW, future}, 3)},  # cycle 2: upgraded
+    ])
+    reporter = reporter_mod.Reporter(make_client(), {RAW, future})
+    first = reporter.sync([UUID])
+    assert first.missing_traits == {future}
+    second = reporter.sync([UUID])
+    assert second.missing_traits == frozenset()
+    assert puts(mock)[-1].json()['traits'] == sorted({RAW, future})

@@ -1,0 +1,132 @@
+"""The reporter as a service and a command: exit codes that hold, and
+signals and bad configuration handled the way an operator expects."""
+
+import signal
+
+import pytest
+
+from tests import helpers
+
+LATIN1_HOST = b'host = caf\xe9\n'
+
+
+def report(*args):
+    return helpers.Child.module('virt_capabilities.cmd.main', 'report', *args)
+
+
+def finish(child):
+    code = child.finish()
+    return code, [line for line in child.err.text().splitlines()
+                  if line.strip()]
+
+
+@pytest.fixture
+def refusing():
+    """An endpoint that answers 401 to everything (records what it got)."""
+    server = helpers.RecordingServer(status=401)
+    yield server
+    server.stop()
+
+
+def node_conf(tmp_path, placement_section, extra=''):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
+                    'state_path = %s\n%s%s' % (tmp_path, extra,
+                                               placement_section))
+    return path
+
+
+@pytest.mark.parametrize('args,says', [
+    (['--interval', 'nan'], '--interval'),
+    (['--interval', 'inf'], '--interval'),
+    (['--interval', '0.01'], 'at least 1'),
+    (['--wait', 'nan'], '--wait'),
+    (['--wait', '-1'], '--wait'),
+])
+def test_unusable_durations_are_usage_errors(listener, tmp_path, args, says):
+    path = node_conf(tmp_path, listener.nova_conf_section())
+    code, lines = finish(report('--config-file', str(path), *args))
+    assert code == 2 and len(lines) == 1 and says in lines[0], lines
+    assert listener.requests == []
+
+
+@pytest.mark.parametrize('section,says', [
+    ('[placement]\nauth_type = admin_token\nendpoint = {url}\ntoken =\n',
+     'token is empty'),
+    ('[placement]\nauth_type = admin_token\nendpoint = placement.local\n'
+     'token = admin\n', 'not an http(s) URL'),
+    ('[placement]\nauth_type = admin_token\nendpoint = {url}\ntoken = x\n'
+     'endpoint_override = 127.0.0.1:8778\n', 'endpoint_override'),
+])
+def test_credentials_that_cannot_work_are_exit_2_before_sending(
+        listener, tmp_path, section, says):
+    path = node_conf(tmp_path, section.format(url=listener.endpoint))
+    code, lines = finish(report('--config-file', str(path), '--wait', '600'))
+    assert code == 2 and len(lines) == 1 and says in lines[0], lines
+    assert listener.requests == []
+
+
+def test_identity_answering_401_to_discovery_fails_fast(refusing, listener,
+                                                        tmp_path):
+    """keystoneauth1 would hang for ever here (it re-enters its own lock)."""
+    path = node_conf(tmp_path, (
+        '[placement]\nauth_type = password\nauth_url = %s/identity\n'
+        'username = nova\npassword = pw\nproject_name = service\n'
+        'user_domain_name = Default\nproject_domain_name = Default\n'
+        'endpoint_override = %s\n' % (refusing.endpoint, listener.endpoint)))
+    code, lines = finish(report('--config-file', str(path), '--wait', '600'))
+    assert code == 2 and len(lines) == 1, lines
+    assert 'answered 401 to version discovery' in lines[0]
+    assert refusing.requests == ['GET /identity']
+    assert listener.requests == []
+
+
+def test_placement_refusing_the_token_is_exit_2_not_retried(refusing,
+                                                            tmp_path):
+    path = node_conf(tmp_path, '[placement]\nauth_type = admin_token\n'
+                     'endpoint = %s\ntoken = wrong\n' % refusing.endpoint)
+    code, lines = finish(report('--config-file', str(path), '--wait', '600'))
+    assert code == 2 and lines[-1].startswith('ERROR'), lines
+    assert 'refused the credentials (401)' in lines[-1]
+    assert len(refusing.requests) == 1  # no retry for the whole --wait
+
+
+def test_a_service_that_starts_with_refused_credentials_exits_2(refusing,
+                                                                 tmp_path):
+    path = node_conf(tmp_path, '[placement]\nauth_type = admin_token\n'
+                     'endpoint = %s\ntoken = wrong\n' % refusing.endpoint)
+    code, lines = finish(report('--config-file', str(path), '--interval',
+                                '3600'))
+    assert code == 2, lines
+    assert 'refused the credentials' in lines[-1]
+
+
+def test_a_non_utf8_config_is_exit_2_naming_the_file(listener, tmp_path):
+    path = node_conf(tmp_path, listener.nova_conf_section())
+    path.write_bytes(path.read_bytes() + LATIN1_HOST)
+    code, lines = finish(report('--config-file', str(path)))
+    assert code == 2 and len(lines) == 1, lines
+    assert '%s is not UTF-8: byte 0xe9' % path in lines[0]
+    assert listener.requests == []
+
+
+def test_sighup_with_an_unreadable_config_keeps_the_previous_one(
+        placement, tmp_path, unique):
+    client = placement.client()
+    uuid = client.create_resource_provider('hup-' + unique)['uuid']
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = '
+                    'hup-%s\nstate_path = %s\n%s' % (
+                        unique, tmp_path, placement.nova_conf_section()))
+    with report('--config-file', str(path), '--interval', '3600') as child:
+        child.err.wait_for('sync done')
+        path.write_bytes(path.read_bytes() + LATIN1_HOST)
+        child.send(signal.SIGHUP)
+        child.err.wait_for('keeping the previous configuration')
+        assert child.process.poll() is None  # still serving
+        child.send(signal.SIGTERM)
+        code, lines = finish(child)
+    assert code == 0, lines
+    assert client.get_provider_traits(uuid)[0] == {'COMPUTE_IMAGE_TYPE_RAW'}
+    kept = [line for line in lines if 'keeping the previous' in line]
+    assert len(kept) == 1 and 'not UTF-8' in kept[0]
