@@ -112,8 +112,10 @@ def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
                       clock=time.monotonic):
     """Resolve refs, waiting up to ``wait`` seconds for late providers.
 
-    Placement being unreachable is waited for the same way, with one warning
-    per attempt. At the deadline, raise naming what was looked for.
+    Returns (uuids, missing refs). Placement being unreachable is waited for
+    the same way, with one warning per attempt. At the deadline, what was
+    found is returned with what was not; if nothing was found, the error
+    names what was looked for.
     """
     deadline = clock() + wait
     attempt = 0
@@ -121,14 +123,16 @@ def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
         try:
             uuids, missing = resolve(client, refs)
             if not missing:
-                return uuids
+                return uuids, []
             problem = exceptions.ProviderNotFound(
                 'no resource provider found for %s'
                 % '; '.join(r.describe() for r in missing))
         except exceptions.PlacementUnavailable as exc:
-            problem = exc
+            uuids, problem = [], exc
         remaining = deadline - clock()
         if remaining <= 0:
+            if uuids:
+                return uuids, missing
             if wait > 0:
                 raise type(problem)('%s (waited %.0f s)' % (problem, wait))
             raise problem

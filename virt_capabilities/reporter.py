@@ -41,6 +41,7 @@ class SyncReport:
 
     results: list = dataclasses.field(default_factory=list)
     missing_traits: frozenset = frozenset()
+    missing_providers: list = dataclasses.field(default_factory=list)
     skipped_in_sync: int = 0
 
     @property
@@ -53,7 +54,8 @@ class SyncReport:
 
     @property
     def ok(self):
-        return not self.errors and not self.missing_traits
+        return not (self.errors or self.missing_traits
+                    or self.missing_providers)
 
 
 def jittered(base, attempt, cap=5.0):
@@ -117,6 +119,11 @@ class Reporter:
         return True
 
     # -- one provider -----------------------------------------------------
+
+    def preview(self, uuid):
+        """(added, removed) a sync of this provider would make; one read."""
+        current, _ = self.client.get_provider_traits(uuid)
+        return merge.diff(current, self.ownership(uuid).target(current))
 
     def sync_provider(self, uuid):
         """Bring one provider's owned traits in line. Raises on failure."""

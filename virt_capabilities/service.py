@@ -17,14 +17,11 @@ import time
 from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common.conf import loading
-from virt_capabilities import conf as vc_conf
 from virt_capabilities import control as control_mod
-from virt_capabilities import custom_traits
-from virt_capabilities import drivers
 from virt_capabilities import ownership_state
+from virt_capabilities import plan as plan_mod
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
-from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -34,34 +31,42 @@ class ReportJob:
 
     def __init__(self, config_files, provider_values=(), cloud=None,
                  client=None, sleep=time.sleep):
-        self.conf = vc_conf.load(config_files)
-        self.capabilities = drivers.capabilities_from_conf(self.conf)
-        custom = custom_traits.from_conf(self.conf)
-        self.refs = ([providers.validate(v, '--provider')
-                      for v in provider_values]
-                     or providers.default_refs(self.conf))
+        self.plan = plan_mod.NodePlan.from_files(config_files,
+                                                 provider_values)
+        self.conf = self.plan.conf
+        self.capabilities = self.plan.capabilities
         self.client = client or connection.client_for(self.conf, cloud)
         state = ownership_state.OwnershipState(
             loading.read(self.conf, 'state_file', 'virt_capabilities'))
         self.reporter = reporter_mod.Reporter(
-            self.client, self.capabilities.traits | custom, custom, state,
+            self.client, self.plan.traits, self.plan.custom_traits, state,
             conflict_retries=loading.read(self.conf, 'conflict_retries',
                                           'virt_capabilities'), sleep=sleep,
-            owns_image_types=loading.read(
-                self.conf, 'image_type_traits_owner', 'virt_capabilities')
-            == reporter_conf.REPORTER)
+            owns_image_types=self.plan.owns_image_types)
         self.sleep = sleep
         self.uuids = None
+        self.missing = []
+
+    def resolve(self, wait=0.0):
+        """The providers to sync; those not found are remembered, and
+        looked up again next time."""
+        if self.uuids is None or self.missing:
+            self.uuids, self.missing = providers.resolve_with_wait(
+                self.client, self.plan.refs, wait, sleep=self.sleep)
+        return self.uuids
 
     def sync(self, wait=0.0):
-        if self.uuids is None:
-            self.uuids = providers.resolve_with_wait(
-                self.client, self.refs, wait, sleep=self.sleep)
-        report = self.reporter.sync(self.uuids)
+        report = self.reporter.sync(self.resolve(wait))
+        report.missing_providers = list(self.missing)
         if any(isinstance(r.error, exceptions.ProviderNotFound)
                for r in report.results):
             self.uuids = None  # a provider went away: look again next time
         return report
+
+    def dry_run(self, wait=0.0):
+        """(uuid, added, removed) per provider; writes nothing."""
+        return [(uuid, *self.reporter.preview(uuid))
+                for uuid in self.resolve(wait)]
 
 
 def summarize(report):
@@ -75,6 +80,10 @@ def summarize(report):
         LOG.error('Placement lacks trait(s) %s: upgrade Placement; the '
                   'other traits were reported',
                   ', '.join(sorted(report.missing_traits)))
+    if report.missing_providers:
+        LOG.error('no resource provider found for %s; the others were '
+                  'synced', '; '.join(r.describe()
+                                      for r in report.missing_providers))
     return 0 if report.ok else 1
 
 

@@ -189,13 +189,88 @@ def test_cli_report_one_shot(placement, write_conf, unique):
 
 
 def test_cli_show_json(write_conf):
-    path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n')
+    path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n'
+                      'host = vm-7\n[virt_capabilities]\n'
+                      'custom_traits = CUSTOM_TROVE\n')
     proc = run_cli('show', '--config-file', path, '-f', 'json')
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',
         'formats': ['iso', 'vmdk'],
-        'traits': [T['iso'], T['vmdk']], 'excluded': []}
+        'traits': [T['iso'], T['vmdk'], 'CUSTOM_TROVE'],
+        'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
+        'image_type_traits_owner': 'reporter',
+        'providers': ["name 'vm-7' (from [DEFAULT] host)"]}
+
+
+@pytest.mark.parametrize('extra', [
+    '[virt_capabilities]\ncustom_traits = CUSTOM_OK, custom_lower\n',
+    '[compute]\nimage_type_exclude_list = QCOW2\n',
+    '[virt_capabilities]\nimage_type_traits_owner = nobody\n',
+])
+def test_show_refuses_what_report_refuses_the_same_way(write_conf, listener,
+                                                       extra):
+    path = write_conf(LIBVIRT_CONF + extra, listener)
+    shown = run_cli('show', '--config-file', path)
+    reported = run_cli('report', '--config-file', path)
+    assert shown.returncode == reported.returncode == 2
+    assert shown.stderr == reported.stderr and shown.stderr.count('\n') == 1
+    assert listener.requests == []
+
+
+def test_show_is_what_report_then_keeps(placement, write_conf, unique):
+    client = placement.client()
+    uuid = make_provider(client, 'same-' + unique, {'HW_CPU_X86_AVX2'})
+    path = write_conf(LIBVIRT_CONF + 'host = same-%s\n[virt_capabilities]\n'
+                      'custom_traits = CUSTOM_SAME_%s\n[compute]\n'
+                      'image_type_exclude_list = iso\n'
+                      % (unique, unique.upper()), placement)
+    shown = json.loads(run_cli('show', '--config-file', path, '-f',
+                               'json').stdout)
+    assert run_cli('report', '--config-file', path).returncode == 0
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits - {'HW_CPU_X86_AVX2'} == set(shown['traits'])
+
+
+def test_report_dry_run_prints_the_diff_and_writes_nothing(
+        placement, write_conf, unique):
+    client = placement.client()
+    uuid = make_provider(client, 'dry-' + unique, {T['vmdk'], T['raw']})
+    _, generation = client.get_provider_traits(uuid)
+    path = write_conf('compute_driver = zvm.ZVMDriver\nhost = dry-%s\n'
+                      % unique, placement)
+    proc = run_cli('report', '--config-file', path, '--dry-run')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == '%s add: - remove: %s\n' % (uuid, T['vmdk'])
+    assert client.get_provider_traits(uuid) == ({T['vmdk'], T['raw']},
+                                                generation)
+
+
+def test_one_missing_provider_does_not_stop_the_others(placement,
+                                                       write_conf, unique):
+    client = placement.client()
+    found = make_provider(client, 'node-b-' + unique)
+    path = write_conf('compute_driver = fake.FakeDriver\n', placement)
+    proc = run_cli('report', '--config-file', path, '--provider',
+                   'node-b-' + unique, '--provider', 'ghost-' + unique)
+    assert proc.returncode == 1
+    assert client.get_provider_traits(found)[0] == {T['raw']}
+    errors = [line for line in proc.stderr.splitlines()
+              if line.startswith('ERROR')]
+    assert len(errors) == 1 and "'ghost-%s'" % unique in errors[0]
+    assert 'the others were synced' in errors[0]
+
+
+def test_a_node_that_boots_nothing_is_warned_about(write_conf):
+    path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n'
+                      '[compute]\nimage_type_exclude_list = vmdk,iso\n')
+    proc = run_cli('show', '--config-file', path)
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines()
+                if line.startswith('WARNING')]
+    assert len(warnings) == 1
+    assert 'boots no image type' in warnings[0]
+    assert 'no image boot at all' in warnings[0]
 
 
 def reporter_child(*args):

@@ -42,6 +42,10 @@ class Report(command.Command):
         parser.add_argument(
             '--interval', type=float, metavar='SECONDS',
             help='Run as a service, syncing about every SECONDS (jittered).')
+        parser.add_argument(
+            '--dry-run', action='store_true',
+            help='Read each provider and print what a sync would add and '
+                 'remove; write nothing.')
         return parser
 
     def take_action(self, parsed_args):
@@ -54,6 +58,11 @@ class Report(command.Command):
         if not (math.isfinite(parsed_args.wait) and parsed_args.wait >= 0):
             raise exceptions.ConfigError(
                 '--wait must be a number of seconds, 0 or more')
+        if parsed_args.dry_run:
+            if parsed_args.interval is not None:
+                raise exceptions.ConfigError(
+                    '--dry-run and --interval do not go together')
+            return self.dry_run(parsed_args)
         if parsed_args.interval:
             return service.run_service(
                 lambda sleep: service.ReportJob(
@@ -63,3 +72,13 @@ class Report(command.Command):
         return service.run_once(functools.partial(
             service.ReportJob, parsed_args.config_file, parsed_args.provider,
             parsed_args.os_cloud), parsed_args.wait)
+
+    def dry_run(self, parsed_args):
+        job = service.ReportJob(parsed_args.config_file,
+                                parsed_args.provider, parsed_args.os_cloud)
+        for uuid, added, removed in job.dry_run(parsed_args.wait):
+            self.app.stdout.write('%s add: %s remove: %s\n' % (
+                uuid, ','.join(added) or '-', ','.join(removed) or '-'))
+        for ref in job.missing:
+            self.app.stdout.write('%s not found\n' % ref.describe())
+        return 1 if job.missing else 0

@@ -1,28 +1,35 @@
-"""``virt-capabilities show``: the formats a nova.conf implies, offline."""
+"""``virt-capabilities show``: exactly what ``report`` would keep, offline."""
 
 from cliff import show
 
 from image_type_common import cli
-from virt_capabilities import conf as vc_conf
-from virt_capabilities import drivers
+from virt_capabilities import plan
 
-COLUMNS = ('compute_driver', 'formats', 'traits', 'excluded')
+COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
+           'excluded', 'image_type_traits_owner', 'providers')
 
 
 class Show(show.ShowOne):
-    """Show the image formats and traits this node's nova.conf implies.
+    """Show the traits this node's nova.conf makes ``report`` keep.
 
-    Reads only the config files; talks to no service.
+    The dry run of report's decisions: the same validation (a configuration
+    report refuses, show refuses with the same message and exit code 2) and
+    the same traits, custom ones included. Reads only the config files;
+    talks to no service. ``report --dry-run`` also reads the provider and
+    shows what a sync would change.
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         cli.add_config_argument(parser, required=True)
+        parser.add_argument(
+            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
+            help='As for report: the provider(s) report would keep.')
         return parser
 
     def take_action(self, parsed_args):
-        conf = vc_conf.load(parsed_args.config_file)
-        caps = drivers.capabilities_from_conf(conf).as_dict()
+        result = plan.NodePlan.from_files(parsed_args.config_file,
+                                          parsed_args.provider).as_dict()
         return COLUMNS, tuple(
-            cli.ListColumn(caps[c]) if isinstance(caps[c], list) else caps[c]
-            for c in COLUMNS)
+            cli.ListColumn(result[c]) if isinstance(result[c], list)
+            else result[c] for c in COLUMNS)

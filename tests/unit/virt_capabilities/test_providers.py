@@ -37,10 +37,10 @@ class AppearsLater:
 def test_waits_with_bounded_jittered_back_off():
     clock = FakeClock()
     ref = providers.validate('node1', '--provider')
-    uuids = providers.resolve_with_wait(AppearsLater(after=6), [ref],
-                                        wait=100, sleep=clock.sleep,
-                                        clock=clock)
-    assert uuids == ['u-1']
+    uuids, missing = providers.resolve_with_wait(
+        AppearsLater(after=6), [ref], wait=100, sleep=clock.sleep,
+        clock=clock)
+    assert (uuids, missing) == (['u-1'], [])
     assert len(clock.sleeps) == 6
     for attempt, delay in enumerate(clock.sleeps):
         base = 0.5 * 2 ** min(attempt, 5)
@@ -64,7 +64,28 @@ def test_unreachable_placement_is_waited_for_too():
         'cannot reach Placement: refused'))
     assert providers.resolve_with_wait(
         client, [providers.validate('n', 'x')], wait=60, sleep=clock.sleep,
-        clock=clock) == ['u-1']
+        clock=clock) == (['u-1'], [])
+
+
+class SomeExist:
+    """A client that knows only some provider names."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def list_resource_providers(self, **filters):
+        name = filters.get('name')
+        return [{'uuid': 'u-' + name, 'name': name}] if name in self.names \
+            else []
+
+
+def test_at_the_deadline_the_found_ones_come_back_with_the_missing():
+    clock = FakeClock()
+    refs = [providers.validate(n, '--provider') for n in ('a', 'ghost', 'b')]
+    uuids, missing = providers.resolve_with_wait(
+        SomeExist({'a', 'b'}), refs, wait=3, sleep=clock.sleep, clock=clock)
+    assert uuids == ['u-a', 'u-b']
+    assert [r.value for r in missing] == ['ghost']
 
 
 @pytest.mark.parametrize('value,message', [

@@ -1,0 +1,68 @@
+"""What a node's nova.conf says to report, decided offline.
+
+``virt-capabilities show`` prints a NodePlan and ``report`` syncs one, so
+``show`` is exactly the dry run of ``report``'s decisions: the same
+validation, the same traits, custom ones included.
+"""
+
+import dataclasses
+import logging
+
+from image_type_common.conf import loading
+from virt_capabilities import conf as vc_conf
+from virt_capabilities import custom_traits
+from virt_capabilities import drivers
+from virt_capabilities import providers
+from virt_capabilities.conf import reporter as reporter_conf
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodePlan:
+    conf: object
+    capabilities: drivers.Capabilities
+    custom_traits: frozenset
+    owner: str
+    refs: tuple
+
+    @classmethod
+    def from_files(cls, config_files, provider_values=()):
+        """Load and validate; ConfigError (exit 2) for anything wrong."""
+        conf = vc_conf.load(config_files)
+        refs = tuple([providers.validate(v, '--provider')
+                      for v in provider_values]
+                     or providers.default_refs(conf))
+        plan = cls(conf, drivers.capabilities_from_conf(conf),
+                   custom_traits.from_conf(conf),
+                   loading.read(conf, 'image_type_traits_owner',
+                                'virt_capabilities'), refs)
+        if not plan.capabilities.formats:
+            LOG.warning(
+                'this node boots no image type (%s, excluded: %s): once '
+                'the image-type filter is on, nova-scheduler sends it no '
+                'image boot at all, only volume-backed ones',
+                plan.capabilities.compute_driver,
+                ', '.join(sorted(plan.capabilities.excluded)) or 'nothing')
+        return plan
+
+    @property
+    def owns_image_types(self):
+        return self.owner == reporter_conf.REPORTER
+
+    @property
+    def traits(self):
+        """Every trait the reporter keeps on the provider."""
+        image_traits = (self.capabilities.traits if self.owns_image_types
+                        else frozenset())
+        return image_traits | self.custom_traits
+
+    def as_dict(self):
+        result = self.capabilities.as_dict()
+        result.update({
+            'traits': sorted(self.traits),
+            'custom_traits': sorted(self.custom_traits),
+            'image_type_traits_owner': self.owner,
+            'providers': [ref.describe() for ref in self.refs],
+        })
+        return result
