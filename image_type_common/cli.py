@@ -81,12 +81,16 @@ class App(app.App):
         return result
 
 
-def add_config_argument(parser, required=False):
+def add_config_argument(parser):
     parser.add_argument(
-        '--config-file', action='append', default=[], required=required,
-        metavar='PATH',
+        '--config-file', action='append', default=[], metavar='PATH',
         help='nova.conf to read (repeatable, later files win). Its '
              '[placement] section is used to reach Placement.')
+    parser.add_argument(
+        '--config-dir', action='append', default=[], metavar='DIR',
+        help='A nova.conf.d directory: its *.conf files are read in name '
+             'order after the --config-file ones, as nova-compute reads '
+             'split files such as nova-compute.conf (repeatable).')
 
 
 def add_cloud_argument(parser):
@@ -100,7 +104,8 @@ def add_cloud_argument(parser):
 def client_from_args(parsed_args, register):
     """Load the config files (with ``register``'s options) and build a
     Placement client from them."""
-    conf = loading.load(parsed_args.config_file, register)
+    conf = loading.load(parsed_args.config_file, register,
+                        config_dirs=parsed_args.config_dir)
     return conf, connection.client_for(conf, parsed_args.os_cloud)
 
 

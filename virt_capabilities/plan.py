@@ -7,6 +7,7 @@ validation, the same traits, custom ones included.
 
 import dataclasses
 import logging
+import os
 
 from image_type_common.conf import loading
 from virt_capabilities import conf as vc_conf
@@ -16,6 +17,7 @@ from virt_capabilities import providers
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
+STATE_FILE_NAME = 'virt_capabilities.json'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,9 +29,9 @@ class NodePlan:
     refs: tuple
 
     @classmethod
-    def from_files(cls, config_files, provider_values=()):
+    def from_files(cls, config_files, provider_values=(), config_dirs=()):
         """Load and validate; ConfigError (exit 2) for anything wrong."""
-        conf = vc_conf.load(config_files)
+        conf = vc_conf.load(config_files, config_dirs=config_dirs)
         refs = tuple([providers.validate(v, '--provider')
                       for v in provider_values]
                      or providers.default_refs(conf))
@@ -37,6 +39,11 @@ class NodePlan:
                    custom_traits.from_conf(conf),
                    loading.read(conf, 'image_type_traits_owner',
                                 'virt_capabilities'), refs)
+        if plan.custom_traits and not plan.state_file:
+            LOG.warning('no [DEFAULT] state_path: which custom traits this '
+                        'reporter set is not remembered across restarts, so '
+                        'one dropped from custom_traits while it is stopped '
+                        'stays on the provider')
         if not plan.capabilities.formats:
             LOG.warning(
                 'this node boots no image type (%s, excluded: %s): once '
@@ -45,6 +52,14 @@ class NodePlan:
                 plan.capabilities.compute_driver,
                 ', '.join(sorted(plan.capabilities.excluded)) or 'nothing')
         return plan
+
+    @property
+    def state_file(self):
+        """Where ownership state is kept, or None (kept in memory only)."""
+        explicit = loading.read(self.conf, 'state_file', 'virt_capabilities')
+        state_path = loading.read(self.conf, 'state_path')
+        return explicit or (os.path.join(state_path, STATE_FILE_NAME)
+                            if state_path else None)
 
     @property
     def owns_image_types(self):

@@ -63,11 +63,11 @@ def validate(value, source):
 def default_refs(conf):
     """The provider nova-compute itself would use for this node."""
     state_path = loading.read(conf, 'state_path')
-    path = os.path.join(state_path, COMPUTE_ID_FILE)
+    path = os.path.join(state_path, COMPUTE_ID_FILE) if state_path else None
     try:
         with open(path) as f:
             value = f.read().strip()
-    except FileNotFoundError:
+    except (FileNotFoundError, TypeError):
         value = None
     except OSError as exc:
         raise exceptions.ConfigError('cannot read %s: %s' % (path, exc))

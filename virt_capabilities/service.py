@@ -18,6 +18,7 @@ from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common.conf import loading
 from virt_capabilities import control as control_mod
+from virt_capabilities import logs
 from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
 from virt_capabilities import providers
@@ -30,14 +31,13 @@ class ReportJob:
     """One configuration's sync: built (and validated) before any request."""
 
     def __init__(self, config_files, provider_values=(), cloud=None,
-                 client=None, sleep=time.sleep):
+                 client=None, sleep=time.sleep, config_dirs=()):
         self.plan = plan_mod.NodePlan.from_files(config_files,
-                                                 provider_values)
+                                                 provider_values, config_dirs)
         self.conf = self.plan.conf
         self.capabilities = self.plan.capabilities
         self.client = client or connection.client_for(self.conf, cloud)
-        state = ownership_state.OwnershipState(
-            loading.read(self.conf, 'state_file', 'virt_capabilities'))
+        state = ownership_state.OwnershipState(self.plan.state_file)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.traits, self.plan.custom_traits, state,
             conflict_retries=loading.read(self.conf, 'conflict_retries',
@@ -89,6 +89,7 @@ def summarize(report):
 
 def run_once(job_factory, wait):
     job = job_factory()
+    logs.setup(job.conf)
     return summarize(job.sync(wait))
 
 
@@ -105,6 +106,7 @@ def run_service(job_factory, interval, wait, control=None):
         signal.signal(signal.SIGINT, lambda *_: control.stop())
         signal.signal(signal.SIGHUP, lambda *_: control.reload())
     job = job_factory(control.sleep)
+    logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
     LOG.info('reporting %s every %.0f s (jittered)',
              ', '.join(sorted(job.capabilities.traits)) or 'no traits',
              interval)

@@ -6,25 +6,36 @@ the option, never later with a traceback.
 """
 
 
+import os
+
 from oslo_config import cfg
 
 from image_type_common import exceptions
 from image_type_common import text
 
 
-def load(config_files, register, conf=None):
-    """Parse nova.conf files into a fresh (or given) ConfigOpts.
+def load(config_files, register, conf=None, config_dirs=()):
+    """Parse nova.conf files, then ``*.conf`` in each config dir, in order
+    (later wins), into a fresh (or given) ConfigOpts.
 
     Unknown options in the files are ignored, as oslo.config does. A missing
-    or unparsable file is a ConfigError naming it.
+    or unparsable file or directory is a ConfigError naming it.
     """
     conf = conf if conf is not None else cfg.ConfigOpts()
     register(conf)
     for path in config_files:
         check_file(path)
+    for directory in config_dirs:
+        if not os.path.isdir(directory):
+            raise exceptions.ConfigError(
+                'config dir %s does not exist or is not a directory'
+                % directory)
+        for name in sorted(os.listdir(directory)):
+            if name.endswith('.conf'):
+                check_file(os.path.join(directory, name))
     try:
         conf(args=[], project='nova', default_config_files=list(config_files),
-             default_config_dirs=[], use_env=False)
+             default_config_dirs=list(config_dirs), use_env=False)
     except cfg.Error as exc:
         raise exceptions.ConfigError(text.one_line(exc)) from exc
     validate_all(conf)

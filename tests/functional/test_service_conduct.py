@@ -130,3 +130,59 @@ def test_sighup_with_an_unreadable_config_keeps_the_previous_one(
     assert client.get_provider_traits(uuid)[0] == {'COMPUTE_IMAGE_TYPE_RAW'}
     kept = [line for line in lines if 'keeping the previous' in line]
     assert len(kept) == 1 and 'not UTF-8' in kept[0]
+
+
+def test_split_config_in_a_nova_conf_d_directory(placement, tmp_path,
+                                                 unique):
+    client = placement.client()
+    uuid = client.create_resource_provider('split-' + unique)['uuid']
+    conf_d = tmp_path / 'nova.conf.d'
+    conf_d.mkdir()
+    (conf_d / '10-nova.conf').write_text(
+        '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = wrong\n'
+        'state_path = %s\n' % tmp_path)
+    (conf_d / '20-nova-compute.conf').write_text(
+        '[DEFAULT]\ncompute_driver = vmwareapi.VMwareVCDriver\n'
+        'host = split-%s\n' % unique)
+    (conf_d / 'README').write_text('not a .conf file: ignored\xe9')
+    main = tmp_path / 'nova.conf'
+    main.write_text(placement.nova_conf_section())
+    code, lines = finish(report('--config-file', str(main), '--config-dir',
+                                str(conf_d)))
+    assert code == 0, lines
+    assert client.get_provider_traits(uuid)[0] == {
+        'COMPUTE_IMAGE_TYPE_ISO', 'COMPUTE_IMAGE_TYPE_VMDK'}
+
+
+def test_nova_conf_log_options_are_obeyed(placement, tmp_path, unique):
+    client = placement.client()
+    client.create_resource_provider('logs-' + unique)
+    log_file = tmp_path / 'virt-capabilities.log'
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = '
+                    'logs-%s\nlog_file = %s\n%s' % (
+                        unique, log_file, placement.nova_conf_section()))
+    code, lines = finish(report('--config-file', str(path)))
+    assert code == 0, lines
+    assert 'sync done' in log_file.read_text()
+
+
+def test_state_is_kept_only_under_state_path(placement, tmp_path, unique):
+    client = placement.client()
+    client.create_resource_provider('state-' + unique)
+    body = ('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = state-%s\n'
+            '%%s[virt_capabilities]\ncustom_traits = CUSTOM_STATE_%s\n%s'
+            % (unique, unique.upper(), placement.nova_conf_section()))
+    path = tmp_path / 'nova.conf'
+    path.write_text(body % '')
+    code, lines = finish(report('--config-file', str(path)))
+    assert code == 0, lines
+    assert any('no [DEFAULT] state_path' in line for line in lines)
+    assert [p.name for p in tmp_path.iterdir()] == ['nova.conf']
+    state_path = tmp_path / 'state'
+    state_path.mkdir()
+    path.write_text(body % ('state_path = %s\n' % state_path))
+    code, lines = finish(report('--config-file', str(path)))
+    assert code == 0, lines
+    assert [p.name for p in state_path.iterdir()] == [
+        'virt_capabilities.json']

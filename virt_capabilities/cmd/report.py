@@ -28,7 +28,7 @@ class Report(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser, required=True)
+        cli.add_config_argument(parser)
         cli.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
@@ -67,15 +67,18 @@ class Report(command.Command):
             return service.run_service(
                 lambda sleep: service.ReportJob(
                     parsed_args.config_file, parsed_args.provider,
-                    parsed_args.os_cloud, sleep=sleep),
+                    parsed_args.os_cloud, sleep=sleep,
+                    config_dirs=parsed_args.config_dir),
                 parsed_args.interval, parsed_args.wait)
         return service.run_once(functools.partial(
             service.ReportJob, parsed_args.config_file, parsed_args.provider,
-            parsed_args.os_cloud), parsed_args.wait)
+            parsed_args.os_cloud, config_dirs=parsed_args.config_dir),
+            parsed_args.wait)
 
     def dry_run(self, parsed_args):
         job = service.ReportJob(parsed_args.config_file,
-                                parsed_args.provider, parsed_args.os_cloud)
+                                parsed_args.provider, parsed_args.os_cloud,
+                                config_dirs=parsed_args.config_dir)
         for uuid, added, removed in job.dry_run(parsed_args.wait):
             self.app.stdout.write('%s add: %s remove: %s\n' % (
                 uuid, ','.join(added) or '-', ','.join(removed) or '-'))

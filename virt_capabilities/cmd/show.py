@@ -21,15 +21,16 @@ class Show(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser, required=True)
+        cli.add_config_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help='As for report: the provider(s) report would keep.')
         return parser
 
     def take_action(self, parsed_args):
-        result = plan.NodePlan.from_files(parsed_args.config_file,
-                                          parsed_args.provider).as_dict()
+        result = plan.NodePlan.from_files(
+            parsed_args.config_file, parsed_args.provider,
+            parsed_args.config_dir).as_dict()
         return COLUMNS, tuple(
             cli.ListColumn(result[c]) if isinstance(result[c], list)
             else result[c] for c in COLUMNS)

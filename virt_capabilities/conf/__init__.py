@@ -1,8 +1,10 @@
 """Options of the trait reporter, registered on an explicit ConfigOpts."""
 
+from image_type_common import exceptions
 from image_type_common.conf import groups
 from image_type_common.conf import loading
 from image_type_common.conf import placement
+from virt_capabilities import logs
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
 from virt_capabilities.conf import libvirt
@@ -14,6 +16,7 @@ MODULES = (default, libvirt, compute, reporter, placement)
 def register_opts(conf):
     for module in MODULES:
         module.register_opts(conf)
+    logs.register_opts(conf)
 
 
 def list_opts():
@@ -21,6 +24,9 @@ def list_opts():
     return groups.merged_list_opts(MODULES)
 
 
-def load(config_files, conf=None):
-    """Parse a node's nova.conf files with the reporter's options."""
-    return loading.load(config_files, register_opts, conf)
+def load(config_files, conf=None, config_dirs=()):
+    """Parse a node's nova.conf files (and nova.conf.d directories)."""
+    if not config_files and not config_dirs:
+        raise exceptions.ConfigError(
+            'give --config-file (nova.conf) or --config-dir (nova.conf.d)')
+    return loading.load(config_files, register_opts, conf, config_dirs)

@@ -27,9 +27,11 @@ default_opts = [
              'and no ``--provider`` is given.'),
     cfg.StrOpt(
         'state_path',
-        default='/var/lib/nova',
-        help='nova-compute\'s state directory. Its ``compute_id`` file, when '
-             'present, holds the uuid of this node\'s resource provider.'),
+        help='nova-compute\'s state directory, as its nova.conf sets it. Its '
+             '``compute_id`` file, when present, holds the uuid of this '
+             'node\'s resource provider, and the reporter keeps its state '
+             'file there. Unset: no ``compute_id`` lookup and, unless '
+             '``[virt_capabilities] state_file`` is set, no state file.'),
 ]
 
 

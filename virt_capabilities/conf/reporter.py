@@ -38,10 +38,13 @@ reporter_opts = [
              'Names must match ``CUSTOM_[A-Z0-9_]+``.'),
     cfg.StrOpt(
         'state_file',
-        default='$state_path/virt_capabilities.json',
         help='Where the reporter remembers which custom traits it set on '
              'which provider, so that a trait dropped from '
-             '``custom_traits`` is removed even after a restart.'),
+             '``custom_traits`` is removed even after a restart. Default: '
+             '``$state_path/virt_capabilities.json`` when ``[DEFAULT] '
+             'state_path`` is set; otherwise nothing is written anywhere, '
+             'and a dropped custom trait is removed only by a service that '
+             'kept running since it set it.'),
     cfg.IntOpt(
         'conflict_retries',
         default=8,

@@ -1,0 +1,35 @@
+"""The node plan: where state goes, and what show and report share."""
+
+import pytest
+
+from virt_capabilities import plan
+
+
+def plan_for(tmp_path, text):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
+                    + text)
+    return plan.NodePlan.from_files([str(path)])
+
+
+@pytest.mark.parametrize('text,expected', [
+    ('', None),
+    ('state_path = /srv/nova\n', '/srv/nova/virt_capabilities.json'),
+    ('state_path = /srv/nova\n[virt_capabilities]\nstate_file = /x.json\n',
+     '/x.json'),
+])
+def test_state_file_only_under_state_path_or_where_told(tmp_path, text,
+                                                        expected):
+    assert plan_for(tmp_path, text).state_file == expected
+
+
+def test_without_state_path_no_compute_id_is_looked_for(tmp_path):
+    (tmp_path / 'compute_id').write_text('not even a uuid')
+    assert [r.value for r in plan_for(tmp_path, '').refs] == ['h']
+
+
+def test_nova_compute_as_owner_leaves_only_custom_traits(tmp_path):
+    result = plan_for(tmp_path, '[virt_capabilities]\ncustom_traits = '
+                      'CUSTOM_A\nimage_type_traits_owner = nova-compute\n')
+    assert result.traits == {'CUSTOM_A'}
+    assert result.capabilities.traits == {'COMPUTE_IMAGE_TYPE_RAW'}
