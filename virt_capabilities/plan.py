@@ -27,18 +27,25 @@ class NodePlan:
     custom_traits: frozenset
     owner: str
     refs: tuple
+    #: Why there are no refs: the driver needs --provider (report refuses).
+    provider_needed: Exception = None
 
     @classmethod
     def from_files(cls, config_files, provider_values=(), config_dirs=()):
         """Load and validate; ConfigError (exit 2) for anything wrong."""
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
-        refs = tuple([providers.validate(v, '--provider')
-                      for v in provider_values]
-                     or providers.default_refs(conf))
-        plan = cls(conf, drivers.capabilities_from_conf(conf),
-                   custom_traits.from_conf(conf),
+        capabilities = drivers.capabilities_from_conf(conf)
+        refs, provider_needed = (), None
+        try:
+            refs = tuple([providers.validate(v, '--provider')
+                          for v in provider_values]
+                         or providers.default_refs(
+                             conf, capabilities.compute_driver))
+        except providers.ProviderNeeded as exc:
+            provider_needed = exc
+        plan = cls(conf, capabilities, custom_traits.from_conf(conf),
                    loading.read(conf, 'image_type_traits_owner',
-                                'virt_capabilities'), refs)
+                                'virt_capabilities'), refs, provider_needed)
         if plan.custom_traits and not plan.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '
@@ -78,6 +85,7 @@ class NodePlan:
             'traits': sorted(self.traits),
             'custom_traits': sorted(self.custom_traits),
             'image_type_traits_owner': self.owner,
-            'providers': [ref.describe() for ref in self.refs],
+            'providers': ([ref.describe() for ref in self.refs] or
+                          [str(self.provider_needed)]),
         })
         return result

@@ -1,7 +1,8 @@
-"""Find the resource providers a node reports for.
+"""Find the resource providers a node reports for, as nova-compute names them.
 
 By default the uuid in nova-compute's ``compute_id`` file under ``[DEFAULT]
-state_path``, else the name ``[DEFAULT] host`` (the hostname by default).
+state_path``, else the node name the virt driver gives (``NODENAMES``);
+drivers whose node name only the hypervisor knows need ``--provider``.
 nova-compute may not have created the provider yet at start-up, so lookups
 can wait with back-off.
 """
@@ -9,7 +10,9 @@ can wait with back-off.
 import dataclasses
 import logging
 import os
+import platform
 import random
+import socket
 import time
 import uuid as uuid_lib
 
@@ -60,8 +63,58 @@ def validate(value, source):
     return ProviderRef(value, source)
 
 
-def default_refs(conf):
-    """The provider nova-compute itself would use for this node."""
+def libvirt_hostname():
+    """The name libvirt's ``getHostname()`` gives, which nova-compute's
+    libvirt driver names its node (and provider) after: the host name if
+    it is fully qualified (or localhost), else its canonical name when it
+    resolves (libvirt's virGetHostname)."""
+    name = socket.gethostname()
+    if '.' in name or name.startswith('localhost'):
+        return name
+    try:
+        canonical = socket.getaddrinfo(name, None,
+                                       flags=socket.AI_CANONNAME)[0][3]
+    except (OSError, IndexError):
+        return name
+    return name if not canonical or canonical.startswith('localhost') \
+        else canonical
+
+
+#: Where nova-compute's node name (its provider's name) comes from, per
+#: driver, when there is no compute_id file: (function of conf, source).
+NODENAMES = {
+    'libvirt.LibvirtDriver': (
+        lambda conf: libvirt_hostname(), 'the hostname libvirt reports'),
+    'fake.FakeDriver': (
+        lambda conf: loading.read(conf, 'host'), '[DEFAULT] host'),
+    'hyperv.HyperVDriver': (
+        lambda conf: platform.node(), 'the Windows host name'),
+}
+#: Drivers whose node name only the hypervisor knows: --provider needed.
+NAMED_BY_THE_HYPERVISOR = {
+    'vmwareapi.VMwareVCDriver': 'VMware names it <cluster moref>.<vCenter '
+                                'uuid>',
+    'ironic.IronicDriver': 'ironic has one per Ironic node, named by the '
+                           'node uuid',
+    'zvm.ZVMDriver': 'z/VM names it after the hostname its cloud connector '
+                     'reports',
+    'powervm.PowerVMDriver': 'PowerVM names it after the managed system',
+    'xenapi.XenAPIDriver': 'XenAPI names it after the hypervisor\'s host '
+                           'name',
+}
+
+
+class ProviderNeeded(exceptions.ConfigError):
+    """This driver's provider cannot be found from nova.conf alone."""
+
+
+def default_refs(conf, driver):
+    """The provider nova-compute itself uses for this node.
+
+    First the uuid in ``$state_path/compute_id`` (nova-compute writes it
+    since 2023.1), then the node name as the driver makes it; for drivers
+    whose node name only the hypervisor knows, ProviderNeeded.
+    """
     state_path = loading.read(conf, 'state_path')
     path = os.path.join(state_path, COMPUTE_ID_FILE) if state_path else None
     try:
@@ -77,7 +130,13 @@ def default_refs(conf):
             raise exceptions.ConfigError(
                 '%s does not hold a uuid: %r' % (path, value))
         return [ref]
-    return [validate(loading.read(conf, 'host'), '[DEFAULT] host')]
+    if driver in NODENAMES:
+        nodename, source = NODENAMES[driver]
+        return [validate(nodename(conf), source)]
+    raise ProviderNeeded(
+        'give --provider NAME_OR_UUID: %s cannot find its provider from '
+        'nova.conf (%s)' % (driver, NAMED_BY_THE_HYPERVISOR.get(
+            driver, 'no compute_id file')))
 
 
 def resolve(client, refs):

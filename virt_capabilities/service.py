@@ -34,6 +34,8 @@ class ReportJob:
                  client=None, sleep=time.sleep, config_dirs=()):
         self.plan = plan_mod.NodePlan.from_files(config_files,
                                                  provider_values, config_dirs)
+        if self.plan.provider_needed:
+            raise self.plan.provider_needed
         self.conf = self.plan.conf
         self.capabilities = self.plan.capabilities
         self.client = client or connection.client_for(self.conf, cloud)

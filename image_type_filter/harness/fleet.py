@@ -134,9 +134,9 @@ def build(placement, hosts, progress=None):
                 f.write(textwrap.dedent(host.nova_conf))
             node = os.path.join(workdir, host.name + '-node.conf')
             with open(node, 'w') as f:
-                f.write('[DEFAULT]\nhost = %s\nstate_path = %s\n%s'
-                        % (host.name, workdir, placement.nova_conf_section()))
-            job = service.ReportJob([own, node])
+                f.write('[DEFAULT]\nstate_path = %s\n%s'
+                        % (workdir, placement.nova_conf_section()))
+            job = service.ReportJob([own, node], [host.uuid])
             report = job.sync()
             if not report.ok:
                 raise RuntimeError('reporting %s failed' % host.name)

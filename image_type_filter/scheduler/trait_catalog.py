@@ -27,8 +27,9 @@ class TraitCatalog:
     def known(self, traits):
         """The subset of ``traits`` Placement knows (at most one request).
 
-        If Placement cannot be asked, every trait counts as known: the
-        allocation-candidate query that follows fails the same way.
+        If Placement cannot be asked (down, or refusing the credentials),
+        every trait counts as known: the allocation-candidate query that
+        follows fails the same way, with the scheduler's own error.
         """
         traits = set(traits)
         now = self.clock()
@@ -38,7 +39,7 @@ class TraitCatalog:
         if ask:
             try:
                 found = self.client.list_traits(ask)
-            except exceptions.PlacementError as exc:
+            except exceptions.Error as exc:  # unreachable, refused ...
                 LOG.warning('cannot tell which reserved traits Placement '
                             'knows (%s); assuming it knows them all', exc)
                 return traits

@@ -99,17 +99,19 @@ def test_dropping_a_custom_trait_removes_it_and_nothing_else(
     traits, generation = client.get_provider_traits(uuid)
     client.put_provider_traits(uuid, {'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'},
                                generation)
-    base = ('compute_driver = zvm.ZVMDriver\nhost = %s\n' % name)
+    base = 'compute_driver = zvm.ZVMDriver\n'
     tagged = write_conf(base + '[virt_capabilities]\ncustom_traits = '
                         'CUSTOM_GPU_A,CUSTOM_GPU_B\n', placement)
-    assert service.run_once(lambda: service.ReportJob([tagged]), 0) == 0
+    assert service.run_once(
+        lambda: service.ReportJob([tagged], [name]), 0) == 0
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_GPU_A',
                       'CUSTOM_GPU_B', 'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'}
     # Drop one (same state_path, so the reporter remembers it owned it).
     fewer = write_conf(base + '[virt_capabilities]\ncustom_traits = '
                        'CUSTOM_GPU_A\n', placement)
-    assert service.run_once(lambda: service.ReportJob([fewer]), 0) == 0
+    assert service.run_once(
+        lambda: service.ReportJob([fewer], [name]), 0) == 0
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_GPU_A',
                       'CUSTOM_NOT_OURS', 'HW_CPU_X86_AVX2'}

@@ -20,6 +20,7 @@ T = image_types.TRAIT_BY_FORMAT
 UNRELATED = {'CUSTOM_UNRELATED_%02d' % i for i in range(17)} | {
     'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED', 'STORAGE_DISK_SSD'}
 LIBVIRT_CONF = 'compute_driver = libvirt.LibvirtDriver\n'
+FAKE_CONF = 'compute_driver = fake.FakeDriver\n'
 
 
 def make_provider(client, name, traits=()):
@@ -179,8 +180,9 @@ def test_cli_report_one_shot(placement, write_conf, unique):
     client = placement.client()
     keep = 'CUSTOM_KEEP_' + unique.upper()
     uuid = make_provider(client, 'cli-' + unique, {keep})
-    path = write_conf(LIBVIRT_CONF + 'host = cli-%s\n' % unique, placement)
-    proc = run_cli('report', '--config-file', path)
+    path = write_conf(LIBVIRT_CONF, placement)
+    proc = run_cli('report', '--config-file', path, '--provider',
+                   'cli-' + unique)
     assert proc.returncode == 0, proc.stderr
     assert 'provider %s: traits added' % uuid in proc.stderr
     traits, _ = client.get_provider_traits(uuid)
@@ -190,9 +192,9 @@ def test_cli_report_one_shot(placement, write_conf, unique):
 
 def test_cli_show_json(write_conf):
     path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n'
-                      'host = vm-7\n[virt_capabilities]\n'
-                      'custom_traits = CUSTOM_TROVE\n')
-    proc = run_cli('show', '--config-file', path, '-f', 'json')
+                      '[virt_capabilities]\ncustom_traits = CUSTOM_TROVE\n')
+    proc = run_cli('show', '--config-file', path, '--provider', 'vm-7', '-f',
+                   'json')
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',
@@ -200,7 +202,18 @@ def test_cli_show_json(write_conf):
         'traits': [T['iso'], T['vmdk'], 'CUSTOM_TROVE'],
         'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
         'image_type_traits_owner': 'reporter',
-        'providers': ["name 'vm-7' (from [DEFAULT] host)"]}
+        'providers': ["name 'vm-7' (from --provider)"]}
+
+
+def test_show_without_provider_says_the_driver_needs_one(write_conf):
+    path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n')
+    shown = run_cli('show', '--config-file', path, '-f', 'json')
+    assert shown.returncode == 0, shown.stderr
+    [note] = json.loads(shown.stdout)['providers']
+    assert note.startswith('give --provider') and 'vCenter uuid' in note
+    reported = run_cli('report', '--config-file', path)
+    assert reported.returncode == 2
+    assert note in reported.stderr
 
 
 @pytest.mark.parametrize('extra', [
@@ -221,13 +234,13 @@ def test_show_refuses_what_report_refuses_the_same_way(write_conf, listener,
 def test_show_is_what_report_then_keeps(placement, write_conf, unique):
     client = placement.client()
     uuid = make_provider(client, 'same-' + unique, {'HW_CPU_X86_AVX2'})
-    path = write_conf(LIBVIRT_CONF + 'host = same-%s\n[virt_capabilities]\n'
+    path = write_conf(LIBVIRT_CONF + '[virt_capabilities]\n'
                       'custom_traits = CUSTOM_SAME_%s\n[compute]\n'
                       'image_type_exclude_list = iso\n'
-                      % (unique, unique.upper()), placement)
-    shown = json.loads(run_cli('show', '--config-file', path, '-f',
-                               'json').stdout)
-    assert run_cli('report', '--config-file', path).returncode == 0
+                      % unique.upper(), placement)
+    node = ('--config-file', path, '--provider', 'same-' + unique)
+    shown = json.loads(run_cli('show', *node, '-f', 'json').stdout)
+    assert run_cli('report', *node).returncode == 0
     traits, _ = client.get_provider_traits(uuid)
     assert traits - {'HW_CPU_X86_AVX2'} == set(shown['traits'])
 
@@ -237,9 +250,9 @@ def test_report_dry_run_prints_the_diff_and_writes_nothing(
     client = placement.client()
     uuid = make_provider(client, 'dry-' + unique, {T['vmdk'], T['raw']})
     _, generation = client.get_provider_traits(uuid)
-    path = write_conf('compute_driver = zvm.ZVMDriver\nhost = dry-%s\n'
-                      % unique, placement)
-    proc = run_cli('report', '--config-file', path, '--dry-run')
+    path = write_conf('compute_driver = zvm.ZVMDriver\n', placement)
+    proc = run_cli('report', '--config-file', path, '--provider',
+                   'dry-' + unique, '--dry-run')
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == '%s add: - remove: %s\n' % (uuid, T['vmdk'])
     assert client.get_provider_traits(uuid) == ({T['vmdk'], T['raw']},
@@ -280,8 +293,9 @@ def reporter_child(*args):
 
 def test_provider_created_after_reporter_started(placement, write_conf,
                                                  unique):
-    path = write_conf(LIBVIRT_CONF + 'host = late-%s\n' % unique, placement)
-    with reporter_child('--config-file', path, '--wait', '3600') as child:
+    path = write_conf(LIBVIRT_CONF, placement)
+    with reporter_child('--config-file', path, '--provider', 'late-' + unique,
+                        '--wait', '3600') as child:
         child.err.wait_for('retrying')  # it looked, and did not find it
         uuid = make_provider(placement.client(), 'late-' + unique)
         assert child.finish() == 0, child.err.text()
@@ -291,7 +305,7 @@ def test_provider_created_after_reporter_started(placement, write_conf,
 
 def test_missing_provider_after_wait_names_what_was_looked_for(
         placement, write_conf, unique):
-    path = write_conf(LIBVIRT_CONF + 'host = never-%s\n' % unique, placement)
+    path = write_conf(FAKE_CONF + 'host = never-%s\n' % unique, placement)
     proc = run_cli('report', '--config-file', path, '--wait', '1')
     assert proc.returncode == 1
     assert "name 'never-%s' (from [DEFAULT] host)" % unique in proc.stderr
@@ -315,7 +329,8 @@ def test_service_mode_sighup_and_sigterm(placement, write_conf, unique):
     uuid = make_provider(client, 'svc-' + unique)
     path = write_conf('compute_driver = fake.FakeDriver\nhost = svc-%s\n'
                       % unique, placement)
-    with reporter_child('--config-file', path, '--interval', '3600') as child:
+    with reporter_child('--config-file', path, '--provider', 'svc-' + unique,
+                        '--interval', '3600') as child:
         helpers.wait_until(
             lambda: client.get_provider_traits(uuid)[0] == {T['raw']},
             'first sync')
@@ -334,7 +349,7 @@ def test_service_mode_sighup_and_sigterm(placement, write_conf, unique):
 
 def test_sigterm_while_waiting_for_the_provider(placement, write_conf,
                                                 unique):
-    path = write_conf(LIBVIRT_CONF + 'host = never-%s\n' % unique, placement)
+    path = write_conf(FAKE_CONF + 'host = never-%s\n' % unique, placement)
     with reporter_child('--config-file', path, '--wait', '3600',
                         '--interval', '3600') as child:
         child.err.wait_for('retrying')
@@ -397,11 +412,12 @@ def test_nova_compute_as_owner_keeps_only_custom_traits(placement,
     client = placement.client()
     # What nova-compute reported, right or wrong, is nova-compute's.
     uuid = make_provider(client, 'novaowns-' + unique, {T['vmdk']})
-    path = write_conf(LIBVIRT_CONF + 'host = novaowns-%s\n'
-                      '[virt_capabilities]\ncustom_traits = CUSTOM_DB_%s\n'
+    path = write_conf(LIBVIRT_CONF + '[virt_capabilities]\n'
+                      'custom_traits = CUSTOM_DB_%s\n'
                       'image_type_traits_owner = nova-compute\n'
-                      % (unique, unique.upper()), placement)
-    proc = run_cli('report', '--config-file', path)
+                      % unique.upper(), placement)
+    proc = run_cli('report', '--config-file', path, '--provider',
+                   'novaowns-' + unique)
     assert proc.returncode == 0, proc.stderr
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['vmdk'], 'CUSTOM_DB_' + unique.upper()}

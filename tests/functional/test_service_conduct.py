@@ -148,7 +148,7 @@ def test_split_config_in_a_nova_conf_d_directory(placement, tmp_path,
     main = tmp_path / 'nova.conf'
     main.write_text(placement.nova_conf_section())
     code, lines = finish(report('--config-file', str(main), '--config-dir',
-                                str(conf_d)))
+                                str(conf_d), '--provider', 'split-' + unique))
     assert code == 0, lines
     assert client.get_provider_traits(uuid)[0] == {
         'COMPUTE_IMAGE_TYPE_ISO', 'COMPUTE_IMAGE_TYPE_VMDK'}

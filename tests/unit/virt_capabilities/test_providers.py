@@ -101,12 +101,65 @@ def test_compute_id_file_must_hold_a_uuid(write_conf, tmp_path):
     (tmp_path / 'compute_id').write_text('not-a-uuid\n')
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n')])
     with pytest.raises(exceptions.ConfigError, match='does not hold a uuid'):
-        providers.default_refs(conf)
+        providers.default_refs(conf, 'fake.FakeDriver')
 
 
-def test_default_is_host_without_compute_id(write_conf):
+def test_fake_driver_node_is_host_without_compute_id(write_conf):
     from virt_capabilities import conf as vc_conf
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
                                     'host = cmp-7\n')])
-    assert providers.default_refs(conf) == [
+    assert providers.default_refs(conf, 'fake.FakeDriver') == [
         providers.ProviderRef('cmp-7', '[DEFAULT] host')]
+
+
+def test_compute_id_comes_first_for_every_driver(write_conf, tmp_path):
+    from virt_capabilities import conf as vc_conf
+    uuid = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
+    (tmp_path / 'compute_id').write_text(uuid + '\n')
+    conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n')])
+    for driver in ('libvirt.LibvirtDriver', 'vmwareapi.VMwareVCDriver'):
+        assert [r.value for r in providers.default_refs(conf, driver)] == [
+            uuid]
+
+
+def test_libvirt_node_is_the_hypervisor_hostname_not_host(write_conf,
+                                                          monkeypatch):
+    from virt_capabilities import conf as vc_conf
+    monkeypatch.setattr(providers, 'libvirt_hostname', lambda: 'hv1.example')
+    conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
+                                    'host = service-name\n')])
+    assert providers.default_refs(conf, 'libvirt.LibvirtDriver') == [
+        providers.ProviderRef('hv1.example', 'the hostname libvirt reports')]
+
+
+@pytest.mark.parametrize('hostname,canonical,expected', [
+    ('hv1.example.org', 'other', 'hv1.example.org'),   # qualified: as is
+    ('hv1', 'hv1.example.org', 'hv1.example.org'),      # else canonical
+    ('hv1', None, 'hv1'),                               # does not resolve
+    ('localhost', 'x.example', 'localhost'),
+])
+def test_libvirt_hostname_follows_libvirts_rule(monkeypatch, hostname,
+                                                canonical, expected):
+    monkeypatch.setattr(providers.socket, 'gethostname', lambda: hostname)
+
+    def getaddrinfo(name, port, flags=0):
+        if canonical is None:
+            raise OSError('no such host')
+        return [(2, 1, 6, canonical, ('10.0.0.1', 0))]
+    monkeypatch.setattr(providers.socket, 'getaddrinfo', getaddrinfo)
+    assert providers.libvirt_hostname() == expected
+
+
+@pytest.mark.parametrize('driver,says', [
+    ('vmwareapi.VMwareVCDriver', 'cluster moref'),
+    ('ironic.IronicDriver', 'node uuid'),
+    ('zvm.ZVMDriver', 'cloud connector'),
+])
+def test_drivers_named_by_the_hypervisor_need_provider(write_conf, driver,
+                                                       says):
+    from virt_capabilities import conf as vc_conf
+    conf = vc_conf.load([write_conf('compute_driver = %s\nhost = h\n'
+                                    % driver)])
+    with pytest.raises(providers.ProviderNeeded, match=says) as err:
+        providers.default_refs(conf, driver)
+    assert '--provider' in str(err.value)
