@@ -5,9 +5,11 @@ Signal handlers and library callers use the same two calls, ``stop()`` and
 provider, a back-off) wakes at once on them, whenever they arrive: the flags
 are the truth and a self-pipe is the doorbell, so a request made while a
 sync runs is never lost, and ringing takes no lock (safe in a signal
-handler).
+handler). Inside ``interruptible()`` a signal's stop also raises Stopping
+in the main thread at once, so a library's own retries cannot hold it up.
 """
 
+import contextlib
 import os
 import select
 import time
@@ -24,10 +26,28 @@ class Control:
         os.set_blocking(self._bell_w, False)
         self.stop_requested = False
         self.reload_requested = False
+        self._interruptible = False
 
-    def stop(self):
+    def stop(self, interrupt=False):
+        """Ask to stop. From a signal handler (``interrupt=True``) inside
+        ``interruptible()``, also unwind the main thread at once, wherever
+        it is (a library's own retry sleep included)."""
         self.stop_requested = True
         self._ring()
+        if interrupt and self._interruptible:
+            raise Stopping()
+
+    @contextlib.contextmanager
+    def interruptible(self):
+        """A block a stop may cut anywhere: safe where every write is one
+        atomic request and local files are replaced atomically."""
+        if self.stop_requested:
+            raise Stopping()
+        self._interruptible = True
+        try:
+            yield
+        finally:
+            self._interruptible = False
 
     def reload(self):
         self.reload_requested = True

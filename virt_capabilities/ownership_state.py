@@ -63,12 +63,17 @@ class OwnershipState:
         data = {'providers': {u: sorted(t) for u, t in
                               sorted(self._owned.items())}}
         directory = os.path.dirname(os.path.abspath(self.path))
+        tmp = None
         try:
             os.makedirs(directory, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=directory, prefix='.ownership-')
             with os.fdopen(fd, 'w') as f:
                 json.dump(data, f, indent=1)
             os.replace(tmp, self.path)
+            tmp = None
         except OSError as exc:
             LOG.warning('could not save ownership state %s: %s',
                         self.path, exc)
+        finally:
+            if tmp is not None:  # failed or interrupted: no stray file
+                os.unlink(tmp)

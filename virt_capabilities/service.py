@@ -4,8 +4,9 @@ A ReportJob is everything one configuration implies: capabilities, custom
 traits, providers and a client. The service loop runs it every interval
 (jittered so a fleet of nodes does not hit Placement in step), re-reads the
 configuration on SIGHUP, and on SIGTERM stops at once and exits 0: a stop
-cuts every wait short (interval, waiting for the provider, back-off) and is
-never taken between a provider's read and its write.
+cuts every wait short (interval, waiting for the provider, back-off) and,
+from a signal, ends a sync wherever it is: each Placement write is one atomic
+request, so nothing is left half-written.
 """
 
 import logging
@@ -104,8 +105,8 @@ def run_service(job_factory, interval, wait, control=None):
     """
     control = control or control_mod.Control()
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: control.stop())
-        signal.signal(signal.SIGINT, lambda *_: control.stop())
+        signal.signal(signal.SIGTERM, lambda *_: control.stop(True))
+        signal.signal(signal.SIGINT, lambda *_: control.stop(True))
         signal.signal(signal.SIGHUP, lambda *_: control.reload())
     job = job_factory(control.sleep)
     logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
@@ -121,7 +122,9 @@ def run_service(job_factory, interval, wait, control=None):
             except Exception as exc:  # noqa: BLE001 - the service lives on
                 LOG.error('keeping the previous configuration: %s', exc)
         try:
-            summarize(job.sync(wait if first else 0.0))
+            with control.interruptible():
+                report = job.sync(wait if first else 0.0)
+            summarize(report)
         except control_mod.Stopping:
             break
         except exceptions.ConfigError as exc:

@@ -186,3 +186,18 @@ def test_state_is_kept_only_under_state_path(placement, tmp_path, unique):
     assert code == 0, lines
     assert [p.name for p in state_path.iterdir()] == [
         'virt_capabilities.json']
+
+
+def test_sigterm_ends_a_sync_stuck_in_keystoneauth_retries(listener,
+                                                           tmp_path):
+    """Placement answers 503 and keystoneauth1 would retry for an hour."""
+    path = node_conf(tmp_path, '[placement]\nauth_type = admin_token\n'
+                     'endpoint = %s\ntoken = admin\nstatus_code_retries = 120'
+                     '\nstatus_code_retry_delay = 30\n' % listener.endpoint)
+    with report('--config-file', str(path), '--provider', 'h',
+                '--interval', '3600') as child:
+        helpers.wait_until(lambda: listener.requests, 'a first request')
+        child.send(signal.SIGTERM)
+        code, lines = finish(child)
+    assert code == 0, lines
+    assert lines[-1].endswith('stopping')

@@ -20,7 +20,7 @@ class Report(command.Command):
     Only the image-type traits (and configured custom traits) are owned;
     every other trait on the provider stays as it was. One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    stops at once (never between a read and its write) and exits 0.
+    stops at once, leaving nothing half-written, and exits 0.
 
     Exit codes: 0 in sync; 1 Placement error after retries, or traits
     Placement lacks; 2 bad configuration or usage.
