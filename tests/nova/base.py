@@ -93,5 +93,5 @@ class InsideNova(integrated_helpers._IntegratedTestBase):
                     'host = %s\nstate_path = %s\n%s\n'
                     '[placement]\nauth_type = admin_token\nendpoint = %s\n'
                     'token = admin\n' % (host, workdir, extra,
-                                         self.placement_fixture.endpoint))
+                                         self.placement.fixture.endpoint))
         return service.run_once(lambda: service.ReportJob([path]), 0)

@@ -57,8 +57,10 @@ def test_zuul_functional_and_nova_jobs_run_those_suites():
     functional = jobs['image-type-filter-tox-functional']['vars'][
         'tox_envlist']
     assert 'tests/functional' in tox_env_commands(functional)
-    nova = jobs['image-type-filter-tox-nova']['vars']['tox_envlist']
-    assert 'tests/nova' in tox_env_commands(nova)
+    for name in ('image-type-filter-tox-nova',
+                 'image-type-filter-tox-nova-oldest'):
+        assert 'tests/nova' in tox_env_commands(
+            jobs[name]['vars']['tox_envlist'])
     assert 'tests/unit' in tox_env_commands('py311')
     project = [item['project'] for item in zuul() if 'project' in item][0]
     assert 'image-type-filter-tox-nova' in project['gate']['jobs']
