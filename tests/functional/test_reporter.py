@@ -371,34 +371,26 @@ def run_service_in_thread(path):
     return control, thread, result
 
 
-def test_library_control_stops_the_service(placement, write_conf, unique):
+@pytest.mark.parametrize('moment', ['after its first sync',
+                                    'while it waits for the provider'])
+def test_library_control_stops_the_service(placement, write_conf, unique,
+                                           moment):
     """run_service returns when its control is told to stop (library use)."""
     client = placement.client()
-    uuid = make_provider(client, 'evt-' + unique)
+    if moment == 'after its first sync':
+        uuid = make_provider(client, 'evt-' + unique)
+
+        def reached():
+            return client.get_provider_traits(uuid)[0] == {T['raw']}
+    else:
+        def reached():
+            return any('evt-' + unique in line
+                       for line in placement.requests_seen())
     path = write_conf('compute_driver = fake.FakeDriver\nhost = evt-%s\n'
                       % unique, placement)
     control, thread, result = run_service_in_thread(path)
     try:
-        helpers.wait_until(
-            lambda: client.get_provider_traits(uuid)[0] == {T['raw']},
-            'first sync')
-        control.stop()
-        thread.join(helpers.SAFETY_TIMEOUT)
-    finally:
-        control.stop()
-    assert not thread.is_alive()
-    assert result == {'code': 0}
-
-
-def test_library_control_stops_a_wait_for_the_provider(placement,
-                                                       write_conf, unique):
-    path = write_conf('compute_driver = fake.FakeDriver\nhost = gone-%s\n'
-                      % unique, placement)
-    seen = placement.requests_seen
-    control, thread, result = run_service_in_thread(path)
-    try:
-        helpers.wait_until(lambda: any('gone-' + unique in line
-                                       for line in seen()), 'first lookup')
+        helpers.wait_until(reached, moment)
         control.stop()
         thread.join(helpers.SAFETY_TIMEOUT)
     finally:
