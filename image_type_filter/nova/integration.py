@@ -68,7 +68,6 @@ def uninstall():
     for nova_filter in installed_filters():
         nova_request_filter.ALL_REQUEST_FILTERS.remove(nova_filter)
     _pipeline = _placement = None
-_placement = None
 
 
 def _as_nova_filter(name, one_filter):
