@@ -44,7 +44,8 @@ class WarnOnce:
 class RequireImageTypeSupport:
     """Require the trait of the image's ``disk_format`` on the root provider.
 
-    Off unless ``[scheduler] filter_hosts_by_image_type_support``. Does
+    Off unless ``[scheduler] filter_hosts_by_image_type_support`` (or Nova's
+    ``query_placement_for_image_type_support``) is on. Does
     nothing for volume-backed requests (the image is not the root disk) or
     requests without an image. The trait comes from the catalogue, never
     from the string, so any ``disk_format`` yields one known trait or none.
