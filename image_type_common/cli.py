@@ -12,6 +12,7 @@ import sys
 from cliff import app
 from cliff import columns
 from cliff import commandmanager
+import yaml
 
 from image_type_common import connection
 from image_type_common import exceptions
@@ -21,14 +22,28 @@ LOG = logging.getLogger(__name__)
 OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
 
 
+class TextList(list):
+    """A list that is text where text is wanted (``-f value``, ``shell``,
+    ``csv``: comma-separated) and a list where a list is (``json``,
+    ``yaml``)."""
+
+    def __str__(self):
+        return ', '.join(str(v) for v in self)
+
+
+yaml.SafeDumper.add_representer(TextList,
+                                yaml.representer.SafeRepresenter.represent_list)
+
+
 class ListColumn(columns.FormattableColumn):
-    """A list: comma-separated in a table, a JSON list with ``-f json``."""
+    """A list: comma-separated text in a table, value, shell or csv; a list
+    in json or yaml. Never a Python repr."""
 
     def human_readable(self):
         return ', '.join(str(v) for v in self._value) or '-'
 
     def machine_readable(self):
-        return list(self._value)
+        return TextList(self._value)
 
 
 class App(app.App):
@@ -74,10 +89,16 @@ class App(app.App):
         self._error = err
 
     def run_subcommand(self, argv):
+        """The exit code: an error's own, else one the command set in
+        ``self.app.exit_code`` (a Lister that prints and still answers
+        1 or 2, like a readiness check), else cliff's."""
         self._error = None
+        self.exit_code = None
         result = super().run_subcommand(argv)
         if isinstance(self._error, exceptions.Error):
             return self._error.exit_code
+        if result == 0 and self.exit_code is not None:
+            return self.exit_code
         return result
 
 

@@ -1,54 +1,51 @@
 """``image-type-filter status``: upgrade readiness for the filter."""
 
-from cliff import command
+from cliff import lister
 
 from image_type_common import cli
+from image_type_common import exceptions
 from image_type_filter.cmd import common
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 
 
-class Status(command.Command):
+class CouldNotCheck(exceptions.Error):
+    """The check could not run: Placement, credentials or configuration."""
+
+    exit_code = readiness.COULD_NOT_CHECK
+
+
+class Status(lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 
-    Lists compute nodes (root providers with VCPU inventory) that report no
-    COMPUTE_IMAGE_TYPE_* trait, how many hosts boot each format, and the
+    The same meaning as ``nova-status upgrade check``: one row per check.
+    Compute nodes are the providers Nova marks with the COMPUTE_NODE trait
+    (VCPU inventory where Placement or Nova predates it, and the check says
+    so); the "Image formats" row counts hosts per format and lists the
     formats no host boots.
 
-    Exit codes: 0 every compute node reports (safe to enable); 1 warnings
-    only; 2 some compute nodes report nothing (enabling the filter now would
-    send no boot to them).
+    Exit codes: 0 ready (every compute node reports); 1 warnings only;
+    2 not ready (some compute nodes report nothing: enabling the filter now
+    would send them no boot); 255 the check could not run (Placement
+    unreachable, credentials or configuration wrong).
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         cli.add_config_argument(parser)
         cli.add_cloud_argument(parser)
-        common.add_format_argument(parser)
         return parser
 
     def take_action(self, parsed_args):
-        conf, client = common.client_from_args(parsed_args)
-        fleet = survey.take(client)
-        checks = readiness.check(client, fleet,
-                                 conf.scheduler.image_type_trait_parameter)
-        code = readiness.exit_code(checks)
-        per_format = fleet.hosts_per_format()
-        result = {
-            'result': readiness.NAMES[code],
-            'checks': [c.as_dict() for c in checks],
-            'compute_nodes': len(fleet.hosts),
-            'not_reporting': fleet.not_reporting,
-            'hosts_per_format': {f: len(h) for f, h in per_format.items()},
-            'unsupported_formats': sorted(f for f, h in per_format.items()
-                                          if not h),
-            'flat': fleet.flat,
-        }
-        common.emit(self.app.stdout, parsed_args, result, [
-            ('Upgrade readiness: %s' % result['result'],
-             ['check', 'result', 'details'],
-             [(c.name, readiness.NAMES[c.code], c.details) for c in checks]),
-            ('Hosts per format:', ['format', 'hosts'],
-             sorted(result['hosts_per_format'].items())),
-        ])
-        return code
+        try:
+            conf, client = common.client_from_args(parsed_args)
+            checks = readiness.ReadinessChecks(
+                client, survey.take(client),
+                conf.scheduler.image_type_trait_parameter)
+            results = checks.results()
+        except exceptions.Error as exc:
+            raise CouldNotCheck('could not check: %s' % exc) from exc
+        self.app.exit_code = readiness.exit_code(results)
+        return ('check', 'result', 'details'), [
+            (name, readiness.result_name(result.code), result.details)
+            for name, result in results]

@@ -1,74 +1,98 @@
 """Upgrade readiness: is it safe to turn the image-type filter on?
 
-In the manner of ``nova-status upgrade check`` (same result codes as
-oslo.upgradecheck: 0 success, 1 warning, 2 failure). Failure: some compute
-nodes report no image type, so enabling the filter would send them no boot.
+An oslo.upgradecheck check, with ``nova-status upgrade check``'s meaning:
+0 ready, 1 warnings, 2 not ready (some compute nodes report no image type,
+so enabling the filter would send them no boot), and 255 (``COULD_NOT_CHECK``)
+when the check itself could not run: Placement unreachable, credentials or
+configuration wrong.
 """
 
-import dataclasses
+from oslo_upgradecheck import upgradecheck
 
 from image_type_common import placement_client as pc
 from image_type_filter.conf import scheduler as scheduler_conf
 
-SUCCESS, WARNING, FAILURE = 0, 1, 2
-NAMES = {SUCCESS: 'Success', WARNING: 'Warning', FAILURE: 'Failure'}
+Code = upgradecheck.Code
+Result = upgradecheck.Result
+#: oslo.upgradecheck's code for "the check could not run".
+COULD_NOT_CHECK = 255
 
 
-@dataclasses.dataclass
-class Check:
-    name: str
-    code: int
-    details: str
-
-    def as_dict(self):
-        return {'check': self.name, 'result': NAMES[self.code],
-                'details': self.details}
+def result_name(code):
+    return upgradecheck.UPGRADE_CHECK_MSG_MAP[Code(code)]
 
 
-def check(client, fleet, trait_parameter=scheduler_conf.ROOT_REQUIRED):
-    checks = []
-    hosts = len(fleet.hosts)
-    missing = fleet.not_reporting
-    if not hosts:
-        checks.append(Check('Compute nodes report image types', WARNING,
-                            'no compute node (root provider with VCPU '
-                            'inventory) found'))
-    elif missing:
-        checks.append(Check(
-            'Compute nodes report image types', FAILURE,
-            '%d of %d compute node(s) report no COMPUTE_IMAGE_TYPE_* trait: '
-            '%s. Run virt-capabilities report on them before enabling '
-            'the filter.' % (len(missing), hosts, ', '.join(missing))))
-    else:
-        checks.append(Check('Compute nodes report image types', SUCCESS,
-                            'all %d compute node(s) report' % hosts))
-    version = client.microversion
-    if version < pc.CANDIDATES_REQUIRED:
-        checks.append(Check('Placement microversion', FAILURE,
-                            'maximum %s cannot filter by trait (needs 1.17)'
-                            % pc.version_str(version)))
-    elif version < pc.ROOT_REQUIRED:
-        checks.append(Check('Placement microversion', WARNING,
-                            'maximum %s has no root_required (1.35); the '
-                            'filter falls back to unsuffixed required'
-                            % pc.version_str(version)))
-    else:
-        checks.append(Check('Placement microversion', SUCCESS,
-                            pc.version_str(version)))
-    if fleet.flat:
-        detail = ('flat: every tree is one provider and nothing is shared, '
-                  'so image_type_trait_parameter = required is safe')
-        code = SUCCESS
-    else:
+class ReadinessChecks(upgradecheck.UpgradeCommands):
+    """The checks, on a survey already taken (no request of their own but
+    the client's negotiated microversion)."""
+
+    def __init__(self, client, fleet,
+                 trait_parameter=scheduler_conf.ROOT_REQUIRED):
+        self.client = client
+        self.fleet = fleet
+        self.trait_parameter = trait_parameter
+
+    def _check_compute_nodes(self):
+        hosts = len(self.fleet.hosts)
+        missing = self.fleet.not_reporting
+        how = 'compute nodes found by %s' % self.fleet.found_by
+        if not hosts:
+            return Result(Code.WARNING, 'no compute node found (%s)' % how)
+        if missing:
+            return Result(Code.FAILURE, (
+                '%d of %d compute node(s) report no COMPUTE_IMAGE_TYPE_* '
+                'trait: %s. Run virt-capabilities report on them before '
+                'enabling the filter (%s).' % (
+                    len(missing), hosts, ', '.join(missing), how)))
+        return Result(Code.SUCCESS, 'all %d compute node(s) report (%s)'
+                      % (hosts, how))
+
+    def _check_microversion(self):
+        version = self.client.microversion
+        if version < pc.CANDIDATES_REQUIRED:
+            return Result(Code.FAILURE, 'maximum %s cannot filter by trait '
+                          '(needs 1.17)' % pc.version_str(version))
+        if version < pc.ROOT_REQUIRED:
+            return Result(Code.WARNING, 'maximum %s has no root_required '
+                          '(1.35); the filter falls back to unsuffixed '
+                          'required' % pc.version_str(version))
+        return Result(Code.SUCCESS, pc.version_str(version))
+
+    def _check_provider_trees(self):
+        if self.fleet.flat:
+            return Result(Code.SUCCESS, 'flat: every tree is one provider and '
+                          'nothing is shared, so image_type_trait_parameter '
+                          '= required is safe')
         detail = ('not flat (%s): keep image_type_trait_parameter = '
-                  'root_required' % ('nested providers' if fleet.nested else
-                                     'sharing providers %s'
-                                     % ', '.join(fleet.sharing)))
-        code = (WARNING if trait_parameter == scheduler_conf.REQUIRED
-                else SUCCESS)
-    checks.append(Check('Provider trees', code, detail))
-    return checks
+                  'root_required' % ('nested providers' if self.fleet.nested
+                                     else 'sharing providers %s'
+                                     % ', '.join(self.fleet.sharing)))
+        return Result(Code.WARNING
+                      if self.trait_parameter == scheduler_conf.REQUIRED
+                      else Code.SUCCESS, detail)
+
+    def _check_formats(self):
+        """Information: how many hosts boot each format, and which formats
+        no host boots (boots of those will find no host)."""
+        per_format = self.fleet.hosts_per_format()
+        booted = ', '.join('%s: %d' % (fmt, len(hosts))
+                           for fmt, hosts in per_format.items() if hosts)
+        unsupported = [fmt for fmt, hosts in per_format.items() if not hosts]
+        return Result(Code.SUCCESS, 'hosts per format: %s; no host boots: %s'
+                      % (booted or 'none', ', '.join(unsupported) or 'none'))
+
+    _upgrade_checks = (
+        ('Compute nodes report image types', _check_compute_nodes),
+        ('Placement microversion', _check_microversion),
+        ('Provider trees', _check_provider_trees),
+        ('Image formats', _check_formats),
+    )
+
+    def results(self):
+        """[(name, Result)] without printing (oslo's check() prints)."""
+        return [(name, check(self)) for name, check in self._upgrade_checks]
 
 
-def exit_code(checks):
-    return max((c.code for c in checks), default=SUCCESS)
+def exit_code(results):
+    return max((int(result.code) for _, result in results),
+               default=int(Code.SUCCESS))

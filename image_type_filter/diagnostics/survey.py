@@ -1,18 +1,26 @@
 """The fleet as Placement sees it: compute hosts and the formats they boot.
 
+Compute nodes are the providers Nova marks with the ``COMPUTE_NODE`` trait
+(every driver, ironic included). Where Placement or Nova predates that
+trait, root providers with VCPU inventory stand in, and the survey says so.
 Costs a fixed number of queries however large the fleet: one listing, one
-``required=`` query per format, one for sharing providers, and an inventory
-read only for root providers that report no image type at all (to tell a
-compute node that has not reported yet from some other root provider).
+``required=`` query per format and one for ``COMPUTE_NODE``, one for
+sharing providers, and (only in the fallback) an inventory read for root
+providers that report no image type.
 """
 
 import dataclasses
+
+import os_traits
 
 from image_type_common import image_types
 from image_type_common import placement_client as pc
 from image_type_filter.scheduler import fleet_shape
 
 COMPUTE_RESOURCE = 'VCPU'
+BY_TRAIT = 'the COMPUTE_NODE trait'
+BY_VCPU = ('VCPU inventory on root providers (no provider has the '
+           'COMPUTE_NODE trait: Placement or Nova predates it)')
 
 
 @dataclasses.dataclass
@@ -24,9 +32,10 @@ class Host:
 
 @dataclasses.dataclass
 class Survey:
-    hosts: dict            # uuid -> Host, compute hosts only (roots)
+    hosts: dict            # uuid -> Host, compute hosts only
     nested: bool           # some provider has a parent
     sharing: list          # names of sharing providers
+    found_by: str = BY_TRAIT  # how compute nodes were told apart
 
     @property
     def reporting(self):
@@ -48,9 +57,20 @@ class Survey:
                 for fmt in image_types.FORMATS}
 
 
+def _compute_node_uuids(client):
+    """Providers with the COMPUTE_NODE trait; None if nobody has it."""
+    try:
+        found = client.list_resource_providers(
+            required=os_traits.COMPUTE_NODE)
+    except pc.exceptions.UnknownTraits:
+        return None
+    return {rp['uuid'] for rp in found} or None
+
+
 def take(client):
     client.require(pc.PROVIDERS_REQUIRED, 'list providers by trait')
     everyone = client.list_resource_providers()
+    by_uuid = {rp['uuid']: rp for rp in everyone}
     roots = fleet_shape.roots(everyone)
     nested = len(roots) != len(everyone)
     formats = {}
@@ -63,8 +83,14 @@ def take(client):
         for rp in found:
             formats.setdefault(rp['uuid'], set()).add(fmt)
     sharing = fleet_shape.sharing_names(client)
-    hosts = {}
-    for uuid, rp in roots.items():
-        if uuid in formats or COMPUTE_RESOURCE in client.get_inventories(uuid):
-            hosts[uuid] = Host(uuid, rp['name'], formats.get(uuid, set()))
-    return Survey(hosts, nested, sharing)
+    compute_nodes = _compute_node_uuids(client)
+    found_by = BY_TRAIT
+    if compute_nodes is None:
+        found_by = BY_VCPU
+        compute_nodes = {
+            uuid for uuid in roots if uuid in formats
+            or COMPUTE_RESOURCE in client.get_inventories(uuid)}
+    hosts = {uuid: Host(uuid, by_uuid[uuid]['name'],
+                        formats.get(uuid, set()))
+             for uuid in compute_nodes if uuid in by_uuid}
+    return Survey(hosts, nested, sharing, found_by)

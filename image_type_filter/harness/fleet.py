@@ -10,8 +10,11 @@ import os
 import tempfile
 import textwrap
 
+import os_traits
+
 from virt_capabilities import service
 
+NOVA_COMPUTE_NODE = os_traits.COMPUTE_NODE
 DEFAULT_INVENTORY = {
     'VCPU': {'total': 16, 'allocation_ratio': 4.0},
     'MEMORY_MB': {'total': 32768},
@@ -116,10 +119,16 @@ def demo_fleet(suffix=''):
             for h in DEMO_FLEET]
 
 
-def create_provider(client, name, inventory):
+def create_provider(client, name, inventory, traits=(NOVA_COMPUTE_NODE,)):
+    """A compute node as nova-compute creates it: the provider, its
+    inventory and nova-compute's own traits (``COMPUTE_NODE``)."""
     rp = client.create_resource_provider(name)
+    generation = rp['generation']
     if inventory:
-        client.put_inventories(rp['uuid'], rp['generation'], inventory)
+        generation = client.put_inventories(
+            rp['uuid'], generation, inventory)['resource_provider_generation']
+    if traits:
+        client.put_provider_traits(rp['uuid'], set(traits), generation)
     return rp['uuid']
 
 

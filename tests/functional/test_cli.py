@@ -106,39 +106,56 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
         'lacks capacity for VCPU:1000']
 
 
+def status(conf, *args):
+    proc = cli('status', '--config-file', str(conf), '-f', 'json', *args)
+    return proc.returncode, {row['check']: row for row in
+                             json.loads(proc.stdout or '[]')}, proc
+
+
 def test_status_exit_codes(tmp_path):
     conf = tmp_path / 'nova.conf'
+    nodes = 'Compute nodes report image types'
     with embedded.EmbeddedPlacement() as server:
         conf.write_text(server.nova_conf_section())
         # No compute node at all: a warning.
-        proc = cli('status', '--config-file', str(conf), '-f', 'json')
-        assert proc.returncode == 1, proc.stderr
-        assert json.loads(proc.stdout)['result'] == 'Warning'
+        code, rows, proc = status(conf)
+        assert code == 1, proc.stderr
+        assert rows[nodes]['result'] == 'Warning'
         hosts = fleet.build(server, fleet.demo_fleet()[:3])
-        proc = cli('status', '--config-file', str(conf), '-f', 'json')
-        assert proc.returncode == 0, proc.stderr
-        status = json.loads(proc.stdout)
-        assert status['not_reporting'] == []
-        assert status['compute_nodes'] == 3
-        assert status['hosts_per_format']['qcow2'] == 2
-        assert 'vmdk' in status['unsupported_formats']
-        assert status['flat'] is True
-        # A compute node that has not reported yet: failure.
-        fleet.create_provider(server.client(), 'new-node',
-                              fleet.DEFAULT_INVENTORY)
-        proc = cli('status', '--config-file', str(conf), '-f', 'json')
-        assert proc.returncode == 2, proc.stderr
-        status = json.loads(proc.stdout)
-        assert status['not_reporting'] == ['new-node']
-        assert status['result'] == 'Failure'
-        # A nested tree while the "required" form is configured: warning.
-        server.client().create_resource_provider('numa0',
-                                                 parent=hosts[0].uuid)
+        code, rows, proc = status(conf)
+        assert code == 0, proc.stderr
+        assert rows[nodes]['details'] == (
+            'all 3 compute node(s) report (compute nodes found by the '
+            'COMPUTE_NODE trait)')
+        formats = rows['Image formats']['details']
+        assert 'qcow2: 2' in formats
+        assert 'vmdk' in formats.split('no host boots: ')[1]
+        assert rows['Provider trees']['details'].startswith('flat')
+        # A compute node that has not reported yet: not ready.
         client = server.client()
+        fleet.create_provider(client, 'new-node', fleet.DEFAULT_INVENTORY)
+        code, rows, proc = status(conf)
+        assert code == 2, proc.stderr
+        assert rows[nodes]['result'] == 'Failure'
+        assert ': new-node.' in rows[nodes]['details']
+        # A bare-metal node: COMPUTE_NODE and only custom inventory.
         uuid = client.list_resource_providers(name='new-node')[0]['uuid']
         traits, generation = client.get_provider_traits(uuid)
         client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
                                    generation)
+        client.request('PUT', '/resource_classes/CUSTOM_BAREMETAL_GOLD',
+                       ok=(201, 204))
+        fleet.create_provider(client, 'ironic-node', {
+            'CUSTOM_BAREMETAL_GOLD': {'total': 1}})
+        code, rows, proc = status(conf)
+        assert code == 2, proc.stderr
+        assert ': ironic-node.' in rows[nodes]['details']
+        uuid = client.list_resource_providers(name='ironic-node')[0]['uuid']
+        traits, generation = client.get_provider_traits(uuid)
+        client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
+                                   generation)
+        # A nested tree while the "required" form is configured: warning.
+        client.create_resource_provider('numa0', parent=hosts[0].uuid)
         conf.write_text(server.nova_conf_section() + '[scheduler]\n'
                         'image_type_trait_parameter = required\n')
         proc = cli('status', '--config-file', str(conf))
@@ -146,19 +163,58 @@ def test_status_exit_codes(tmp_path):
         assert 'not flat (nested providers)' in proc.stdout
 
 
-def test_placement_unreachable_is_one_line_exit_1(tmp_path):
+def test_status_before_the_compute_node_trait_says_so(fresh_placement,
+                                                      tmp_path):
+    client = fresh_placement.client()
+    fleet.create_provider(client, 'old-nova', fleet.DEFAULT_INVENTORY,
+                          traits=())
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(fresh_placement.nova_conf_section())
+    code, rows, proc = status(conf)
+    assert code == 2, proc.stderr
+    details = rows['Compute nodes report image types']['details']
+    assert ': old-nova.' in details and 'VCPU inventory' in details
+
+
+@pytest.mark.parametrize('fmt', ['table', 'value', 'csv', 'yaml'])
+def test_status_every_output_format_is_text(demo_fleet, tmp_path, fmt):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    proc = cli('status', '--config-file', str(conf), '-f', fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert 'no host boots: vdi' in proc.stdout
+    assert "['" not in proc.stdout  # no Python reprs
+
+
+def test_status_that_could_not_check_is_255_with_one_line(tmp_path):
     conf = tmp_path / 'nova.conf'
     conf.write_text('[placement]\nauth_type = admin_token\n'
                     'endpoint = http://127.0.0.1:9\ntoken = admin\n'
                     'connect_retries = 1\nconnect_retry_delay = 0.1\n')
-    proc = cli('status', '--config-file', str(conf))
+    for args in (['--config-file', str(conf)], [],
+                 ['--config-file', '/nonexistent/nova.conf']):
+        proc = cli('status', *args)
+        assert proc.returncode == 255, (args, proc.stderr)
+        errors = [line for line in proc.stderr.splitlines()
+                  if line.startswith('ERROR')]
+        assert len(errors) == 1 and 'could not check' in errors[0]
+        assert 'Traceback' not in proc.stderr
+    proc = cli('--debug', 'status', '--config-file', str(conf))
+    assert 'Traceback' in proc.stderr
+
+
+def test_candidates_with_placement_unreachable_is_one_line_exit_1(tmp_path):
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[placement]\nauth_type = admin_token\n'
+                    'endpoint = http://127.0.0.1:9\ntoken = admin\n'
+                    'connect_retries = 1\nconnect_retry_delay = 0.1\n')
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw')
     assert proc.returncode == 1
     errors = [line for line in proc.stderr.splitlines()
               if line.startswith('ERROR')]
     assert len(errors) == 1 and 'cannot reach Placement' in errors[0]
-    assert 'Traceback' not in proc.stderr
-    proc = cli('--debug', 'status', '--config-file', str(conf))
-    assert 'Traceback' in proc.stderr
 
 
 @pytest.mark.parametrize('args,message', [
@@ -166,9 +222,9 @@ def test_placement_unreachable_is_one_line_exit_1(tmp_path):
      'is not CLASS=AMOUNT'),
     (['candidates', '--disk-format', 'raw', '--image-property', 'novalue'],
      'is not KEY=VALUE'),
-    (['status'], 'no Placement credentials'),
-    (['status', '--config-file', '/nonexistent/nova.conf'],
-     'does not exist'),
+    (['candidates', '--disk-format', 'raw'], 'no Placement credentials'),
+    (['candidates', '--disk-format', 'raw', '--config-file',
+      '/nonexistent/nova.conf'], 'does not exist'),
 ])
 def test_bad_usage_exits_2_with_one_line(args, message):
     proc = cli(*args)
