@@ -1,14 +1,21 @@
 """``image-type-filter candidates``: the hosts the filter leaves, and why."""
 
+import logging
+
 from cliff import lister
 
 from image_type_common import cli
 from image_type_common import exceptions
+from image_type_common import text
 from image_type_filter.cmd import common
 from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import survey
 from image_type_filter.scheduler import request_spec as rs
 from image_type_filter.scheduler import scheduler_client
+
+LOG = logging.getLogger(__name__)
+#: Exit code when Placement offers no host at all (the reason is on stderr).
+NO_VALID_HOST = 3
 
 
 class Candidates(lister.Lister):
@@ -16,9 +23,14 @@ class Candidates(lister.Lister):
 
     With --explain, every compute host that was left out is listed too,
     with the reason: it lacks the image's trait (and which formats it does
-    boot), has a forbidden trait, or lacks capacity. The image-type filter
-    is on for this command whatever the config file says; other options
-    ([scheduler], [image_isolation]) come from --config-file.
+    boot), has a forbidden trait, or lacks capacity for a resource class
+    (with what it has free). The image-type filter is on for this command
+    whatever the config file says; other options ([scheduler],
+    [image_isolation]) come from --config-file.
+
+    Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
+    Nova would put it in the server's fault); 1 Placement error; 2 bad
+    configuration or usage.
     """
 
     def get_parser(self, prog_name):
@@ -44,20 +56,31 @@ class Candidates(lister.Lister):
     def take_action(self, parsed_args):
         resources = common.parse_resources(parsed_args.resources)
         properties = parse_properties(parsed_args.image_property)
+        disk_format = parsed_args.disk_format.strip()  # as Glance stores it
         conf, client = common.client_from_args(parsed_args)
         conf.set_override('filter_hosts_by_image_type_support', True,
                           'scheduler')
         sched = scheduler_client.SchedulerClient(client, conf)
+        if properties and not conf.image_isolation.enabled:
+            LOG.warning('--image-property has no effect: [image_isolation] '
+                        'enabled is False in the config file')
+        common.check_resource_classes(client, resources)
         spec = rs.RequestSpec.for_boot(
-            parsed_args.disk_format, resources,
-            is_bfv=parsed_args.volume_backed, properties=properties)
+            disk_format, resources, is_bfv=parsed_args.volume_backed,
+            properties=properties)
         found = sched.get_candidates(spec)
+        fleet = None
+        if not found.provider_uuids:
+            fleet = survey.take(client)
+            LOG.error('No valid host: %s', explain.no_valid_host_reason(
+                client, fleet, spec, sched.pipeline.describe_trait))
+            self.app.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']
                      for rp in client.list_resource_providers()}
             return ('name', 'uuid'), sorted(
                 (names.get(u, u), u) for u in found.provider_uuids)
-        fleet = survey.take(client)
+        fleet = fleet or survey.take(client)
         verdicts = explain.explain(client, fleet, spec,
                                    set(found.provider_uuids),
                                    sched.pipeline.describe_trait)
@@ -72,6 +95,7 @@ def parse_properties(items):
         key, sep, value = item.partition('=')
         if not sep or not key.strip():
             raise exceptions.ConfigError(
-                '--image-property: %r is not KEY=VALUE' % item)
+                '--image-property: %s is not KEY=VALUE'
+                % text.safe_repr(item))
         properties[key.strip()] = value.strip()
     return properties

@@ -7,6 +7,7 @@ import prettytable
 
 from image_type_common import cli
 from image_type_common import exceptions
+from image_type_common import text as text_mod
 from image_type_filter import conf as itf_conf
 
 RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
@@ -22,18 +23,38 @@ def register_all(conf):
     itf_conf.register_opts(conf)
 
 
+#: Placement's largest amount (a signed 32-bit integer).
+MAX_AMOUNT = 2 ** 31 - 1
+
+
 def parse_resources(text):
+    """CLASS=AMOUNT,...: each class once, amounts Placement can take."""
     resources = {}
     for item in filter(None, (i.strip() for i in text.split(','))):
         match = RESOURCE.match(item)
-        if not match or int(match.group(2)) < 1:
+        if not match or not 1 <= int(match.group(2)) <= MAX_AMOUNT:
             raise exceptions.ConfigError(
-                '--resources: %r is not CLASS=AMOUNT (e.g. %s)'
-                % (item, DEFAULT_RESOURCES))
+                '--resources: %s is not CLASS=AMOUNT with an amount from 1 '
+                'to %d (e.g. %s)' % (text_mod.safe_repr(item), MAX_AMOUNT,
+                                     DEFAULT_RESOURCES))
+        if match.group(1) in resources:
+            raise exceptions.ConfigError(
+                '--resources: %s is given twice' % match.group(1))
         resources[match.group(1)] = int(match.group(2))
     if not resources:
         raise exceptions.ConfigError('--resources is empty')
     return resources
+
+
+def check_resource_classes(client, resources):
+    """One request: every class must be one Placement knows."""
+    known = {rc['name'] for rc in client.request(
+        'GET', '/resource_classes').json()['resource_classes']}
+    unknown = sorted(set(resources) - known)
+    if unknown:
+        raise exceptions.ConfigError(
+            '--resources: Placement knows no resource class %s'
+            % ', '.join(unknown))
 
 
 def add_format_argument(parser):

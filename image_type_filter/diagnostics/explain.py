@@ -10,6 +10,7 @@ import dataclasses
 from image_type_common import image_types
 
 CANDIDATE, EXCLUDED = 'candidate', 'excluded'
+MAX_HOSTS_IN_REASON = 3
 
 
 @dataclasses.dataclass
@@ -20,8 +21,64 @@ class Verdict:
     reasons: list
 
 
-def _capacity_filter(resources):
-    return ','.join('%s:%d' % (rc, n) for rc, n in sorted(resources.items()))
+class Capacity:
+    """Which hosts have room for each requested resource class, and what a
+    host that lacks one has free: one query per class, then two reads per
+    host that lacks one."""
+
+    def __init__(self, client, resources):
+        self.client = client
+        self.resources = dict(resources or {})
+        self.holders = {
+            rc: {rp['uuid'] for rp in client.list_resource_providers(
+                resources='%s:%d' % (rc, amount))}
+            for rc, amount in sorted(self.resources.items())}
+
+    def shortfalls(self, uuid):
+        short = [rc for rc in sorted(self.resources)
+                 if uuid not in self.holders[rc]]
+        if not short:
+            return []
+        inventories = self.client.get_inventories(uuid)
+        usages = self.client.request(
+            'GET', '/resource_providers/%s/usages' % uuid).json()['usages']
+        return [self._why(rc, inventories.get(rc), usages.get(rc, 0))
+                for rc in short]
+
+    def _why(self, rc, inventory, used):
+        amount = self.resources[rc]
+        if not inventory:
+            return 'lacks %s: needs %d, has none' % (rc, amount)
+        free = int((inventory['total'] - inventory.get('reserved', 0))
+                   * inventory.get('allocation_ratio', 1.0)) - used
+        max_unit = inventory.get('max_unit', inventory['total'])
+        if amount > max_unit and free >= amount:
+            return 'lacks %s: needs %d, at most %d per allocation' % (
+                rc, amount, max_unit)
+        return 'lacks %s: needs %d, has %d free' % (rc, amount, free)
+
+
+def no_valid_host_reason(client, survey, spec, describe_trait=None):
+    """Why Placement offered no host at all, in one line (Nova would put
+    it in the server's fault): the hosts that came closest first."""
+    required = set(spec.root_required) | set(spec.required)
+    for trait in sorted(required):
+        fmt = image_types.FORMAT_BY_TRAIT.get(trait)
+        if fmt and not any(fmt in h.formats for h in survey.hosts.values()):
+            booted = sorted({f for h in survey.hosts.values()
+                             for f in h.formats})
+            return ('no compute host reports %s; this fleet boots %s'
+                    % (trait, ', '.join(booted) or 'nothing yet'))
+    verdicts = explain(client, survey, spec, set(), describe_trait)
+    if not verdicts:
+        return 'Placement knows no compute host'
+    closest = sorted(verdicts, key=lambda v: (len(v.reasons), v.name))
+    shown = ['%s: %s' % (v.name, '; '.join(v.reasons))
+             for v in closest[:MAX_HOSTS_IN_REASON]]
+    more = len(verdicts) - len(shown)
+    return 'none of %d compute host(s) fits: %s%s' % (
+        len(verdicts), ' | '.join(shown),
+        ' | and %d more (see --explain)' % more if more else '')
 
 
 def _holders(client, survey, traits):
@@ -44,13 +101,11 @@ def _holders(client, survey, traits):
 def explain(client, survey, spec, candidate_uuids, describe_trait=None):
     """A Verdict per compute host, candidates first, then by name.
 
-    Costs a fixed number of requests however many hosts were left out.
+    Costs a fixed number of requests, plus two for each host that lacks
+    capacity (its inventory and usage, to say what it has free).
     """
     describe_trait = describe_trait or (lambda trait: None)
-    with_capacity = None
-    if spec.resources:
-        with_capacity = {rp['uuid'] for rp in client.list_resource_providers(
-            resources=_capacity_filter(spec.resources))}
+    capacity = Capacity(client, spec.resources)
     required = set(spec.root_required) | set(spec.required)
     forbidden = set(spec.root_forbidden) | set(spec.forbidden)
     holders = _holders(client, survey, required | forbidden)
@@ -77,9 +132,7 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
             why = describe_trait(trait)
             reasons.append('has forbidden %s%s' % (trait, ' (%s)' % why
                                                    if why else ''))
-        if with_capacity is not None and host.uuid not in with_capacity:
-            reasons.append('lacks capacity for %s'
-                           % _capacity_filter(spec.resources))
+        reasons.extend(capacity.shortfalls(host.uuid))
         if not reasons:
             reasons.append('left out by Placement for another constraint '
                            '(nested or shared resources)')

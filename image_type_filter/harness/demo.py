@@ -9,6 +9,8 @@ import logging
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
 from image_type_filter import conf as itf_conf
+from image_type_filter.diagnostics import explain
+from image_type_filter.diagnostics import survey
 from image_type_filter.harness import embedded
 from image_type_filter.harness import fleet
 from image_type_filter.scheduler import request_spec as rs
@@ -24,14 +26,6 @@ def scheduler_conf(enabled):
         scheduler__filter_hosts_by_image_type_support=enabled,
         image_isolation__enabled=enabled,
         image_isolation__rules=[fleet.TROVE_RULE])
-
-
-def no_valid_host_reason(disk_format, hosts):
-    """Why a format found no host (the demo's only empty case)."""
-    trait = image_types.TRAIT_BY_FORMAT[disk_format]
-    booted = sorted({f for h in hosts for f in h.formats})
-    return ('No valid host: no compute host reports %s; this fleet boots %s'
-            % (trait, ', '.join(booted)))
 
 
 def run(progress_stream=None):
@@ -56,12 +50,13 @@ def run(progress_stream=None):
                                            properties=properties)
             found = schedulers[enabled].get_candidates(spec)
             candidates = sorted(names[u] for u in found.provider_uuids)
+            reason = None if candidates else explain.no_valid_host_reason(
+                client, survey.take(client), spec)
             requests.append({
                 'disk_format': disk_format, 'filter_enabled': enabled,
                 'volume_backed': volume_backed,
                 'image_properties': properties, 'candidates': candidates,
-                'reason': (None if candidates else
-                           no_valid_host_reason(disk_format, hosts))})
+                'reason': reason and 'No valid host: ' + reason})
     return {
         'hosts': [{'name': h.name, 'compute_driver': h.compute_driver,
                    'formats': h.formats} for h in hosts],

@@ -95,15 +95,79 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
     assert rows['vmware-1']['result'] == 'excluded'
     assert rows['vmware-1']['reasons'] == [
         'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)']
-    # Too big for any host: capacity is named too.
+    # Too big for any host: the resource class that is short, and what each
+    # host has free; no host at all is "No valid host" and exit code 3.
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
-               'ploop', '--resources', 'VCPU=1000', '--explain', '-f',
-               'json')
+               'ploop', '--resources', 'VCPU=1,MEMORY_MB=512,DISK_GB=501',
+               '--explain', '-f', 'json')
+    assert proc.returncode == 3, proc.stderr
     rows = {r['name']: r for r in json.loads(proc.stdout)}
-    assert rows['parallels-1']['reasons'] == ['lacks capacity for VCPU:1000']
+    assert rows['parallels-1']['reasons'] == [
+        'lacks DISK_GB: needs 501, has 500 free']
     assert rows['vmware-1']['reasons'] == [
         'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)',
-        'lacks capacity for VCPU:1000']
+        'lacks DISK_GB: needs 501, has 500 free']
+    assert 'No valid host: none of' in proc.stderr
+    assert 'parallels-1: lacks DISK_GB: needs 501, has 500 free' in \
+        proc.stderr
+
+
+def test_candidates_no_valid_host_says_why(demo_fleet, tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'vdi')
+    assert proc.returncode == 3
+    errors = [line for line in proc.stderr.splitlines()
+              if line.startswith('ERROR')]
+    assert len(errors) == 1
+    assert 'No valid host: no compute host reports COMPUTE_IMAGE_TYPE_VDI' \
+        in errors[0]
+
+
+def test_candidates_trims_the_disk_format_as_glance_does(demo_fleet,
+                                                         tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               ' vmdk ', '-f', 'value', '-c', 'name')
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ['vmware-1', 'vmware-2']
+
+
+@pytest.mark.parametrize('resources,says', [
+    ('VCPU=1,VCPU=2', 'VCPU is given twice'),
+    ('VCPU=99999999999999999999', 'from 1 to 2147483647'),
+    ('CUSTOM_GPU=1', 'Placement knows no resource class CUSTOM_GPU'),
+    ('VCPU=' + 'x' * 100000, 'is not CLASS=AMOUNT'),
+])
+def test_candidates_input_refused_in_one_short_line(demo_fleet, tmp_path,
+                                                    resources, says):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    before = len(server.requests_seen())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw', '--resources', resources)
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and says in lines[0] and len(lines[0]) < 400
+    # At most the one listing of resource classes reached Placement.
+    assert all('allocation_candidates' not in line
+               for line in server.requests_seen()[before:])
+
+
+def test_image_property_without_isolation_is_said_to_do_nothing(
+        demo_fleet, tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw', '--image-property', 'trait:CUSTOM_TROVE=required')
+    assert proc.returncode == 0, proc.stderr
+    assert '--image-property has no effect' in proc.stderr
 
 
 def status(conf, *args):
