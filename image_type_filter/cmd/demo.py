@@ -1,6 +1,7 @@
 """``image-type-filter demo``: the whole story on an embedded Placement."""
 
 import logging
+import signal
 
 from cliff import command
 
@@ -21,13 +22,27 @@ class Demo(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_format_argument(parser)
+        parser.add_argument(
+            '--serve', action='store_true',
+            help='Then keep the demo\'s Placement and fleet running for '
+                 'hands-on use (candidates, status, openstack) and print '
+                 'how to reach them; Ctrl-C (or SIGTERM) stops it.')
         return parser
 
     def take_action(self, parsed_args):
         if self.app.options.verbose_level <= 1 and not self.app.options.debug:
             # The fleet's own reporter lines would bury the result.
             logging.getLogger('virt_capabilities').setLevel(logging.WARNING)
-        result = demo.run(progress_stream=self.app.stderr)
+
+        def show(placement, result):
+            self.emit(parsed_args, result)
+            if parsed_args.serve:
+                self.serve(parsed_args, placement)
+
+        demo.run(progress_stream=self.app.stderr, then=show)
+        return 0
+
+    def emit(self, parsed_args, result):
         common.emit(self.app.stdout, parsed_args, result, [
             ('Hosts (each reported from its own nova.conf):',
              ['host', 'compute_driver', 'formats'],
@@ -43,4 +58,16 @@ class Demo(command.Command):
                ', '.join(r['candidates']) or r['reason'])
               for r in result['requests']]),
         ])
-        return 0
+
+    def serve(self, parsed_args, placement):
+        """Print how to reach Placement, then wait for Ctrl-C or SIGTERM."""
+        # Machine formats keep stdout clean: the help goes to stderr then.
+        out = (self.app.stdout if parsed_args.output_format == 'table'
+               else self.app.stderr)
+        out.write('\n' + demo.connection_help(placement))
+        out.flush()
+        # Wait for the signal itself (no handler, so no lock to deadlock on).
+        signals = {signal.SIGINT, signal.SIGTERM}
+        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+        signal.sigwait(signals)
+        self.app.stderr.write('stopping the demo\'s Placement\n')

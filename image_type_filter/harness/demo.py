@@ -28,8 +28,12 @@ def scheduler_conf(enabled):
         image_isolation__rules=[fleet.TROVE_RULE])
 
 
-def run(progress_stream=None):
-    """Build the fleet, run every request; return the demo's JSON document."""
+def run(progress_stream=None, then=None):
+    """Build the fleet, run every request; return the demo's JSON document.
+
+    ``then(placement, document)``, if given, is called while Placement and
+    the fleet still run (``demo --serve`` keeps them for hands-on use).
+    """
     hosts = fleet.demo_fleet()
     with embedded.EmbeddedPlacement() as placement:
         bar = progress_mod.Progress(len(hosts), 'building the fleet',
@@ -57,8 +61,24 @@ def run(progress_stream=None):
                 'volume_backed': volume_backed,
                 'image_properties': properties, 'candidates': candidates,
                 'reason': reason and 'No valid host: ' + reason})
-    return {
-        'hosts': [{'name': h.name, 'compute_driver': h.compute_driver,
-                   'formats': h.formats} for h in hosts],
-        'requests': requests,
-    }
+        document = {
+            'hosts': [{'name': h.name, 'compute_driver': h.compute_driver,
+                       'formats': h.formats} for h in hosts],
+            'requests': requests,
+        }
+        if then is not None:
+            then(placement, document)
+    return document
+
+
+def connection_help(placement):
+    """What candidates, status and openstack need to reach ``placement``."""
+    return ('Placement with the demo fleet is serving at %(endpoint)s until '
+            'Ctrl-C.\n\nIn a nova.conf (--config-file):\n%(section)s\n'
+            'Or in a shell:\n  export OS_AUTH_TYPE=admin_token '
+            'OS_ENDPOINT=%(endpoint)s OS_TOKEN=%(token)s\n\nThen try:\n'
+            '  image-type-filter candidates --disk-format vmdk --explain\n'
+            '  image-type-filter status\n'
+            '  openstack image-type candidates --disk-format ploop\n'
+            % {'endpoint': placement.endpoint, 'token': placement.token,
+               'section': placement.nova_conf_section()})

@@ -4,14 +4,18 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
 import pytest
+import requests
+import yaml
 
 from image_type_common import image_types
 from image_type_filter.harness import embedded
 from image_type_filter.harness import fleet
+from tests import helpers
 from tests.helpers import clean_env
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -324,3 +328,36 @@ def test_readme_main_command_exactly_as_written(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'vmware-1, vmware-2' in proc.stdout
     assert 'No valid host' in proc.stdout
+
+
+@pytest.mark.parametrize('fmt', ['yaml', 'value', 'csv'])
+def test_demo_every_output_format(fmt):
+    proc = cli('demo', '-f', fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert "['" not in proc.stdout
+    if fmt == 'yaml':
+        vmdk = [r for r in yaml.safe_load(proc.stdout)['requests']
+                if r['disk_format'] == 'vmdk' and r['filter_enabled']
+                and not r['volume_backed']]
+        assert vmdk[0]['candidates'] == ['vmware-1', 'vmware-2']
+    else:
+        assert 'vmware-1, vmware-2' in proc.stdout
+
+
+def test_demo_serve_keeps_placement_for_hands_on_use_until_ctrl_c():
+    with helpers.Child.module('image_type_filter.cmd.main', 'demo',
+                              '--serve', '-f', 'json') as child:
+        child.err.wait_for('OS_ENDPOINT=')
+        line = [li for li in child.err.text().splitlines()
+                if 'OS_ENDPOINT=' in li][0]
+        env = dict(pair.split('=', 1) for pair in
+                   line.split('export ', 1)[1].split())
+        proc = cli('candidates', '--disk-format', 'vmdk', '-f', 'value',
+                   '-c', 'name', env=clean_env(**env))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ['vmware-1', 'vmware-2']
+        child.send(signal.SIGINT)
+        assert child.finish() == 0, child.err.text()
+    assert json.loads(child.out.text())['hosts']  # stdout stayed JSON
+    with pytest.raises(requests.ConnectionError):
+        requests.get(env['OS_ENDPOINT'], timeout=10)
