@@ -89,17 +89,35 @@ class App(app.App):
         self._error = err
 
     def run_subcommand(self, argv):
-        """The exit code: an error's own, else one the command set in
-        ``self.app.exit_code`` (a Lister that prints and still answers
-        1 or 2, like a readiness check), else cliff's."""
         self._error = None
-        self.exit_code = None
         result = super().run_subcommand(argv)
         if isinstance(self._error, exceptions.Error):
             return self._error.exit_code
-        if result == 0 and self.exit_code is not None:
-            return self.exit_code
         return result
+
+
+class AnswersWithExitCode:
+    """Mixin for a cliff command whose exit code is part of its answer.
+
+    ``take_action`` sets ``self.exit_code`` (a readiness check that prints
+    its table and answers 2); one of this project's errors becomes its own
+    exit code and one line. Both hold under any cliff App, the
+    ``openstack`` client's included; with ``--debug`` errors propagate for
+    the traceback.
+    """
+
+    exit_code = 0
+
+    def run(self, parsed_args):
+        self.exit_code = 0
+        try:
+            result = super().run(parsed_args)
+        except exceptions.Error as exc:
+            if getattr(self.app.options, 'debug', False):
+                raise
+            self.app.LOG.error('%s', exc)
+            return exc.exit_code
+        return result or self.exit_code
 
 
 def add_config_argument(parser):

@@ -18,7 +18,8 @@ LOG = logging.getLogger(__name__)
 NO_VALID_HOST = 3
 
 
-class Candidates(lister.Lister):
+class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
+                 lister.Lister):
     """List the hosts Placement offers for an image, with the filter on.
 
     With --explain, every compute host that was left out is listed too,
@@ -35,8 +36,7 @@ class Candidates(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser)
-        cli.add_cloud_argument(parser)
+        common.add_connection_arguments(parser, self)
         parser.add_argument('--disk-format', required=True, metavar='FMT',
                             help='The image\'s disk_format.')
         parser.add_argument('--resources', default=common.DEFAULT_RESOURCES,
@@ -57,7 +57,7 @@ class Candidates(lister.Lister):
         resources = common.parse_resources(parsed_args.resources)
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
-        conf, client = common.client_from_args(parsed_args)
+        conf, client = self.conf_and_client(parsed_args)
         conf.set_override('filter_hosts_by_image_type_support', True,
                           'scheduler')
         sched = scheduler_client.SchedulerClient(client, conf)
@@ -74,7 +74,7 @@ class Candidates(lister.Lister):
             fleet = survey.take(client)
             LOG.error('No valid host: %s', explain.no_valid_host_reason(
                 client, fleet, spec, sched.pipeline.describe_trait))
-            self.app.exit_code = NO_VALID_HOST
+            self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']
                      for rp in client.list_resource_providers()}

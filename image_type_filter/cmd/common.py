@@ -16,9 +16,24 @@ RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
 DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'
 
 
-def client_from_args(parsed_args):
-    """(conf, PlacementClient) from --config-file / --os-cloud / OS_*."""
-    return cli.client_from_args(parsed_args, register=register_all)
+class ConnectsLikeNova:
+    """Commands that read nova.conf's options and reach Placement through
+    its ``[placement]`` section, ``--os-cloud`` or ``OS_*``. The
+    ``openstack`` client plugin's commands override ``conf_and_client`` to
+    use the client's own session instead."""
+
+    #: Whether the command takes --os-cloud itself (openstack has its own).
+    takes_os_cloud = True
+
+    def conf_and_client(self, parsed_args):
+        """(conf, PlacementClient)."""
+        return cli.client_from_args(parsed_args, register=register_all)
+
+
+def add_connection_arguments(parser, command):
+    cli.add_config_argument(parser)
+    if command.takes_os_cloud:
+        cli.add_cloud_argument(parser)
 
 
 def register_all(conf):

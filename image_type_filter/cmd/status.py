@@ -15,7 +15,8 @@ class CouldNotCheck(exceptions.Error):
     exit_code = readiness.COULD_NOT_CHECK
 
 
-class Status(lister.Lister):
+class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
+             lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 
     The same meaning as ``nova-status upgrade check``: one row per check.
@@ -32,20 +33,19 @@ class Status(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser)
-        cli.add_cloud_argument(parser)
+        common.add_connection_arguments(parser, self)
         return parser
 
     def take_action(self, parsed_args):
         try:
-            conf, client = common.client_from_args(parsed_args)
+            conf, client = self.conf_and_client(parsed_args)
             checks = readiness.ReadinessChecks(
                 client, survey.take(client),
                 conf.scheduler.image_type_trait_parameter)
             results = checks.results()
         except exceptions.Error as exc:
             raise CouldNotCheck('could not check: %s' % exc) from exc
-        self.app.exit_code = readiness.exit_code(results)
+        self.exit_code = readiness.exit_code(results)
         return ('check', 'result', 'details'), [
             (name, readiness.result_name(result.code), result.details)
             for name, result in results]

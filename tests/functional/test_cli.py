@@ -361,3 +361,35 @@ def test_demo_serve_keeps_placement_for_hands_on_use_until_ctrl_c():
     assert json.loads(child.out.text())['hosts']  # stdout stayed JSON
     with pytest.raises(requests.ConnectionError):
         requests.get(env['OS_ENDPOINT'], timeout=10)
+
+
+def openstack(server, *args):
+    """The real openstack client with this project's plugin, on its own
+    --os-* options (no clouds.yaml, no OS_* from the environment)."""
+    return subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), 'openstack'),
+         '--os-auth-type', 'admin_token', '--os-endpoint', server.endpoint,
+         '--os-token', server.token, *args],
+        capture_output=True, text=True, timeout=120, env=clean_env())
+
+
+def test_openstack_client_plugin_same_output_and_exit_codes(demo_fleet,
+                                                            tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    for args in (['candidates', '--disk-format', 'ploop', '--explain'],
+                 ['status']):
+        ours = cli(*args, '--config-file', str(conf), '-f', 'json')
+        theirs = openstack(server, 'image-type', *args, '-f', 'json')
+        assert theirs.returncode == ours.returncode == 0, theirs.stderr
+        assert json.loads(theirs.stdout) == json.loads(ours.stdout)
+    proc = openstack(server, 'image-type', 'candidates', '--disk-format',
+                     'vdi')
+    assert proc.returncode == 3
+    assert 'No valid host: no compute host reports ' \
+        'COMPUTE_IMAGE_TYPE_VDI' in proc.stderr
+    proc = openstack(server, 'image-type', 'candidates', '--disk-format',
+                     'raw', '--resources', 'VCPU=1,VCPU=2')
+    assert proc.returncode == 2
+    assert 'VCPU is given twice' in proc.stderr
