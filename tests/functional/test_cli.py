@@ -393,3 +393,19 @@ def test_openstack_client_plugin_same_output_and_exit_codes(demo_fleet,
                      'raw', '--resources', 'VCPU=1,VCPU=2')
     assert proc.returncode == 2
     assert 'VCPU is given twice' in proc.stderr
+
+
+@pytest.mark.parametrize('enabled', ['True', 'False'])
+def test_a_bad_isolation_rule_is_reported_as_itself(listener, tmp_path,
+                                                    enabled):
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(listener.nova_conf_section() + '[image_isolation]\n'
+                    'enabled = %s\nrules = trove=true:TROVE\n' % enabled)
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw')
+    assert proc.returncode == 2
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert "[image_isolation] rules: 'trove=true:TROVE' is not" in lines[0]
+    assert 'unknown filter' not in lines[0]
+    assert listener.requests == []
