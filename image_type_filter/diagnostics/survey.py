@@ -38,10 +38,6 @@ class Survey:
     found_by: str = BY_TRAIT  # how compute nodes were told apart
 
     @property
-    def reporting(self):
-        return sorted(h.name for h in self.hosts.values() if h.formats)
-
-    @property
     def not_reporting(self):
         return sorted(h.name for h in self.hosts.values() if not h.formats)
 

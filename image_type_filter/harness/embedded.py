@@ -9,7 +9,6 @@ directory; if the caller dies instead, the child notices its stdin close and
 cleans up by itself.
 """
 
-import collections
 import importlib.util
 import logging
 import os
@@ -148,11 +147,8 @@ class EmbeddedPlacement:
         return os.path.join(self.workdir, embedded_server.LOG_NAME)
 
     def log_tail(self, lines=20):
-        try:
-            with open(self.log_path, errors='replace') as f:
-                return ''.join(collections.deque(f, maxlen=lines)).rstrip()
-        except OSError:
-            return '(no server log)'
+        return (embedded_server.log_tail(self.log_path, lines)
+                or '(no server log)')
 
     def requests_seen(self):
         """Request lines the server has received (``METHOD /path?query``)."""

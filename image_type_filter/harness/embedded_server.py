@@ -43,6 +43,15 @@ sync_on_startup = True
 """
 
 
+def log_tail(path, lines=20):
+    """The last lines of a log file, or '' when there is none."""
+    try:
+        with open(path, errors='replace') as f:
+            return ''.join(collections.deque(f, maxlen=lines)).rstrip()
+    except OSError:
+        return ''
+
+
 class UsageError(Exception):
     """Bad arguments: one line on stderr, exit 2, nothing created."""
 
@@ -91,13 +100,6 @@ class Workdir:
 
     def file(self, name):
         return os.path.join(self.path, name)
-
-    def log_tail(self, lines=20):
-        try:
-            with open(self.file(LOG_NAME), errors='replace') as f:
-                return ''.join(collections.deque(f, maxlen=lines))
-        except OSError:
-            return ''
 
     def remove(self):
         """Remove the directory if this process created it. Idempotent."""
@@ -174,7 +176,8 @@ def main(argv):
         traceback.print_exc()
         sys.stderr.flush()
         # The log goes with the directory: hand its tail to whoever waits.
-        os.write(original_stderr, workdir.log_tail().encode())
+        os.write(original_stderr,
+                 log_tail(workdir.file(LOG_NAME)).encode() + b'\n')
         code = 1
     finally:
         workdir.remove()
