@@ -1,14 +1,16 @@
 """The ``openstack`` client plugin: ``openstack image-type candidates|status``.
 
 The same commands, flags and output as ``image-type-filter``; credentials,
-clouds.yaml and the ``--os-*`` options are the openstack client's, and
-Placement is reached through its session. ``--config-file`` still reads
-nova.conf's ``[scheduler]`` and ``[image_isolation]`` options.
+clouds.yaml and the ``--os-*`` options are the openstack client's (through
+osc-lib, which it brings), and Placement is reached through its session.
+``--config-file`` still reads nova.conf's ``[scheduler]`` and
+``[image_isolation]`` options.
 """
 
 import logging
 
 from keystoneauth1 import adapter
+from osc_lib import utils as osc_utils
 
 from image_type_common import placement_client
 from image_type_common.conf import loading
@@ -35,8 +37,10 @@ def make_client(instance):
 def build_option_parser(parser):
     parser.add_argument(
         '--os-image-type-api-version', metavar='<version>',
-        default=DEFAULT_API_VERSION,
-        help='image-type plugin API version (only %s)' % DEFAULT_API_VERSION)
+        default=osc_utils.env('OS_IMAGE_TYPE_API_VERSION',
+                              default=DEFAULT_API_VERSION),
+        help='image-type plugin API version, default=%s (Env: '
+             'OS_IMAGE_TYPE_API_VERSION)' % DEFAULT_API_VERSION)
     return parser
 
 
