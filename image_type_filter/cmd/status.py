@@ -1,5 +1,7 @@
 """``image-type-filter status``: upgrade readiness for the filter."""
 
+import sys
+
 from cliff import lister
 
 from image_type_common import cli
@@ -34,6 +36,13 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
+
+        def usage_error(message):
+            # A usage error is "could not check" too, never "not ready".
+            parser.print_usage(sys.stderr)
+            parser.exit(readiness.COULD_NOT_CHECK, '%s: error: %s\n'
+                        % (parser.prog, message))
+        parser.error = usage_error
         return parser
 
     def take_action(self, parsed_args):

@@ -270,6 +270,8 @@ def test_status_that_could_not_check_is_255_with_one_line(tmp_path):
         assert 'Traceback' not in proc.stderr
     proc = cli('--debug', 'status', '--config-file', str(conf))
     assert 'Traceback' in proc.stderr
+    proc = cli('status', '--no-such-flag')
+    assert proc.returncode == 255 and '--no-such-flag' in proc.stderr
 
 
 def test_candidates_with_placement_unreachable_is_one_line_exit_1(tmp_path):
