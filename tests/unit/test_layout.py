@@ -27,6 +27,8 @@ RUNTIME_MODULES = (
     'image_type_filter.scheduler.request_filter',
     'image_type_filter.scheduler.request_spec',
     'image_type_filter.scheduler.scheduler_client',
+    'image_type_filter.scheduler.spec_fields',
+    'image_type_filter.scheduler.trait_catalog',
 )
 
 
