@@ -5,8 +5,9 @@ Signal handlers and library callers use the same two calls, ``stop()`` and
 provider, a back-off) wakes at once on them, whenever they arrive: the flags
 are the truth and a self-pipe is the doorbell, so a request made while a
 sync runs is never lost, and ringing takes no lock (safe in a signal
-handler). Inside ``interruptible()`` a signal's stop also raises Stopping
-in the main thread at once, so a library's own retries cannot hold it up.
+handler). Inside ``interruptible()`` a signal's request also raises in the
+main thread at once (Stopping, ReloadRequested), so a library's own retries
+cannot hold it up.
 """
 
 import contextlib
@@ -15,8 +16,16 @@ import select
 import time
 
 
-class Stopping(Exception):
+class Interrupted(Exception):
+    """A signal's request cut a sync short."""
+
+
+class Stopping(Interrupted):
     """Raised out of a wait when a stop was requested; unwinds a sync."""
+
+
+class ReloadRequested(Interrupted):
+    """A SIGHUP during a sync: start over with the re-read configuration."""
 
 
 class Control:
@@ -49,9 +58,13 @@ class Control:
         finally:
             self._interruptible = False
 
-    def reload(self):
+    def reload(self, interrupt=False):
+        """Ask to re-read the configuration; from a signal handler inside
+        ``interruptible()``, also end the sync under way at once."""
         self.reload_requested = True
         self._ring()
+        if interrupt and self._interruptible:
+            raise ReloadRequested()
 
     def take_reload(self):
         """True once per reload request."""

@@ -107,7 +107,7 @@ def run_service(job_factory, interval, wait, control=None):
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: control.stop(True))
         signal.signal(signal.SIGINT, lambda *_: control.stop(True))
-        signal.signal(signal.SIGHUP, lambda *_: control.reload())
+        signal.signal(signal.SIGHUP, lambda *_: control.reload(True))
     job = job_factory(control.sleep)
     logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
     LOG.info('reporting %s every %.0f s (jittered)',
@@ -127,6 +127,8 @@ def run_service(job_factory, interval, wait, control=None):
             summarize(report)
         except control_mod.Stopping:
             break
+        except control_mod.ReloadRequested:
+            continue  # re-read at once, and sync with what was read
         except exceptions.ConfigError as exc:
             if first:
                 raise  # at start-up: exit 2, restarting will not help

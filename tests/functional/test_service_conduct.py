@@ -201,3 +201,27 @@ def test_sigterm_ends_a_sync_stuck_in_keystoneauth_retries(listener,
         code, lines = finish(child)
     assert code == 0, lines
     assert lines[-1].endswith('stopping')
+
+
+def test_sighup_ends_a_stuck_sync_and_uses_the_new_configuration(
+        listener, placement, tmp_path, unique):
+    """Placement was misconfigured (an endpoint answering 503, retried for
+    an hour); the fixed nova.conf and a SIGHUP take effect at once."""
+    client = placement.client()
+    uuid = client.create_resource_provider('hup2-' + unique)['uuid']
+    stuck = ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
+             'token = admin\nstatus_code_retries = 120\n'
+             'status_code_retry_delay = 30\n' % listener.endpoint)
+    path = node_conf(tmp_path, stuck)
+    with report('--config-file', str(path), '--provider', 'hup2-' + unique,
+                '--interval', '3600') as child:
+        helpers.wait_until(lambda: listener.requests, 'a first request')
+        path.write_text(path.read_text().replace(
+            stuck, placement.nova_conf_section()))
+        child.send(signal.SIGHUP)
+        helpers.wait_until(lambda: client.get_provider_traits(uuid)[0]
+                           == {'COMPUTE_IMAGE_TYPE_RAW'}, 'synced')
+        child.send(signal.SIGTERM)
+        code, lines = finish(child)
+    assert code == 0, lines
+    assert any('configuration re-read' in line for line in lines)
