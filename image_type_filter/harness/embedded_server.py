@@ -130,7 +130,9 @@ def _access_logged(app, path):
     return logged
 
 
-def serve(args, workdir):
+def serve(args, workdir, started):
+    """Load Placement and serve until ``shutdown()``; ``started(server)``
+    is called once the server exists."""
     # Placement logs to stdout and stderr: both go to the log file from
     # here on, and only the protocol lines reach the caller's stdout.
     protocol = os.fdopen(os.dup(1), 'w', buffering=1)
@@ -147,6 +149,7 @@ def serve(args, workdir):
     app = _access_logged(api.application, workdir.file(ACCESS_LOG_NAME))
     server = simple_server.make_server(LOOPBACK, args.port, app,
                                        handler_class=_QuietHandler)
+    started(server)
     protocol.write('READY %d\n' % server.server_port)
     protocol.close()  # nobody need read the caller's stdout any more
     try:
@@ -165,11 +168,21 @@ def main(argv):
     original_stderr = os.dup(2)
     workdir = Workdir(args.config_dir, args.database_url)
     print('WORKDIR %s' % workdir.path, flush=True)
+    running = {}
+
+    def stop(*_):
+        server = running.get('server')
+        if server is None:
+            raise SystemExit(0)  # still loading Placement: unwind
+        # Not an exception: wsgiref's handler catches everything (a bare
+        # except) while it finishes a response, and would swallow it.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: sys.exit(0))
+        signal.signal(sig, stop)
     code = 0
     try:
-        serve(args, workdir)
+        serve(args, workdir, lambda server: running.update(server=server))
     except SystemExit as exc:
         code = exc.code or 0
     except BaseException:
