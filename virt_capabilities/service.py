@@ -38,7 +38,6 @@ class ReportJob:
         if self.plan.provider_needed:
             raise self.plan.provider_needed
         self.conf = self.plan.conf
-        self.capabilities = self.plan.capabilities
         self.client = client or connection.client_for(self.conf, cloud)
         state = ownership_state.OwnershipState(self.plan.state_file)
         self.reporter = reporter_mod.Reporter(
@@ -111,8 +110,7 @@ def run_service(job_factory, interval, wait, control=None):
     job = job_factory(control.sleep)
     logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
     LOG.info('reporting %s every %.0f s (jittered)',
-             ', '.join(sorted(job.capabilities.traits)) or 'no traits',
-             interval)
+             ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
     first = True
     while not control.stop_requested:
         if control.take_reload():

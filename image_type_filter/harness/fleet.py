@@ -149,8 +149,8 @@ def build(placement, hosts, progress=None):
             report = job.sync()
             if not report.ok:
                 raise RuntimeError('reporting %s failed' % host.name)
-            host.compute_driver = job.capabilities.compute_driver
-            host.formats = sorted(job.capabilities.formats)
+            host.compute_driver = job.plan.capabilities.compute_driver
+            host.formats = sorted(job.plan.capabilities.formats)
             if progress:
                 progress.advance()
     return hosts
