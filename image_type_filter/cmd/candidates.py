@@ -69,21 +69,22 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             disk_format, resources, is_bfv=parsed_args.volume_backed,
             properties=properties)
         found = sched.get_candidates(spec)
-        fleet = None
-        if not found.provider_uuids:
+        describe = sched.pipeline.describe_trait
+        fleet = verdicts = None
+        if parsed_args.explain or not found.provider_uuids:
             fleet = survey.take(client)
+        if parsed_args.explain:
+            verdicts = explain.explain(client, fleet, spec,
+                                       set(found.provider_uuids), describe)
+        if not found.provider_uuids:
             LOG.error('No valid host: %s', explain.no_valid_host_reason(
-                client, fleet, spec, sched.pipeline.describe_trait))
+                client, fleet, spec, describe, verdicts))
             self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']
                      for rp in client.list_resource_providers()}
             return ('name', 'uuid'), sorted(
                 (names.get(u, u), u) for u in found.provider_uuids)
-        fleet = fleet or survey.take(client)
-        verdicts = explain.explain(client, fleet, spec,
-                                   set(found.provider_uuids),
-                                   sched.pipeline.describe_trait)
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
             for v in verdicts]

@@ -58,9 +58,11 @@ class Capacity:
         return 'lacks %s: needs %d, has %d free' % (rc, amount, free)
 
 
-def no_valid_host_reason(client, survey, spec, describe_trait=None):
+def no_valid_host_reason(client, survey, spec, describe_trait=None,
+                         verdicts=None):
     """Why Placement offered no host at all, in one line (Nova would put
-    it in the server's fault): the hosts that came closest first."""
+    it in the server's fault): the hosts that came closest first.
+    ``verdicts``: explain()'s, when the caller has them already."""
     required = set(spec.root_required) | set(spec.required)
     for trait in sorted(required):
         fmt = image_types.FORMAT_BY_TRAIT.get(trait)
@@ -69,7 +71,8 @@ def no_valid_host_reason(client, survey, spec, describe_trait=None):
                              for f in h.formats})
             return ('no compute host reports %s; this fleet boots %s'
                     % (trait, ', '.join(booted) or 'nothing yet'))
-    verdicts = explain(client, survey, spec, set(), describe_trait)
+    if verdicts is None:
+        verdicts = explain(client, survey, spec, set(), describe_trait)
     if not verdicts:
         return 'Placement knows no compute host'
     closest = sorted(verdicts, key=lambda v: (len(v.reasons), v.name))
