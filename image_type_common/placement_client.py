@@ -134,6 +134,14 @@ class PlacementClient:
         if resp.status_code == 409 and code == 'placement.concurrent_update':
             return exceptions.ConcurrentUpdate(
                 '%s: provider generation conflict' % where)
+        if (resp.status_code == 500 and method != 'GET'
+                and _LOST_GENERATION_RACE in (detail or '')):
+            # Placement (16.0 included) lets this one out of PUT
+            # .../traits as a 500 when two API workers pass the generation
+            # check at once and the loser's transaction is rolled back:
+            # a 409 in all but status code, safe to re-read and retry.
+            return exceptions.ConcurrentUpdate(
+                '%s: provider generation conflict (reported as 500)' % where)
         if resp.status_code == 400:
             match = _NO_SUCH_TRAIT.search(detail)
             if match:
@@ -216,6 +224,10 @@ class PlacementClient:
     def get_allocation_candidates(self, query_string):
         return self.request(
             'GET', '/allocation_candidates?' + query_string).json()
+
+
+#: Placement's ResourceProviderConcurrentUpdateDetected message.
+_LOST_GENERATION_RACE = 'concurrently updated the resource provider data'
 
 
 def _error_detail(resp):

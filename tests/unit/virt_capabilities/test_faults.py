@@ -112,6 +112,27 @@ def test_endless_409_gives_up_after_bounded_jittered_retries(mock):
         assert 0 <= delay <= min(5.0, 0.1 * 2 ** attempt)
 
 
+def test_lost_generation_race_reported_as_500_is_retried_like_409(mock):
+    # What Placement 16's PUT .../traits answers when two API workers pass
+    # the generation check at once (seen on PostgreSQL with 4 workers).
+    mock.get(TRAITS_URL, [{'json': traits_body(set(), 1)},
+                          {'json': traits_body({'CUSTOM_OTHER'}, 2)}])
+    mock.put(TRAITS_URL, [
+        {'status_code': 500, 'json': {'errors': [{
+            'status': 500, 'code': 'placement.undefined_code',
+            'title': 'Internal Server Error',
+            'detail': 'The server has either erred or is incapable of '
+                      'performing the requested operation.\n\n Another '
+                      'thread concurrently updated the resource provider '
+                      'data. Please retry your update  '}]}},
+        {'json': traits_body({RAW, 'CUSTOM_OTHER'}, 3)}])
+    result = reporter_mod.Reporter(make_client(), {RAW}, backoff=0.001,
+                                   sleep=lambda _: None).sync_provider(UUID)
+    assert result.conflicts == 1
+    assert puts(mock)[-1].json() == {
+        'traits': [RAW, 'CUSTOM_OTHER'], 'resource_provider_generation': 2}
+
+
 def test_409_of_another_kind_is_not_retried(mock):
     mock.get(TRAITS_URL, json=traits_body(set()))
     mock.put(TRAITS_URL, status_code=409, json={'errors': [
