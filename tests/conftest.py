@@ -10,10 +10,29 @@ from tests import helpers
 
 
 @pytest.fixture(scope='session')
-def placement():
-    """One real Placement for the session; tests use fresh provider names."""
+def sqlite_placement():
+    """One real Placement for the session, the embedded default: SQLite,
+    one thread. Tests use fresh provider names."""
     with embedded.EmbeddedPlacement() as server:
         yield server
+
+
+@pytest.fixture(scope='session')
+def postgresql_placement():
+    """Placement the production way, for the session: PostgreSQL and
+    several gunicorn API workers, so concurrent writers really race."""
+    server = embedded.EmbeddedPlacement(backend='postgresql',
+                                        workers=helpers.POSTGRESQL_WORKERS)
+    with server:
+        yield server
+
+
+@pytest.fixture
+def placement(request):
+    """The session's Placement on SQLite, or on the backend a test is
+    parametrized with (``helpers.on_every_backend``)."""
+    backend = getattr(request, 'param', 'sqlite')
+    return request.getfixturevalue('%s_placement' % backend)
 
 
 @pytest.fixture

@@ -14,6 +14,36 @@ import threading
 import time
 
 SAFETY_TIMEOUT = 120
+#: Where the functional suites that race writers run: the embedded default,
+#: and PostgreSQL with several API workers (real concurrency, real 409s).
+BACKENDS = ('sqlite', 'postgresql')
+POSTGRESQL_WORKERS = 4
+
+
+def on_every_backend(metafunc):
+    """For a module's ``pytest_generate_tests``: every test there that
+    uses the ``placement`` fixture runs once per backend."""
+    if 'placement' in metafunc.fixturenames:
+        metafunc.parametrize('placement', BACKENDS, indirect=True)
+
+
+def descendants(pid):
+    """Every live process below ``pid`` (read from /proc)."""
+    children = {}
+    for entry in os.listdir('/proc'):
+        if entry.isdigit():
+            try:
+                with open('/proc/%s/stat' % entry) as f:
+                    ppid = int(f.read().rsplit(') ', 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def pid_alive(pid):

@@ -7,6 +7,7 @@ from cliff import command
 
 from image_type_filter.cmd import common
 from image_type_filter.harness import demo
+from image_type_filter.harness import embedded
 
 
 class Demo(command.Command):
@@ -27,6 +28,24 @@ class Demo(command.Command):
             help='Then keep the demo\'s Placement and fleet running for '
                  'hands-on use (candidates, status, openstack) and print '
                  'how to reach them; Ctrl-C (or SIGTERM) stops it.')
+        placement = parser.add_argument_group(
+            'embedded Placement', 'How the demo runs Placement. The default '
+            'is SQLite behind one thread; the others serve it the way '
+            'production does, with gunicorn API workers (needs the scale '
+            'extra).')
+        placement.add_argument(
+            '--placement-backend', choices=embedded.EmbeddedPlacement.BACKENDS,
+            default='sqlite',
+            help='sqlite (default), or a private PostgreSQL cluster that is '
+                 'removed with the demo.')
+        placement.add_argument(
+            '--placement-database-url', metavar='URL',
+            help='An existing MySQL or PostgreSQL database (SQLAlchemy URL) '
+                 'instead; it is kept, and so is what the demo writes.')
+        placement.add_argument(
+            '--placement-workers', type=int, metavar='N',
+            help='gunicorn API workers for a database other than SQLite '
+                 '(default 4).')
         return parser
 
     def take_action(self, parsed_args):
@@ -39,8 +58,14 @@ class Demo(command.Command):
             if parsed_args.serve:
                 self.serve(parsed_args, placement)
 
-        demo.run(progress_stream=self.app.stderr, then=show)
+        demo.run(progress_stream=self.app.stderr, then=show,
+                 placement_args=self.placement_args(parsed_args))
         return 0
+
+    def placement_args(self, parsed_args):
+        return {'backend': parsed_args.placement_backend,
+                'database_url': parsed_args.placement_database_url,
+                'workers': parsed_args.placement_workers}
 
     def emit(self, parsed_args, result):
         common.emit(self.app.stdout, parsed_args, result, [

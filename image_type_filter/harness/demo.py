@@ -28,14 +28,16 @@ def scheduler_conf(enabled):
         image_isolation__rules=[fleet.TROVE_RULE])
 
 
-def run(progress_stream=None, then=None):
+def run(progress_stream=None, then=None, placement_args=None):
     """Build the fleet, run every request; return the demo's JSON document.
 
     ``then(placement, document)``, if given, is called while Placement and
     the fleet still run (``demo --serve`` keeps them for hands-on use).
+    ``placement_args`` go to ``EmbeddedPlacement`` (backend, workers,
+    database_url).
     """
     hosts = fleet.demo_fleet()
-    with embedded.EmbeddedPlacement() as placement:
+    with embedded.EmbeddedPlacement(**(placement_args or {})) as placement:
         bar = progress_mod.Progress(len(hosts), 'building the fleet',
                                     stream=progress_stream, min_items=1)
         fleet.build(placement, hosts, bar)

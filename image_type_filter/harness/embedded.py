@@ -4,6 +4,11 @@
 WSGI app in a child process (``embedded_server``) on a free loopback port,
 with a fresh SQLite database and ``auth_strategy = noauth2`` in a private
 (0700) directory the child creates, and returns once ``GET /`` answers 200.
+
+``EmbeddedPlacement(backend='postgresql', workers=4)`` runs it the way
+production does instead: a private PostgreSQL cluster in that directory and
+gunicorn with that many API workers (the ``scale`` extra); ``database_url``
+points it at an existing MySQL or PostgreSQL database.
 Leaving the block stops the child by its pid, and the child removes its own
 directory; if the caller dies instead, the child notices its stdin close and
 cleans up by itself.
@@ -21,6 +26,7 @@ import time
 
 import requests
 
+from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_filter.harness import embedded_server
 
@@ -29,19 +35,46 @@ LOG = logging.getLogger(__name__)
 TOKEN = 'admin'  # noqa: S105 - noauth2's user "admin", not a secret
 
 
-class EmbeddedPlacementError(RuntimeError):
+class EmbeddedPlacementError(exceptions.Error, RuntimeError):
     """The embedded Placement could not be started."""
+
+
+class EmbeddedPlacementUsageError(EmbeddedPlacementError):
+    """Arguments that cannot work; nothing was started."""
+
+    exit_code = 2
 
 
 class EmbeddedPlacement:
     """A real Placement server in a child process, for one ``with`` block."""
 
-    def __init__(self, startup_timeout=60.0, database_url=None, port=0):
+    BACKENDS = ('sqlite', 'postgresql')
+
+    def __init__(self, startup_timeout=120.0, database_url=None, port=0,
+                 backend='sqlite', workers=None, options=()):
         """``database_url`` and ``port`` let a test restart a server in place
-        (same data, same address); by default both are fresh."""
+        (same data, same address); by default both are fresh. ``options``
+        are ``SECTION.KEY=VALUE`` strings for the generated placement.conf.
+        """
+        if backend not in self.BACKENDS:
+            raise EmbeddedPlacementUsageError(
+                'unknown Placement backend %r; choose from %s'
+                % (backend, ', '.join(self.BACKENDS)))
+        if workers is not None and workers < 1:
+            raise EmbeddedPlacementUsageError('workers must be at least 1')
+        sqlite = (embedded_server.is_sqlite(database_url) if database_url
+                  else backend == 'sqlite')
+        if sqlite and (workers or 1) > 1:
+            raise EmbeddedPlacementUsageError(
+                'SQLite is served by one thread; %d workers need the '
+                'postgresql backend or a MySQL or PostgreSQL database URL'
+                % workers)
         self.startup_timeout = startup_timeout
         self.database_url = database_url
         self.port = port
+        self.backend = backend
+        self.workers = workers
+        self.options = tuple(options)
         self.workdir = None
         self.process = None
         self.endpoint = None
@@ -67,10 +100,22 @@ class EmbeddedPlacement:
             raise EmbeddedPlacementError(
                 'openstack-placement is not installed; install the extra: '
                 'pip install "image-type-filter[embedded]"')
+        missing = [name for name in self._scale_modules()
+                   if importlib.util.find_spec(name) is None]
+        if missing:
+            raise EmbeddedPlacementError(
+                '%s not installed; install the extra: '
+                'pip install "image-type-filter[scale]"' % ', '.join(missing))
         command = [sys.executable, '-m', embedded_server.__name__,
                    '--port', str(self.port), '--watch-stdin']
         if self.database_url:
             command += ['--database-url', self.database_url]
+        elif self.backend == 'postgresql':
+            command += ['--postgresql']
+        if self.workers is not None:
+            command += ['--workers', str(self.workers)]
+        for option in self.options:
+            command += ['--option', option]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
@@ -84,6 +129,15 @@ class EmbeddedPlacement:
             self.stop()
             raise
         LOG.debug('embedded Placement pid %s at %s', self.pid, self.endpoint)
+
+    def _scale_modules(self):
+        """What serving beyond SQLite needs, importable by the child."""
+        if self.database_url and not embedded_server.is_sqlite(
+                self.database_url):
+            return ['gunicorn']  # and the user's own database driver
+        if self.backend == 'postgresql':
+            return ['gunicorn', 'psycopg2', 'pgserver']
+        return []
 
     def _read_line(self, word, deadline):
         """The value of the child's next ``WORD value`` line on stdout."""

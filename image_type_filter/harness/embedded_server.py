@@ -1,46 +1,81 @@
 """A real Placement app on 127.0.0.1, in the foreground.
 
     python -m image_type_filter.harness.embedded_server [--port PORT]
-        [--database-url URL | --config-dir DIR] [--watch-stdin]
+        [--database-url URL | --postgresql | --config-dir DIR]
+        [--workers N] [--option SECTION.KEY=VALUE ...] [--watch-stdin]
 
-Without ``--config-dir`` it makes a private (0700) working directory of its
-own, writes a keystone-less ``placement.conf`` there (SQLite in that
-directory unless ``--database-url`` says otherwise), and removes that
-directory, and nothing else, when it stops. With ``--config-dir DIR`` it
-serves ``DIR/placement.conf`` as it is, adds ``placement.log`` and
-``access.log`` beside it, and deletes nothing.
+Without ``--config-dir`` it makes a private working directory of its own,
+writes a keystone-less ``placement.conf`` there, and removes that
+directory, and nothing else, when it stops. The database is SQLite in that
+directory, a private PostgreSQL cluster there (``--postgresql``), or
+``--database-url``. With ``--config-dir DIR`` it serves ``DIR/placement.conf``
+as it is, adds its logs beside it, and deletes nothing.
+
+SQLite is served the way it must be, by one thread (it wants one writer).
+Any other database is served the production way: ``placement-manage db
+sync`` once, then gunicorn with ``--workers`` API workers (default 4).
 
 It prints ``WORKDIR <path>`` at once and ``READY <port>`` when listening,
-serves from one thread (SQLite wants a single writer), and logs every
-request line to ``access.log`` before handling it. It stops on SIGTERM or
-SIGINT, and with ``--watch-stdin`` (what EmbeddedPlacement uses) also when
-its standard input closes, so a killed caller leaves nothing behind.
+logs every request line to ``access.log`` before handling it, and stops on
+SIGTERM or SIGINT, and with ``--watch-stdin`` (what EmbeddedPlacement
+uses) also when its standard input closes, so a killed caller leaves
+nothing behind. Whatever it started (gunicorn, PostgreSQL) is stopped by
+pid before it exits, and dies with it if it is killed outright.
 """
 
 import argparse
 import collections
+import configparser
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import threading
 import traceback
 from wsgiref import simple_server
 
+from image_type_filter.harness import access_log
+from image_type_filter.harness import lifetime
+from image_type_filter.harness import postgres
+
 LOOPBACK = '127.0.0.1'
 CONF_NAME = 'placement.conf'
 LOG_NAME = 'placement.log'
 ACCESS_LOG_NAME = 'access.log'
-PLACEMENT_CONF = """\
-[DEFAULT]
-debug = False
-[api]
-auth_strategy = noauth2
-[placement_database]
-connection = {db}
-sync_on_startup = True
-"""
+DEFAULT_WORKERS = 4
+#: Long enough for a 10,000-host allocation-candidates query under load.
+WORKER_TIMEOUT = 600
+
+
+def placement_conf(database_url, sync_on_startup=True, options=()):
+    """A keystone-less placement.conf; ``options`` are (section, key,
+    value) triples on top."""
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read_dict({
+        'DEFAULT': {'debug': 'False'},
+        'api': {'auth_strategy': 'noauth2'},
+        'placement_database': {'connection': database_url,
+                               'sync_on_startup': str(sync_on_startup)},
+    })
+    for section, key, value in options:
+        if section != 'DEFAULT' and not conf.has_section(section):
+            conf.add_section(section)
+        conf.set(section, key, value)
+    lines = []
+    for section in ['DEFAULT'] + conf.sections():
+        lines.append('[%s]' % section)
+        items = (conf.defaults() if section == 'DEFAULT'
+                 else {k: v for k, v in conf.items(section)
+                       if k not in conf.defaults()})
+        lines += ['%s = %s' % kv for kv in items.items()]
+    return '\n'.join(lines) + '\n'
+
+
+def is_sqlite(database_url):
+    return database_url.split(':', 1)[0].split('+', 1)[0] == 'sqlite'
 
 
 def log_tail(path, lines=20):
@@ -61,6 +96,15 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         pass
 
 
+def _option(text):
+    name, sep, value = text.partition('=')
+    section, dot, key = name.partition('.')
+    if not (sep and dot and section and key):
+        raise argparse.ArgumentTypeError(
+            'expected SECTION.KEY=VALUE, got %r' % text)
+    return section, key, value
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog='python -m image_type_filter.harness.embedded_server',
@@ -71,68 +115,180 @@ def parse_args(argv):
     source.add_argument('--database-url', metavar='URL',
                         help='database of the generated placement.conf '
                              '(default: SQLite in the working directory)')
+    source.add_argument('--postgresql', action='store_true',
+                        help='a private PostgreSQL cluster in the working '
+                             'directory (needs the scale extra)')
     source.add_argument('--config-dir', metavar='DIR',
                         help='serve DIR/placement.conf; nothing is deleted')
+    parser.add_argument('--workers', type=int,
+                        help='gunicorn API workers for a database other '
+                             'than SQLite (default %d)' % DEFAULT_WORKERS)
+    parser.add_argument('--option', type=_option, action='append',
+                        default=[], metavar='SECTION.KEY=VALUE',
+                        help='set in the generated placement.conf')
     parser.add_argument('--watch-stdin', action='store_true',
                         help='stop when standard input closes')
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         raise UsageError('--port must be between 0 and 65535')
-    if args.config_dir is not None and not os.path.isfile(
-            os.path.join(args.config_dir, CONF_NAME)):
-        raise UsageError('%s has no %s' % (args.config_dir, CONF_NAME))
+    if args.config_dir is not None:
+        if args.option:
+            raise UsageError('--option edits the generated placement.conf; '
+                             'with --config-dir edit yours')
+        if not os.path.isfile(os.path.join(args.config_dir, CONF_NAME)):
+            raise UsageError('%s has no %s' % (args.config_dir, CONF_NAME))
+    if args.workers is not None and args.workers < 1:
+        raise UsageError('--workers must be at least 1')
+    if (args.workers or 1) > 1 and _sqlite_source(args):
+        raise UsageError('SQLite is served by one thread; several workers '
+                         'need PostgreSQL or MySQL (--postgresql or '
+                         '--database-url)')
     return args
+
+
+def _sqlite_source(args):
+    if args.postgresql:
+        return False
+    if args.config_dir is not None:
+        conf = configparser.ConfigParser(interpolation=None)
+        conf.read(os.path.join(args.config_dir, CONF_NAME))
+        return is_sqlite(conf.get('placement_database', 'connection',
+                                  fallback='sqlite://'))
+    return args.database_url is None or is_sqlite(args.database_url)
+
+
+class Cleanup:
+    """Stops what the server started, newest first, once, from any thread
+    (the main one, or the one watching stdin)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._callbacks = []
+        self.done = False
+
+    def push(self, callback):
+        """Run ``callback`` at clean-up; if that already ran, run it now
+        and unwind."""
+        with self._lock:
+            if not self.done:
+                self._callbacks.append(callback)
+                return
+        callback()
+        raise SystemExit(0)
+
+    def run(self):
+        with self._lock:
+            self.done = True
+            while self._callbacks:
+                try:
+                    self._callbacks.pop()()
+                except Exception:
+                    traceback.print_exc()
 
 
 class Workdir:
     """Where the server keeps its files; removed at the end only if ours."""
 
-    def __init__(self, config_dir=None, database_url=None):
+    def __init__(self, config_dir, cleanup):
         self.owned = config_dir is None
         if self.owned:
             self.path = tempfile.mkdtemp(prefix='embedded-placement-')
-            with open(os.path.join(self.path, CONF_NAME), 'w') as f:
-                f.write(PLACEMENT_CONF.format(db=database_url or (
-                    'sqlite:///' + os.path.join(self.path, 'placement.db'))))
+            cleanup.push(lambda: shutil.rmtree(self.path, ignore_errors=True))
         else:
             self.path = os.path.abspath(config_dir)
-        self._lock = threading.Lock()
 
     def file(self, name):
         return os.path.join(self.path, name)
 
-    def remove(self):
-        """Remove the directory if this process created it. Idempotent."""
-        with self._lock:
-            if self.owned:
-                self.owned = False
-                shutil.rmtree(self.path, ignore_errors=True)
+    def write_conf(self, database_url, sync_on_startup, options):
+        with open(self.file(CONF_NAME), 'w') as f:
+            f.write(placement_conf(database_url, sync_on_startup, options))
 
 
-def _stop_when_stdin_closes(workdir):
+def _stop_when_stdin_closes(cleanup):
     try:
         while os.read(0, 4096):
             pass
     finally:
-        workdir.remove()
+        cleanup.run()
         os._exit(0)
 
 
-def _access_logged(app, path):
-    log = open(path, 'a', buffering=1)
+def serve_one_thread(args, workdir, started):
+    """SQLite: Placement in this process, one wsgiref thread."""
+    from placement.wsgi import api  # loads config, syncs the schema: ~2 s
+    app = access_log.logged(api.application, workdir.file(ACCESS_LOG_NAME))
+    server = simple_server.make_server(LOOPBACK, args.port, app,
+                                       handler_class=_QuietHandler)
+    # Not an exception: wsgiref's handler catches everything (a bare
+    # except) while it finishes a response, and would swallow it.
+    started(server.server_port, lambda: threading.Thread(
+        target=server.shutdown, daemon=True).start())
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
 
-    def logged(environ, start_response):
-        query = environ.get('QUERY_STRING')
-        log.write('%s %s%s\n' % (environ['REQUEST_METHOD'],
-                                 environ.get('PATH_INFO', ''),
-                                 '?' + query if query else ''))
-        return app(environ, start_response)
-    return logged
+
+def _run_logged(command, log_path, env):
+    with open(log_path, 'ab') as log:
+        code = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=log, env=env).returncode
+    if code:
+        raise RuntimeError('%s exited with code %d' % (command[2], code))
 
 
-def serve(args, workdir, started):
-    """Load Placement and serve until ``shutdown()``; ``started(server)``
-    is called once the server exists."""
+def serve_gunicorn(args, workdir, started, cleanup):
+    """Any other database: schema once, then gunicorn's workers."""
+    env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir.path)
+    env[access_log.ENVIRON_KEY] = workdir.file(ACCESS_LOG_NAME)
+    # Once, before the workers: they would race each other on the schema.
+    _run_logged([sys.executable, '-c',
+                 'from placement.cmd import manage; manage.main()',
+                 '--config-file', workdir.file(CONF_NAME), 'db', 'sync'],
+                workdir.file(LOG_NAME), env)
+    listener = socket.create_server((LOOPBACK, args.port),
+                                    backlog=socket.SOMAXCONN)
+    workers = args.workers or DEFAULT_WORKERS
+    with open(workdir.file(LOG_NAME), 'ab') as log:
+        gunicorn = subprocess.Popen(
+            [sys.executable, '-m', 'gunicorn',
+             '--workers', str(workers),
+             '--bind', 'fd://%d' % listener.fileno(),
+             '--backlog', str(socket.SOMAXCONN),
+             '--timeout', str(WORKER_TIMEOUT), '--graceful-timeout', '5',
+             'image_type_filter.harness.wsgi_app:application'],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+            pass_fds=(listener.fileno(),), start_new_session=True,
+            preexec_fn=lifetime.die_with_parent(signal.SIGTERM))
+    stopping = threading.Event()
+
+    def stop_gunicorn():
+        if gunicorn.poll() is None:
+            gunicorn.terminate()
+            try:
+                gunicorn.wait(30)
+            except subprocess.TimeoutExpired:
+                gunicorn.kill()
+                gunicorn.wait()
+
+    cleanup.push(stop_gunicorn)
+    port = listener.getsockname()[1]
+    listener.close()  # gunicorn holds it now
+
+    def stop():
+        stopping.set()
+        gunicorn.terminate()
+
+    started(port, stop)
+    code = gunicorn.wait()
+    if not stopping.is_set():
+        raise RuntimeError('gunicorn exited with code %d' % code)
+
+
+def serve(args, workdir, cleanup, started):
+    """Set up the database, load Placement and serve until stopped;
+    ``started(port, stop)`` is called once it listens."""
     # Placement logs to stdout and stderr: both go to the log file from
     # here on, and only the protocol lines reach the caller's stdout.
     protocol = os.fdopen(os.dup(1), 'w', buffering=1)
@@ -141,21 +297,30 @@ def serve(args, workdir, started):
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
     os.close(log_fd)
-    os.environ['OS_PLACEMENT_CONFIG_DIR'] = workdir.path
     if args.watch_stdin:
-        threading.Thread(target=_stop_when_stdin_closes, args=(workdir,),
+        threading.Thread(target=_stop_when_stdin_closes, args=(cleanup,),
                          daemon=True).start()
-    from placement.wsgi import api  # loads config, syncs the schema: ~2 s
-    app = _access_logged(api.application, workdir.file(ACCESS_LOG_NAME))
-    server = simple_server.make_server(LOOPBACK, args.port, app,
-                                       handler_class=_QuietHandler)
-    started(server)
-    protocol.write('READY %d\n' % server.server_port)
-    protocol.close()  # nobody need read the caller's stdout any more
-    try:
-        server.serve_forever()
-    finally:
-        server.server_close()
+
+    def listening(port, stop):
+        started(port, stop)
+        protocol.write('READY %d\n' % port)
+        protocol.close()  # nobody need read the caller's stdout any more
+
+    os.environ['OS_PLACEMENT_CONFIG_DIR'] = workdir.path
+    if args.config_dir is None:
+        database_url = args.database_url
+        if args.postgresql:
+            server = postgres.PrivatePostgres(workdir.path)
+            cleanup.push(server.stop)
+            database_url = server.start()
+        database_url = database_url or (
+            'sqlite:///' + workdir.file('placement.db'))
+        workdir.write_conf(database_url, is_sqlite(database_url),
+                           args.option)
+    if _sqlite_source(args):
+        serve_one_thread(args, workdir, listening)
+    else:
+        serve_gunicorn(args, workdir, listening, cleanup)
 
 
 def main(argv):
@@ -166,23 +331,22 @@ def main(argv):
         print('embedded_server: error: %s' % exc, file=sys.stderr)
         return 2
     original_stderr = os.dup(2)
-    workdir = Workdir(args.config_dir, args.database_url)
+    cleanup = Cleanup()
+    workdir = Workdir(args.config_dir, cleanup)
     print('WORKDIR %s' % workdir.path, flush=True)
     running = {}
 
     def stop(*_):
-        server = running.get('server')
-        if server is None:
-            raise SystemExit(0)  # still loading Placement: unwind
-        # Not an exception: wsgiref's handler catches everything (a bare
-        # except) while it finishes a response, and would swallow it.
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        if 'stop' not in running:
+            raise SystemExit(0)  # still setting up: unwind
+        running['stop']()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, stop)
     code = 0
     try:
-        serve(args, workdir, lambda server: running.update(server=server))
+        serve(args, workdir, cleanup,
+              lambda port, stopper: running.update(stop=stopper))
     except SystemExit as exc:
         code = exc.code or 0
     except BaseException:
@@ -193,7 +357,7 @@ def main(argv):
                  log_tail(workdir.file(LOG_NAME)).encode() + b'\n')
         code = 1
     finally:
-        workdir.remove()
+        cleanup.run()
     return code
 
 

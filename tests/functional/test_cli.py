@@ -34,12 +34,14 @@ def sdk_env(server):
                      OS_TOKEN=server.token)
 
 
-def test_demo_json(tmp_path):
+@pytest.mark.parametrize('backend', helpers.BACKENDS)
+def test_demo_json(tmp_path, backend):
     # A temporary directory of its own: whatever else runs on the machine,
     # only the demo's own Placement could leave something here.
     private_tmp = tmp_path / 'tmp'
     private_tmp.mkdir()
-    proc = cli('demo', '-f', 'json', env=clean_env(TMPDIR=str(private_tmp)))
+    proc = cli('demo', '-f', 'json', '--placement-backend', backend,
+               env=clean_env(TMPDIR=str(private_tmp)))
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     hosts = {h['name']: h for h in result['hosts']}

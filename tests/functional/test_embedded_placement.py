@@ -1,11 +1,13 @@
 """The embedded Placement is the real thing, and it leaves nothing behind."""
 
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -134,6 +136,115 @@ def test_caller_killed_leaves_nothing_behind(sig):
         caller.stdout.close()
 
 
+# -- the scale backend: PostgreSQL and gunicorn workers --------------------
+
+def _names(pids):
+    names = set()
+    for pid in pids:
+        try:
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                argv = f.read().split(b'\0')
+        except FileNotFoundError:
+            continue
+        names.add('gunicorn' if b'gunicorn' in argv else
+                  os.path.basename(argv[0].decode()))
+    return names
+
+
+def test_postgresql_backend_is_real_and_stops_everything(unique):
+    server = embedded.EmbeddedPlacement(backend='postgresql', workers=2)
+    with server:
+        pid, workdir = server.pid, server.workdir
+        started = helpers.descendants(pid)
+        assert {'postgres', 'gunicorn'} <= _names(started)
+        with open(os.path.join(workdir, 'placement.conf')) as f:
+            conf = f.read()
+        assert 'postgresql+psycopg2://' in conf
+        assert 'sync_on_startup = False' in conf
+        client = server.client()
+        uuid = client.create_resource_provider('pg-' + unique)['uuid']
+        assert client.get_provider_traits(uuid) == (set(), 0)
+        # Several API workers: requests are served by different processes.
+        assert len(_gunicorn_workers(started)) == 2
+    assert not helpers.pid_alive(pid)
+    assert [p for p in started if helpers.pid_alive(p)] == []
+    assert not os.path.exists(workdir)
+
+
+def _gunicorn_workers(pids):
+    return [p for p in pids if _names([p]) == {'gunicorn'}
+            and _names([_parent(p)]) == {'gunicorn'}]
+
+
+def _parent(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        return int(f.read().rsplit(') ', 1)[1].split()[1])
+
+
+def test_postgresql_server_killed_outright_takes_its_children_along():
+    server = embedded.EmbeddedPlacement(backend='postgresql', workers=1)
+    server.start()
+    try:
+        started = helpers.descendants(server.pid)
+        assert {'postgres', 'gunicorn'} <= _names(started)
+        os.kill(server.pid, signal.SIGKILL)  # no clean-up code runs
+        helpers.wait_until(
+            lambda: not any(helpers.pid_alive(p) for p in started),
+            'PostgreSQL and gunicorn exit with their parent')
+    finally:
+        server.stop()
+    assert server.workdir is None
+
+
+def test_existing_database_url_is_used_and_kept(unique):
+    from image_type_filter.harness import postgres
+    # Not under tmp_path: as root, PostgreSQL runs as nobody, who cannot
+    # traverse pytest's private base directory.
+    where = tempfile.mkdtemp(prefix='test-database-')
+    database = postgres.PrivatePostgres(where)
+    url = database.start()
+    try:
+        with embedded.EmbeddedPlacement(database_url=url,
+                                        workers=2) as first:
+            uuid = first.client().create_resource_provider(
+                'kept-' + unique)['uuid']
+        with embedded.EmbeddedPlacement(database_url=url,
+                                        workers=2) as second:
+            names = {rp['name'] for rp in
+                     second.client().list_resource_providers(uuid=uuid)}
+        assert names == {'kept-' + unique}
+    finally:
+        database.stop()
+        shutil.rmtree(where)
+
+
+@pytest.mark.parametrize('args,message', [
+    (['--workers', '2'], 'SQLite is served by one thread'),
+    (['--database-url', 'sqlite:////tmp/x.db', '--workers', '3'],
+     'SQLite is served by one thread'),
+    (['--postgresql', '--workers', '0'], '--workers must be at least 1'),
+])
+def test_server_usage_errors_are_one_line_exit_2(args, message):
+    proc = _server(*args)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2
+    assert len(err.strip().splitlines()) == 1 and message in err
+    assert out == ''
+
+
+@pytest.mark.parametrize('kwargs,message', [
+    ({'backend': 'mysql'}, "unknown Placement backend 'mysql'"),
+    ({'workers': 2}, 'SQLite is served by one thread'),
+    ({'database_url': 'sqlite:////tmp/x.db', 'workers': 2},
+     'SQLite is served by one thread'),
+    ({'backend': 'postgresql', 'workers': 0}, 'at least 1'),
+])
+def test_arguments_that_cannot_work_are_refused_before_anything_starts(
+        kwargs, message):
+    with pytest.raises(embedded.EmbeddedPlacementUsageError, match=message):
+        embedded.EmbeddedPlacement(**kwargs)
+
+
 def test_start_failure_shows_server_log():
     server = embedded.EmbeddedPlacement(
         database_url='sqlite:////nonexistent-dir/placement.db')
@@ -162,8 +273,8 @@ def _server(*args):
 @pytest.mark.parametrize('stop', ['sigterm', 'stdin-closed'])
 def test_server_in_a_users_directory_deletes_nothing(tmp_path, stop):
     conf = tmp_path / 'placement.conf'
-    conf.write_text(embedded_server.PLACEMENT_CONF.format(
-        db='sqlite:///%s' % (tmp_path / 'placement.db')))
+    conf.write_text(embedded_server.placement_conf(
+        'sqlite:///%s' % (tmp_path / 'placement.db')))
     mine = tmp_path / 'my-notes.txt'
     mine.write_text('keep me')
     proc = _server('--config-dir', str(tmp_path), '--watch-stdin')

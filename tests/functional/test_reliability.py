@@ -181,6 +181,7 @@ class Writer(threading.Thread):
         return (self.rounds - 1) % 2 == 0  # present after an "add" round
 
 
+@pytest.mark.parametrize('placement', helpers.BACKENDS, indirect=True)
 def test_reporter_races_other_writers(placement, unique):
     setup = placement.client()
     uuid = with_bystanders(setup, 'race-' + unique)
@@ -216,6 +217,7 @@ def test_reporter_races_other_writers(placement, unique):
              absorbed, writer_conflicts))
 
 
+@pytest.mark.parametrize('placement', helpers.BACKENDS, indirect=True)
 def test_two_reporters_converge_and_stop_writing(placement, tmp_path,
                                                  unique):
     name = 'twins-' + unique

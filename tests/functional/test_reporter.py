@@ -22,6 +22,8 @@ UNRELATED = {'CUSTOM_UNRELATED_%02d' % i for i in range(17)} | {
 LIBVIRT_CONF = 'compute_driver = libvirt.LibvirtDriver\n'
 FAKE_CONF = 'compute_driver = fake.FakeDriver\n'
 
+pytest_generate_tests = helpers.on_every_backend
+
 
 def make_provider(client, name, traits=()):
     rp = client.create_resource_provider(name)
