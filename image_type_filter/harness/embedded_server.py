@@ -96,6 +96,13 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         pass
 
 
+class _Server(simple_server.WSGIServer):
+    # socketserver's default queue of 5 resets connections when many
+    # clients connect at once (a start-up storm); the kernel's limit
+    # lets them wait their turn instead.
+    request_queue_size = socket.SOMAXCONN
+
+
 def _option(text):
     name, sep, value = text.partition('=')
     section, dot, key = name.partition('.')
@@ -219,6 +226,7 @@ def serve_one_thread(args, workdir, started):
     from placement.wsgi import api  # loads config, syncs the schema: ~2 s
     app = access_log.logged(api.application, workdir.file(ACCESS_LOG_NAME))
     server = simple_server.make_server(LOOPBACK, args.port, app,
+                                       server_class=_Server,
                                        handler_class=_QuietHandler)
     # Not an exception: wsgiref's handler catches everything (a bare
     # except) while it finishes a response, and would swallow it.

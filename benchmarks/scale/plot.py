@@ -1,0 +1,34 @@
+"""The latency plot: median ms against fleet size, one line per variant."""
+
+LABELS = {
+    'root_required/limit': 'filter, root_required (default)',
+    'required/limit': 'filter, required',
+    'scheduler_side/limit': 'scheduler-side filtering',
+}
+STYLES = {'postgresql': '-', 'sqlite': ':'}
+
+
+def write(results, path):
+    """A PNG at ``path`` from the run's JSON document."""
+    import matplotlib
+    matplotlib.use('Agg')  # no display here, ever
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(8, 5), dpi=100)
+    for backend, runs in sorted(results['backends'].items()):
+        sizes = sorted(runs, key=int)
+        for key, label in LABELS.items():
+            axes.plot([int(s) for s in sizes],
+                      [runs[s]['latency'][key]['median_ms'] for s in sizes],
+                      STYLES.get(backend, '--'), marker='o',
+                      label='%s (%s)' % (label, backend))
+    axes.set_xlabel('compute hosts (providers)')
+    axes.set_ylabel('GET /allocation_candidates, median ms')
+    axes.set_title('vmdk boot, limit=%d (Nova default); 20%% of hosts fit'
+                   % results['limit'])
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)
+    return path

@@ -1,0 +1,45 @@
+"""The benchmark fleet: which kind of node each host is, and its traits.
+
+79.5% libvirt-like, 20% VMware-like, and 0.5% Parallels (ploop), the rare
+format. The Parallels hosts are the last ones built, as hosts added to an
+existing cloud are: with Placement's default candidate order they come
+after the first ``max_placement_results``.
+"""
+
+import os_traits
+
+from image_type_common import image_types
+
+T = image_types.TRAIT_BY_FORMAT
+KIND_TRAITS = {
+    'libvirt': frozenset(T[f] for f in ('aki', 'ami', 'ari', 'iso', 'qcow2',
+                                        'raw')),
+    'vmware': frozenset(T[f] for f in ('iso', 'vmdk')),
+    'parallels': frozenset(T[f] for f in ('ploop',)),
+}
+#: nova-compute's own trait and one that belongs to nobody we know: both
+#: must still be there after every reporter has written.
+OTHERS_TRAITS = frozenset({os_traits.COMPUTE_NODE, 'HW_CPU_X86_AVX2'})
+INVENTORY = {'VCPU': {'total': 32, 'allocation_ratio': 4.0},
+             'MEMORY_MB': {'total': 131072}, 'DISK_GB': {'total': 2000}}
+RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+VMWARE_SHARE = 0.2
+RARE_SHARE = 0.005
+
+
+def kinds(size):
+    """The kind of each of ``size`` hosts, in build order."""
+    rare = max(1, round(size * RARE_SHARE))
+    common = size - rare
+    step = round(1 / VMWARE_SHARE)
+    return (['vmware' if i % step == 0 else 'libvirt' for i in range(common)]
+            + ['parallels'] * rare)
+
+
+def expected_holders(nodes):
+    """{image trait: set of uuids} the fleet should end with."""
+    holders = {}
+    for uuid, kind in nodes:
+        for trait in KIND_TRAITS[kind]:
+            holders.setdefault(trait, set()).add(uuid)
+    return holders

@@ -1,0 +1,60 @@
+"""The embedded server's arguments and generated placement.conf (no server)."""
+
+import configparser
+
+import pytest
+
+from image_type_filter.harness import embedded_server as es
+
+
+def test_generated_conf_carries_the_options_on_top():
+    text = es.placement_conf(
+        'postgresql+psycopg2://postgres@/placement?host=/tmp/x', False,
+        [('placement', 'randomize_allocation_candidates', 'True'),
+         ('DEFAULT', 'debug', 'True')])
+    conf = configparser.ConfigParser(interpolation=None)
+    conf.read_string(text)
+    assert conf.get('placement_database', 'connection').endswith('host=/tmp/x')
+    assert conf.get('placement_database', 'sync_on_startup') == 'False'
+    assert conf.get('placement', 'randomize_allocation_candidates') == 'True'
+    assert conf.get('api', 'auth_strategy') == 'noauth2'
+    assert conf.get('DEFAULT', 'debug') == 'True'
+    # Keys of [DEFAULT] are not repeated in every section.
+    assert text.count('debug =') == 1
+
+
+@pytest.mark.parametrize('url,sqlite', [
+    ('sqlite:////tmp/p.db', True), ('sqlite://', True),
+    ('postgresql+psycopg2://u@/db?host=/s', False),
+    ('mysql+pymysql://u:p@127.0.0.1/placement', False)])
+def test_is_sqlite(url, sqlite):
+    assert es.is_sqlite(url) is sqlite
+
+
+@pytest.mark.parametrize('argv,message', [
+    (['--workers', '2'], 'SQLite is served by one thread'),
+    (['--postgresql', '--workers', '0'], 'at least 1'),
+    (['--port', '70000'], 'between 0 and 65535'),
+])
+def test_arguments_that_cannot_work(argv, message):
+    with pytest.raises(es.UsageError, match=message):
+        es.parse_args(argv)
+
+
+def test_option_must_be_section_key_value(capsys):
+    with pytest.raises(SystemExit):
+        es.parse_args(['--option', 'randomize=True'])
+    assert 'SECTION.KEY=VALUE' in capsys.readouterr().err
+
+
+def test_option_cannot_edit_a_users_conf(tmp_path):
+    (tmp_path / 'placement.conf').write_text('[DEFAULT]\n')
+    with pytest.raises(es.UsageError, match='edit yours'):
+        es.parse_args(['--config-dir', str(tmp_path), '--option',
+                       'placement.x=1'])
+
+
+def test_postgresql_and_several_workers_is_accepted():
+    args = es.parse_args(['--postgresql', '--workers', '8'])
+    assert args.postgresql and args.workers == 8
+    assert not es._sqlite_source(args)
