@@ -12,6 +12,7 @@ Afterwards Placement itself is asked whether every node ended with exactly
 its traits, and whether anybody else's traits survived.
 """
 
+import logging
 import multiprocessing
 import threading
 import time
@@ -38,10 +39,28 @@ def _client(endpoint, token):
         retriable_status_codes=[502, 503, 504]))
 
 
+class _RetryCounter(logging.Handler):
+    """Counts keystoneauth's "Failure: ... Retrying" warnings: connections
+    reset or timed out and retried (``connect_retries``) before a request
+    reached Placement. Counted instead of printed."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record):
+        if str(record.msg).startswith('Failure'):
+            self.count += 1
+
+
 def _nodes_process(endpoint, token, nodes, go, ready, results):
     """One process's share of the nodes, a thread and a client each."""
     from virt_capabilities import reporter as reporter_mod
 
+    retries = _RetryCounter()
+    session_log = logging.getLogger('keystoneauth.session')
+    session_log.addHandler(retries)
+    session_log.propagate = False
     threading.stack_size(512 * 1024)
     outcomes = []
     lock = threading.Lock()
@@ -76,6 +95,7 @@ def _nodes_process(endpoint, token, nodes, go, ready, results):
         'errors': len(errors),
         'first_errors': errors[:3],
         'last_done': max((o[3] for o in outcomes), default=0.0),
+        'connection_retries': retries.count,
     })
 
 
@@ -113,6 +133,7 @@ def storm(placement, nodes, processes=4):
         'max_requests_one_node': max(p['max_requests'] for p in parts),
         'server_requests_per_node': round(server_requests / count, 3),
         'conflicts_409': sum(p['conflicts'] for p in parts),
+        'connection_retries': sum(p['connection_retries'] for p in parts),
         'errors': sum(p['errors'] for p in parts),
         'first_errors': [e for p in parts for e in p['first_errors']][:3],
         'client_processes': len(workers),
