@@ -49,8 +49,8 @@ def parse_args(argv):
                         help='gunicorn API workers (default 4)')
     parser.add_argument('--runs', type=int, default=7,
                         help='timed runs per latency (default 7)')
-    parser.add_argument('--asks', type=int, default=50,
-                        help='ploop boots asked for in (b) (default 50)')
+    parser.add_argument('--asks', type=int, default=100,
+                        help='ploop boots asked for in (b) (default 100)')
     parser.add_argument('--boots', type=int, default=40,
                         help='boots per throughput measurement (default 40)')
     parser.add_argument('--concurrency', default='1,4,8',

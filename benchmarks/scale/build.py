@@ -11,6 +11,7 @@ import multiprocessing
 import threading
 import time
 
+from benchmarks.scale import clients
 from benchmarks.scale import shapes
 
 SPAWN = multiprocessing.get_context('spawn')
@@ -18,11 +19,6 @@ SPAWN = multiprocessing.get_context('spawn')
 
 def _create_share(endpoint, token, share, threads):
     """Create this process's share: [(index, name)] -> [(index, uuid)]."""
-    from keystoneauth1 import adapter
-    from keystoneauth1 import session
-    from keystoneauth1 import token_endpoint
-
-    from image_type_common import placement_client
     from image_type_filter.harness import fleet
 
     local = threading.local()
@@ -31,10 +27,7 @@ def _create_share(endpoint, token, share, threads):
         index, name = item
         client = getattr(local, 'client', None)
         if client is None:
-            client = local.client = placement_client.PlacementClient(
-                adapter.Adapter(session.Session(
-                    auth=token_endpoint.Token(endpoint, token)),
-                    service_type='placement'))
+            client = local.client = clients.new_client(endpoint, token)
         return index, fleet.create_provider(
             client, name, shapes.INVENTORY, traits=shapes.OTHERS_TRAITS)
 

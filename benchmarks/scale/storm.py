@@ -17,26 +17,11 @@ import multiprocessing
 import threading
 import time
 
+from benchmarks.scale import clients
 from benchmarks.scale import shapes
 from image_type_common import image_types
-from image_type_common.conf import placement as placement_conf
 
 SPAWN = multiprocessing.get_context('spawn')
-
-
-def _client(endpoint, token):
-    from keystoneauth1 import adapter
-    from keystoneauth1 import session
-    from keystoneauth1 import token_endpoint
-
-    from image_type_common import placement_client
-    # The retries the reporter's [placement] section has by default.
-    retries = placement_conf.DEFAULT_RETRIES
-    return placement_client.PlacementClient(adapter.Adapter(
-        session.Session(auth=token_endpoint.Token(endpoint, token)),
-        service_type='placement', connect_retries=retries,
-        status_code_retries=retries,
-        retriable_status_codes=[502, 503, 504]))
 
 
 class _RetryCounter(logging.Handler):
@@ -78,9 +63,9 @@ def _nodes_process(endpoint, token, nodes, go, ready, results):
             outcomes.append((client.request_count, conflicts, error,
                              time.monotonic()))
 
-    threads = [threading.Thread(target=node,
-                                args=(uuid, kind, _client(endpoint, token)))
-               for uuid, kind in nodes]
+    threads = [threading.Thread(
+        target=node, args=(uuid, kind, clients.new_client(endpoint, token)))
+        for uuid, kind in nodes]
     for thread in threads:
         thread.start()
     ready.put(len(threads))
