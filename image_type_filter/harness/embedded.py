@@ -108,8 +108,12 @@ class EmbeddedPlacement:
                 'pip install "image-type-filter[scale]"' % ', '.join(missing))
         command = [sys.executable, '-m', embedded_server.__name__,
                    '--port', str(self.port), '--watch-stdin']
+        env = dict(os.environ)
+        env.pop(embedded_server.DATABASE_URL_ENV, None)
         if self.database_url:
-            command += ['--database-url', self.database_url]
+            # In the environment, not the command line: a URL may carry a
+            # password, and any user can read a process's arguments.
+            env[embedded_server.DATABASE_URL_ENV] = self.database_url
         elif self.backend == 'postgresql':
             command += ['--postgresql']
         if self.workers is not None:
@@ -118,7 +122,7 @@ class EmbeddedPlacement:
             command += ['--option', option]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True)
+            stderr=subprocess.PIPE, start_new_session=True, env=env)
         try:
             deadline = time.monotonic() + self.startup_timeout
             self.workdir = self._read_line('WORKDIR', deadline)

@@ -45,6 +45,7 @@ LOOPBACK = '127.0.0.1'
 CONF_NAME = 'placement.conf'
 LOG_NAME = 'placement.log'
 ACCESS_LOG_NAME = 'access.log'
+DATABASE_URL_ENV = 'EMBEDDED_PLACEMENT_DATABASE_URL'
 DEFAULT_WORKERS = 4
 #: Long enough for a 10,000-host allocation-candidates query under load.
 WORKER_TIMEOUT = 600
@@ -120,8 +121,11 @@ def parse_args(argv):
                         help='port on 127.0.0.1 (default: a free one)')
     source = parser.add_mutually_exclusive_group()
     source.add_argument('--database-url', metavar='URL',
+                        default=os.environ.get(DATABASE_URL_ENV),
                         help='database of the generated placement.conf '
-                             '(default: SQLite in the working directory)')
+                             '(default: $%s, else SQLite in the working '
+                             'directory); the variable keeps a password off '
+                             'the process list' % DATABASE_URL_ENV)
     source.add_argument('--postgresql', action='store_true',
                         help='a private PostgreSQL cluster in the working '
                              'directory (needs the scale extra)')

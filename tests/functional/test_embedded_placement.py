@@ -184,6 +184,7 @@ def _parent(pid):
 def test_postgresql_server_killed_outright_takes_its_children_along():
     server = embedded.EmbeddedPlacement(backend='postgresql', workers=1)
     server.start()
+    workdir = server.workdir
     try:
         started = helpers.descendants(server.pid)
         assert {'postgres', 'gunicorn'} <= _names(started)
@@ -193,7 +194,7 @@ def test_postgresql_server_killed_outright_takes_its_children_along():
             'PostgreSQL and gunicorn exit with their parent')
     finally:
         server.stop()
-    assert server.workdir is None
+    assert not os.path.exists(workdir)  # the cluster's data went with it
 
 
 def test_existing_database_url_is_used_and_kept(unique):
@@ -208,6 +209,10 @@ def test_existing_database_url_is_used_and_kept(unique):
                                         workers=2) as first:
             uuid = first.client().create_resource_provider(
                 'kept-' + unique)['uuid']
+            # A URL may carry a password: never on anybody's command line.
+            for pid in [first.pid] + helpers.descendants(first.pid):
+                with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                    assert url.encode() not in f.read()
         with embedded.EmbeddedPlacement(database_url=url,
                                         workers=2) as second:
             names = {rp['name'] for rp in
