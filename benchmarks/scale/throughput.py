@@ -35,13 +35,13 @@ def _boot(client, qs, variant, trait, rng):
                 'consumer_generation': None,
                 'consumer_type': 'INSTANCE'},  # required from 1.38
                 ok=(204,))
-            return 'booted', 0
+            return 'booted'
         except exceptions.ConcurrentUpdate:
             continue
         except exceptions.PlacementError as exc:
             if '409' not in str(exc):
                 raise
-    return ('no_host' if not hosts else 'claims_lost'), 1
+    return 'no_host' if not hosts else 'claims_lost'
 
 
 def boots_per_second(placement, schedulers, boots, variant, seed=1):
@@ -63,7 +63,7 @@ def boots_per_second(placement, schedulers, boots, variant, seed=1):
                     return
                 left[0] -= 1
             try:
-                outcome, _ = _boot(client, qs, variant, trait, rng)
+                outcome = _boot(client, qs, variant, trait, rng)
             except exceptions.Error as exc:
                 outcome = 'errors'
                 first_error[:] = first_error or [str(exc)[:300]]

@@ -4,14 +4,14 @@
 WSGI app in a child process (``embedded_server``) on a free loopback port,
 with a fresh SQLite database and ``auth_strategy = noauth2`` in a private
 (0700) directory the child creates, and returns once ``GET /`` answers 200.
+Leaving the block stops the child by its pid, and the child removes its own
+directory; if the caller dies instead, the child notices its stdin close and
+cleans up by itself.
 
 ``EmbeddedPlacement(backend='postgresql', workers=4)`` runs it the way
 production does instead: a private PostgreSQL cluster in that directory and
 gunicorn with that many API workers (the ``scale`` extra); ``database_url``
 points it at an existing MySQL or PostgreSQL database.
-Leaving the block stops the child by its pid, and the child removes its own
-directory; if the caller dies instead, the child notices its stdin close and
-cleans up by itself.
 """
 
 import importlib.util
@@ -62,13 +62,11 @@ class EmbeddedPlacement:
                 % (backend, ', '.join(self.BACKENDS)))
         if workers is not None and workers < 1:
             raise EmbeddedPlacementUsageError('workers must be at least 1')
-        sqlite = (embedded_server.is_sqlite(database_url) if database_url
-                  else backend == 'sqlite')
-        if sqlite and (workers or 1) > 1:
-            raise EmbeddedPlacementUsageError(
-                'SQLite is served by one thread; %d workers need the '
-                'postgresql backend or a MySQL or PostgreSQL database URL'
-                % workers)
+        problem = embedded_server.workers_problem(
+            embedded_server.is_sqlite(database_url) if database_url
+            else backend == 'sqlite', workers)
+        if problem:
+            raise EmbeddedPlacementUsageError(problem)
         self.startup_timeout = startup_timeout
         self.database_url = database_url
         self.port = port

@@ -150,11 +150,20 @@ def parse_args(argv):
             raise UsageError('%s has no %s' % (args.config_dir, CONF_NAME))
     if args.workers is not None and args.workers < 1:
         raise UsageError('--workers must be at least 1')
-    if (args.workers or 1) > 1 and _sqlite_source(args):
-        raise UsageError('SQLite is served by one thread; several workers '
-                         'need PostgreSQL or MySQL (--postgresql or '
-                         '--database-url)')
+    args.sqlite = _sqlite_source(args)
+    problem = workers_problem(args.sqlite, args.workers)
+    if problem:
+        raise UsageError(problem)
     return args
+
+
+def workers_problem(sqlite, workers):
+    """Why ``workers`` cannot serve this database, or None."""
+    if sqlite and (workers or 1) > 1:
+        return ('SQLite is served by one thread; %d workers need PostgreSQL '
+                'or MySQL (the postgresql backend or a database URL)'
+                % workers)
+    return None
 
 
 def _sqlite_source(args):
@@ -329,7 +338,7 @@ def serve(args, workdir, cleanup, started):
             'sqlite:///' + workdir.file('placement.db'))
         workdir.write_conf(database_url, is_sqlite(database_url),
                            args.option)
-    if _sqlite_source(args):
+    if args.sqlite:
         serve_one_thread(args, workdir, listening)
     else:
         serve_gunicorn(args, workdir, listening, cleanup)
