@@ -16,8 +16,14 @@ import select
 import time
 
 
-class Interrupted(Exception):
-    """A signal's request cut a sync short."""
+class Interrupted(BaseException):
+    """A signal's request cut a sync short.
+
+    A BaseException, like KeyboardInterrupt: it is raised from a signal
+    handler wherever the main thread happens to be, and an ``except
+    Exception`` there (logging's ``Handler.emit`` writing keystoneauth's
+    "Retrying" warning, for one) must not swallow it.
+    """
 
 
 class Stopping(Interrupted):
