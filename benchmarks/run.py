@@ -23,11 +23,11 @@ import time
 import requests
 
 from image_type_common import image_types
-from image_type_filter import conf as itf_conf
-from image_type_filter.harness import embedded
-from image_type_filter.scheduler import query
+from image_type_filter import settings
+from image_type_filter.client import query
+from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import request_filter
-from image_type_filter.scheduler import request_spec as rs
+from placement_runner import embedded
 from virt_capabilities import reporter as reporter_mod
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
@@ -68,8 +68,8 @@ def median_us(func, calls, batches=9):
 
 
 def filter_cost(calls):
-    image_filter = request_filter.RequireImageTypeSupport(itf_conf.new_conf(
-        scheduler__filter_hosts_by_image_type_support=True))
+    image_filter = request_filter.RequireImageTypeSupport(
+        settings.FilterSettings(image_type_enabled=True))
     specs = [rs.RequestSpec.for_boot('vmdk', RESOURCES) for _ in range(calls)]
 
     def call_filter(n):

@@ -15,6 +15,7 @@ from cliff import commandmanager
 import yaml
 
 from image_type_common import connection
+from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_common.conf import loading
 
@@ -49,10 +50,12 @@ class ListColumn(columns.FormattableColumn):
 class App(app.App):
     """A cliff App with the project's logging, errors and exit codes."""
 
-    def __init__(self, name, description, namespace):
+    def __init__(self, name, description, namespace, control=None):
         self.NAME = name
         self.LOG = logging.getLogger(name)
         self._error = None
+        #: How a signal reaches a running command (``control.install``).
+        self.control = control or control_mod.Control()
         super().__init__(description=description, version='0.1.0',
                          command_manager=commandmanager.CommandManager(
                              namespace),
@@ -149,7 +152,16 @@ def client_from_args(parsed_args, register):
 
 
 def main_for(name, description, namespace, argv=None):
-    """Entry point body: SIGTERM unwinds cleanly, exit code from the App."""
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
+    the command wherever it is (``with`` blocks clean up) and exits
+    128 + the signal, unless the command handles the stop itself (the
+    reporter's service and ``demo --serve`` end with 0)."""
     argv = sys.argv[1:] if argv is None else argv
-    return App(name, description, namespace).run(argv)
+    application = App(name, description, namespace)
+    control_mod.install(application.control)
+    try:
+        with application.control.interruptible():
+            return application.run(argv)
+    except control_mod.Interrupted:
+        # A stop (SIGTERM, SIGINT), or a SIGHUP no command was waiting for.
+        return 128 + (application.control.stop_signal or signal.SIGHUP)

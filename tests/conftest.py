@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from image_type_filter.harness import embedded
+from placement_runner import embedded
 from tests import helpers
 
 
@@ -83,7 +83,7 @@ def write_conf(tmp_path):
 @pytest.fixture(scope='module')
 def demo_fleet():
     """A Placement of its own with the demo's mixed fleet reported into it."""
-    from image_type_filter.harness import fleet
+    from image_type_demo import fleet
     with embedded.EmbeddedPlacement() as server:
         hosts = fleet.build(server, fleet.demo_fleet())
         yield server, hosts

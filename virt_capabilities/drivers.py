@@ -1,8 +1,9 @@
 """Which disk image formats each Nova virt driver can boot, as Nova decides it.
 
-A table of rules, data first. Only libvirt depends on options, so it alone is a
-function. Driver names are spelled as nova.conf spells them; the
-``nova.virt.`` prefix is optional, as it is for Nova.
+A table of rules, data first, for the drivers of the supported Nova releases
+only, each row naming the Nova source it comes from. Only libvirt depends on
+options, so it alone is a function. Driver names are spelled as nova.conf
+spells them; the ``nova.virt.`` prefix is optional, as it is for Nova.
 """
 
 import dataclasses
@@ -10,27 +11,50 @@ import dataclasses
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import text
-from image_type_common.conf import loading
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
 LIBVIRT = 'libvirt.LibvirtDriver'
+#: The Nova releases whose drivers this table follows.
+SUPPORTED_NOVA = 'Nova 31.0.0 (2025.1) to 34.0.0 (2026.1)'
 
-#: Drivers whose formats depend on no option. Older clouds' drivers included.
-STATIC_FORMATS = {
-    'vmwareapi.VMwareVCDriver': frozenset({'iso', 'vmdk'}),
-    'ironic.IronicDriver': frozenset({'ami', 'qcow2', 'raw'}),
-    'zvm.ZVMDriver': frozenset({'raw'}),
-    'fake.FakeDriver': frozenset({'raw'}),
-    'hyperv.HyperVDriver': frozenset({'vhd', 'vhdx'}),
-    'powervm.PowerVMDriver': frozenset({'raw'}),
-    'xenapi.XenAPIDriver': frozenset({'raw', 'vdi', 'vhd'}),
+
+@dataclasses.dataclass(frozen=True)
+class StaticDriver:
+    """A driver whose formats depend on no option, and where Nova says so."""
+
+    formats: frozenset
+    #: The ``supports_image_type_*`` capabilities in nova 34.0.0.
+    source: str
+
+
+#: Every driver of the supported Nova releases whose formats depend on no
+#: option (libvirt's do: ``libvirt_formats``).
+STATIC_DRIVERS = {
+    'vmwareapi.VMwareVCDriver': StaticDriver(
+        frozenset({'iso', 'vmdk'}), 'nova/virt/vmwareapi/driver.py:83-93'),
+    'ironic.IronicDriver': StaticDriver(
+        frozenset({'ami', 'qcow2', 'raw'}),
+        'nova/virt/ironic/driver.py:173-183'),
+    'zvm.ZVMDriver': StaticDriver(
+        frozenset({'raw'}), 'nova/virt/zvm/driver.py:56-66'),
+    # Nova's own test driver, which its functional harness and devstack's
+    # fake virt type run.
+    'fake.FakeDriver': StaticDriver(
+        frozenset({'raw'}), 'nova/virt/fake.py:130-131'),
 }
 
+#: The libvirt driver's rules, nova/virt/libvirt/driver.py in 34.0.0:
+#: always these (456-460); qcow2 unless the backend is raw-only and images
+#: are not forced to raw (436-439, 464); ploop on parallels (440, 465); rbd
+#: with force_raw_images off refused at start-up (889-896).
 LIBVIRT_ALWAYS = frozenset({'aki', 'ami', 'ari', 'iso', 'raw'})
-#: Image backends that cannot boot qcow2 unless images are forced to raw.
 RAW_ONLY_BACKENDS = frozenset({'rbd', 'lvm'})
 
-KNOWN_DRIVERS = tuple(sorted((LIBVIRT, *STATIC_FORMATS)))
+#: Drivers older clouds had, in no supported Nova: refused by name.
+REMOVED_DRIVERS = frozenset({'hyperv.HyperVDriver', 'powervm.PowerVMDriver',
+                             'xenapi.XenAPIDriver'})
+
+KNOWN_DRIVERS = tuple(sorted((LIBVIRT, *STATIC_DRIVERS)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,11 +87,17 @@ def normalize_driver(name):
     short = name.strip()
     if short.startswith(NOVA_VIRT_PREFIX):
         short = short[len(NOVA_VIRT_PREFIX):]
-    if short == LIBVIRT or short in STATIC_FORMATS:
+    if short == LIBVIRT or short in STATIC_DRIVERS:
         return short
+    if short in REMOVED_DRIVERS:
+        raise exceptions.ConfigError(
+            '[DEFAULT] compute_driver %s is in no supported Nova (%s); '
+            'accepted: %s' % (text.safe_repr(name), SUPPORTED_NOVA,
+                              ', '.join(KNOWN_DRIVERS)))
     raise exceptions.ConfigError(
-        'unknown [DEFAULT] compute_driver %r; accepted (with or without the '
-        '%r prefix): %s' % (name, NOVA_VIRT_PREFIX, ', '.join(KNOWN_DRIVERS)))
+        'unknown [DEFAULT] compute_driver %s; accepted (with or without the '
+        '%r prefix): %s' % (text.safe_repr(name), NOVA_VIRT_PREFIX,
+                            ', '.join(KNOWN_DRIVERS)))
 
 
 def libvirt_formats(images_type, virt_type, force_raw_images):
@@ -111,18 +141,15 @@ def parse_exclude_list(entries):
     return frozenset(excluded)
 
 
-def capabilities_from_conf(conf):
-    """Work out a node's capabilities from its parsed nova.conf."""
-    driver = normalize_driver(loading.read(conf, 'compute_driver'))
-    excluded = parse_exclude_list(
-        loading.read(conf, 'image_type_exclude_list', 'compute'))
+def capabilities(settings):
+    """Work out a node's capabilities from its NodeSettings."""
+    driver = normalize_driver(settings.compute_driver)
+    excluded = parse_exclude_list(settings.image_type_exclude_list)
     if driver == LIBVIRT:
-        formats = libvirt_formats(
-            loading.read(conf, 'images_type', 'libvirt'),
-            loading.read(conf, 'virt_type', 'libvirt'),
-            loading.read(conf, 'force_raw_images'))
+        formats = libvirt_formats(settings.images_type, settings.virt_type,
+                                  settings.force_raw_images)
     else:
-        formats = STATIC_FORMATS[driver]
+        formats = STATIC_DRIVERS[driver].formats
     unknown = formats.difference(image_types.FORMATS)
     if unknown:
         # An os-traits older than this table; never report what it lacks.

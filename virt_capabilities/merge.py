@@ -22,6 +22,12 @@ class Ownership:
     owned_custom: frozenset = frozenset()
     image_types: bool = True
 
+    def __post_init__(self):
+        foreign = sorted(t for t in self.desired if not self.owns(t))
+        if foreign:
+            raise ValueError('desired traits outside the owned namespace: %s'
+                             % ', '.join(foreign))
+
     def owns(self, trait):
         return ((self.image_types and image_types.is_owned_trait(trait))
                 or trait in self.owned_custom)

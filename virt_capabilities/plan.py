@@ -7,25 +7,22 @@ validation, the same traits, custom ones included.
 
 import dataclasses
 import logging
-import os
 
-from image_type_common.conf import loading
 from virt_capabilities import conf as vc_conf
-from virt_capabilities import custom_traits
 from virt_capabilities import drivers
 from virt_capabilities import providers
-from virt_capabilities.conf import reporter as reporter_conf
+from virt_capabilities import settings as settings_mod
 
 LOG = logging.getLogger(__name__)
-STATE_FILE_NAME = 'virt_capabilities.json'
 
 
 @dataclasses.dataclass(frozen=True)
 class NodePlan:
+    #: The parsed files, for what other libraries read themselves
+    #: (oslo.log's logging options, keystoneauth1's [placement]).
     conf: object
+    settings: settings_mod.NodeSettings
     capabilities: drivers.Capabilities
-    custom_traits: frozenset
-    owner: str
     refs: tuple
     #: Why there are no refs: the driver needs --provider (report refuses).
     provider_needed: Exception = None
@@ -34,18 +31,17 @@ class NodePlan:
     def from_files(cls, config_files, provider_values=(), config_dirs=()):
         """Load and validate; ConfigError (exit 2) for anything wrong."""
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
-        capabilities = drivers.capabilities_from_conf(conf)
+        settings = settings_mod.NodeSettings.from_conf(conf)
+        capabilities = drivers.capabilities(settings)
         refs, provider_needed = (), None
         try:
             refs = tuple([providers.validate(v, '--provider')
                           for v in provider_values]
                          or providers.default_refs(
-                             conf, capabilities.compute_driver))
+                             settings, capabilities.compute_driver))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
-        plan = cls(conf, capabilities, custom_traits.from_conf(conf),
-                   loading.read(conf, 'image_type_traits_owner',
-                                'virt_capabilities'), refs, provider_needed)
+        plan = cls(conf, settings, capabilities, refs, provider_needed)
         if plan.custom_traits and not plan.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '
@@ -61,16 +57,16 @@ class NodePlan:
         return plan
 
     @property
+    def custom_traits(self):
+        return self.settings.custom_traits
+
+    @property
     def state_file(self):
-        """Where ownership state is kept, or None (kept in memory only)."""
-        explicit = loading.read(self.conf, 'state_file', 'virt_capabilities')
-        state_path = loading.read(self.conf, 'state_path')
-        return explicit or (os.path.join(state_path, STATE_FILE_NAME)
-                            if state_path else None)
+        return self.settings.state_file
 
     @property
     def owns_image_types(self):
-        return self.owner == reporter_conf.REPORTER
+        return self.settings.owns_image_types
 
     @property
     def traits(self):
@@ -84,7 +80,7 @@ class NodePlan:
         result.update({
             'traits': sorted(self.traits),
             'custom_traits': sorted(self.custom_traits),
-            'image_type_traits_owner': self.owner,
+            'image_type_traits_owner': self.settings.image_type_traits_owner,
             'providers': ([ref.describe() for ref in self.refs] or
                           [str(self.provider_needed)]),
         })

@@ -10,14 +10,12 @@ can wait with back-off.
 import dataclasses
 import logging
 import os
-import platform
-import random
 import socket
 import time
 import uuid as uuid_lib
 
+from image_type_common import backoff
 from image_type_common import exceptions
-from image_type_common.conf import loading
 
 LOG = logging.getLogger(__name__)
 
@@ -84,11 +82,9 @@ def libvirt_hostname():
 #: driver, when there is no compute_id file: (function of conf, source).
 NODENAMES = {
     'libvirt.LibvirtDriver': (
-        lambda conf: libvirt_hostname(), 'the hostname libvirt reports'),
+        lambda settings: libvirt_hostname(), 'the hostname libvirt reports'),
     'fake.FakeDriver': (
-        lambda conf: loading.read(conf, 'host'), '[DEFAULT] host'),
-    'hyperv.HyperVDriver': (
-        lambda conf: platform.node(), 'the Windows host name'),
+        lambda settings: settings.host, '[DEFAULT] host'),
 }
 #: Drivers whose node name only the hypervisor knows: --provider needed.
 NAMED_BY_THE_HYPERVISOR = {
@@ -98,9 +94,6 @@ NAMED_BY_THE_HYPERVISOR = {
                            'node uuid',
     'zvm.ZVMDriver': 'z/VM names it after the hostname its cloud connector '
                      'reports',
-    'powervm.PowerVMDriver': 'PowerVM names it after the managed system',
-    'xenapi.XenAPIDriver': 'XenAPI names it after the hypervisor\'s host '
-                           'name',
 }
 
 
@@ -108,14 +101,14 @@ class ProviderNeeded(exceptions.ConfigError):
     """This driver's provider cannot be found from nova.conf alone."""
 
 
-def default_refs(conf, driver):
+def default_refs(settings, driver):
     """The provider nova-compute itself uses for this node.
 
     First the uuid in ``$state_path/compute_id`` (nova-compute writes it
     since 2023.1), then the node name as the driver makes it; for drivers
     whose node name only the hypervisor knows, ProviderNeeded.
     """
-    state_path = loading.read(conf, 'state_path')
+    state_path = settings.state_path
     path = os.path.join(state_path, COMPUTE_ID_FILE) if state_path else None
     try:
         with open(path) as f:
@@ -132,7 +125,7 @@ def default_refs(conf, driver):
         return [ref]
     if driver in NODENAMES:
         nodename, source = NODENAMES[driver]
-        return [validate(nodename(conf), source)]
+        return [validate(nodename(settings), source)]
     raise ProviderNeeded(
         'give --provider NAME_OR_UUID: %s cannot find its provider from '
         'nova.conf (%s)' % (driver, NAMED_BY_THE_HYPERVISOR.get(
@@ -196,8 +189,7 @@ def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
                 raise type(problem)('%s (waited %.0f s)' % (problem, wait))
             raise problem
         # Jittered, so nodes restarted together do not retry in step.
-        delay = min(remaining, 0.5 * (2 ** min(attempt, 5))
-                    * random.uniform(0.5, 1.0))
+        delay = min(remaining, backoff.delay(attempt, base=0.5, cap=16.0))
         LOG.warning('%s; retrying in %.1f s', problem, delay)
         sleep(delay)
         attempt += 1

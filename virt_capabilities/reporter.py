@@ -9,11 +9,10 @@ only the stale ones are read and written.
 
 import dataclasses
 import logging
-import random
 import time
 
+from image_type_common import backoff as backoff_mod
 from image_type_common import exceptions
-from image_type_common import image_types
 from image_type_common import placement_client
 from image_type_common import progress as progress_mod
 from virt_capabilities import merge
@@ -58,22 +57,23 @@ class SyncReport:
                     or self.missing_providers)
 
 
-def jittered(base, attempt, cap=5.0):
-    """Full-jitter exponential back-off: uniform in [0, min(cap, base*2^n)]."""
-    return random.uniform(0, min(cap, base * (2 ** attempt)))
+#: The longest wait between two tries after a 409, in seconds.
+CONFLICT_BACKOFF_CAP = 5.0
 
 
 class Reporter:
-    """Keeps ``desired`` traits (and only the owned namespace) on providers."""
+    """Keeps ``desired`` traits (and only the owned namespace) on providers.
+
+    ``desired`` is what the plan decided (the owner rule already applied);
+    ``owns_image_types`` says whether the image-type namespace is ours.
+    """
 
     def __init__(self, client, desired, custom_traits=frozenset(),
                  state=None, conflict_retries=8, backoff=0.05,
                  sleep=time.sleep, owns_image_types=True):
         self.client = client
         self.owns_image_types = owns_image_types
-        self.desired = frozenset(
-            t for t in desired
-            if owns_image_types or not image_types.is_owned_trait(t))
+        self.desired = frozenset(desired)
         self.custom_traits = frozenset(custom_traits)
         self.state = state
         self.conflict_retries = conflict_retries
@@ -143,7 +143,8 @@ class Reporter:
                     raise exceptions.PlacementError(
                         'provider %s: still conflicting after %d retries'
                         % (uuid, attempt))
-                self.sleep(jittered(self.backoff, attempt))
+                self.sleep(backoff_mod.delay(attempt, self.backoff,
+                                             CONFLICT_BACKOFF_CAP))
                 attempt += 1
                 continue
             except exceptions.UnknownTraits as exc:

@@ -11,14 +11,12 @@ request, so nothing is left half-written.
 
 import logging
 import random
-import signal
 import threading
 import time
 
 from image_type_common import connection
+from image_type_common import control as control_mod
 from image_type_common import exceptions
-from image_type_common.conf import loading
-from virt_capabilities import control as control_mod
 from virt_capabilities import logs
 from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
@@ -42,8 +40,7 @@ class ReportJob:
         state = ownership_state.OwnershipState(self.plan.state_file)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.traits, self.plan.custom_traits, state,
-            conflict_retries=loading.read(self.conf, 'conflict_retries',
-                                          'virt_capabilities'), sleep=sleep,
+            conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
             owns_image_types=self.plan.owns_image_types)
         self.sleep = sleep
         self.uuids = None
@@ -99,43 +96,53 @@ def run_service(job_factory, interval, wait, control=None):
     """Sync every ``interval`` seconds until stopped; returns the exit code.
 
     ``job_factory(sleep)`` builds a ReportJob whose waits use ``sleep``.
-    ``control`` lets a library caller stop or reload the service; from the
-    main thread, SIGTERM/SIGINT and SIGHUP do the same.
+    ``control`` is how it is told to stop or reload: the CLI's own (its
+    signals already routed there), or a library caller's; without one, a
+    new one, with the signals routed to it when on the main thread.
     """
-    control = control or control_mod.Control()
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: control.stop(True))
-        signal.signal(signal.SIGINT, lambda *_: control.stop(True))
-        signal.signal(signal.SIGHUP, lambda *_: control.reload(True))
+    if control is None:
+        control = control_mod.Control()
+        if threading.current_thread() is threading.main_thread():
+            control_mod.install(control)
     job = job_factory(control.sleep)
     logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
     LOG.info('reporting %s every %.0f s (jittered)',
              ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
     first = True
-    while not control.stop_requested:
-        if control.take_reload():
-            try:
-                job = job_factory(control.sleep)
-                LOG.info('configuration re-read')
-            except Exception as exc:  # noqa: BLE001 - the service lives on
-                LOG.error('keeping the previous configuration: %s', exc)
-        try:
-            with control.interruptible():
-                report = job.sync(wait if first else 0.0)
-            summarize(report)
-        except control_mod.Stopping:
-            break
-        except control_mod.ReloadRequested:
-            continue  # re-read at once, and sync with what was read
-        except exceptions.ConfigError as exc:
-            if first:
-                raise  # at start-up: exit 2, restarting will not help
-            LOG.error('sync failed: %s; fix the configuration and send '
-                      'SIGHUP', exc)
-        except exceptions.Error as exc:
-            LOG.warning('sync failed, next attempt at the next interval: %s',
-                        exc)
-        first = False
-        control.wait(interval * random.uniform(0.9, 1.1))
+    try:
+        with control.interruptible():
+            while not control.stop_requested:
+                job = _reloaded(job, job_factory, control)
+                try:
+                    summarize(job.sync(wait if first else 0.0))
+                except control_mod.ReloadRequested:
+                    continue  # re-read at once, and sync with what was read
+                except exceptions.ConfigError as exc:
+                    if first:
+                        raise  # at start-up: exit 2, restarting won't help
+                    LOG.error('sync failed: %s; fix the configuration and '
+                              'send SIGHUP', exc)
+                except exceptions.Error as exc:
+                    LOG.warning('sync failed, next attempt at the next '
+                                'interval: %s', exc)
+                first = False
+                try:
+                    control.wait(interval * random.uniform(0.9, 1.1))
+                except control_mod.ReloadRequested:
+                    pass  # the loop re-reads it
+    except control_mod.Stopping:
+        pass
     LOG.info('stopping')
     return 0
+
+
+def _reloaded(job, job_factory, control):
+    """A new job if a reload was asked for and the configuration reads."""
+    if not control.take_reload():
+        return job
+    try:
+        job = job_factory(control.sleep)
+        LOG.info('configuration re-read')
+    except Exception as exc:  # noqa: BLE001 - the service lives on
+        LOG.error('keeping the previous configuration: %s', exc)
+    return job

@@ -22,8 +22,8 @@ from benchmarks.scale import plot
 from benchmarks.scale import queries
 from benchmarks.scale import storm
 from benchmarks.scale import throughput
-from image_type_filter.harness import embedded
-from image_type_filter.harness import postgres
+from placement_runner import embedded
+from placement_runner import postgres
 
 
 def _sizes(text):

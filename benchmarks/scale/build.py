@@ -19,7 +19,7 @@ SPAWN = multiprocessing.get_context('spawn')
 
 def _create_share(endpoint, token, share, threads):
     """Create this process's share: [(index, name)] -> [(index, uuid)]."""
-    from image_type_filter.harness import fleet
+    from image_type_demo import fleet
 
     local = threading.local()
 

@@ -28,7 +28,7 @@ from benchmarks.scale import __main__ as scale
 from benchmarks.scale import build
 from benchmarks.scale import queries
 from benchmarks.scale import storm
-from image_type_filter.harness import embedded_server
+from placement_runner import server as embedded_server
 
 #: Placement functions whose cumulative time is the summaries' cost.
 SUMMARY_FUNCTIONS = ('_build_provider_summaries',

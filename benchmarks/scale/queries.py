@@ -19,10 +19,10 @@ import requests
 
 from benchmarks.scale import shapes
 from image_type_common import image_types
-from image_type_filter.conf import scheduler as scheduler_conf
-from image_type_filter.scheduler import query
-from image_type_filter.scheduler import request_spec as rs
-from image_type_filter.scheduler import scheduler_client
+from image_type_filter.client import query
+from image_type_filter.client import request_spec as rs
+from image_type_filter.client import scheduler_client
+from image_type_filter.conf import scheduler_client as client_conf
 
 NOVA_LIMIT = 1000  # [scheduler] max_placement_results' default
 VARIANTS = ('root_required', 'required', 'scheduler_side')
@@ -86,7 +86,7 @@ def latencies(placement, nodes, runs):
                 'correct': hosts <= vmware if limit else hosts == vmware}
     session = requests.Session()
     url = '%s/allocation_candidates?%s' % (placement.endpoint, query_string(
-        client, 'vmdk', scheduler_conf.ROOT_REQUIRED, NOVA_LIMIT))
+        client, 'vmdk', client_conf.ROOT_REQUIRED, NOVA_LIMIT))
     headers = {'X-Auth-Token': placement.token, 'Accept': 'application/json',
                'OpenStack-API-Version': 'placement %s'
                % placement.microversion}
@@ -138,7 +138,7 @@ def false_no_valid_host(placements, nodes, asks):
                    len(nodes), len(rare), NOVA_LIMIT), 3)}
     for name, placement in placements.items():
         client = placement.client()
-        for variant in (scheduler_conf.ROOT_REQUIRED, 'scheduler_side'):
+        for variant in (client_conf.ROOT_REQUIRED, 'scheduler_side'):
             qs = query_string(client, 'ploop', variant, NOVA_LIMIT)
             misses = wrong = 0
             for _ in range(asks):

@@ -1,5 +1,6 @@
 """``image-type-filter candidates``: the hosts the filter leaves, and why."""
 
+import dataclasses
 import logging
 
 from cliff import lister
@@ -7,11 +8,12 @@ from cliff import lister
 from image_type_common import cli
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
+from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
 from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import survey
-from image_type_filter.scheduler import request_spec as rs
-from image_type_filter.scheduler import scheduler_client
 
 LOG = logging.getLogger(__name__)
 #: Exit code when Placement offers no host at all (the reason is on stderr).
@@ -58,10 +60,12 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
         conf, client = self.conf_and_client(parsed_args)
-        conf.set_override('filter_hosts_by_image_type_support', True,
-                          'scheduler')
-        sched = scheduler_client.SchedulerClient(client, conf)
-        if properties and not conf.image_isolation.enabled:
+        read = settings.ClientSettings.from_conf(conf)
+        # The image-type filter is on here, whatever the file says.
+        read = dataclasses.replace(read, filters=dataclasses.replace(
+            read.filters, image_type_enabled=True))
+        sched = scheduler_client.SchedulerClient(client, read, conf=conf)
+        if properties and not read.filters.isolation_enabled:
             LOG.warning('--image-property has no effect: [image_isolation] '
                         'enabled is False in the config file')
         common.check_resource_classes(client, resources)

@@ -6,6 +6,7 @@ from cliff import lister
 
 from image_type_common import cli
 from image_type_common import exceptions
+from image_type_filter import settings
 from image_type_filter.cmd import common
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
@@ -50,7 +51,7 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             conf, client = self.conf_and_client(parsed_args)
             checks = readiness.ReadinessChecks(
                 client, survey.take(client),
-                conf.scheduler.image_type_trait_parameter)
+                settings.ClientSettings.from_conf(conf).trait_parameter)
             results = checks.results()
         except exceptions.Error as exc:
             raise CouldNotCheck('could not check: %s' % exc) from exc

@@ -1,7 +1,7 @@
 """Options of the scheduler side, registered on an explicit ConfigOpts.
 
 ``register_opts`` is for a ConfigOpts of this project's own (the CLI, the
-demo, a scheduler client). Inside nova-scheduler ``register_nova_opts`` adds
+demo, the scheduler client). Inside nova-scheduler ``register_nova_opts`` adds
 only the request filters' options to Nova's own CONF, so nova.conf alone
 configures them and no second ConfigOpts has to be loaded.
 """
@@ -12,8 +12,9 @@ from image_type_common.conf import groups
 from image_type_common.conf import placement
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import scheduler
+from image_type_filter.conf import scheduler_client
 
-MODULES = [scheduler, image_isolation, placement]
+MODULES = [scheduler, scheduler_client, image_isolation, placement]
 
 
 def register_opts(conf):

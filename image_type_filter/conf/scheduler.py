@@ -1,10 +1,11 @@
 """[scheduler] options of the image-type request filter.
 
-Two sets: the filters' own options, which nova-scheduler reads from nova.conf
-too (``register_filter_opts``), and options of this project's own scheduler
-client and CLI. Nova's ``query_placement_for_image_type_support`` is Nova's
-option: inside nova-scheduler it is read, never declared again; elsewhere it
-is declared here so a nova.conf that sets it means the same thing.
+The filters' own options, which nova-scheduler reads from nova.conf
+(``register_filter_opts``). Nova's ``query_placement_for_image_type_support``
+is Nova's option: inside nova-scheduler it is read, never declared again;
+elsewhere it is declared here so a nova.conf that sets it means the same
+thing. This project's own scheduler client has its options in
+``[scheduler_client]`` (``scheduler_client.py``).
 """
 
 from oslo_config import cfg
@@ -16,7 +17,6 @@ scheduler_group = cfg.OptGroup(
     help='Request filters that narrow the allocation-candidate query.')
 
 IGNORE, REJECT = 'ignore', 'reject'
-ROOT_REQUIRED, REQUIRED, AUTO = 'root_required', 'required', 'auto'
 
 NOVA_OPTION = 'query_placement_for_image_type_support'
 
@@ -53,42 +53,6 @@ filter_opts = [
              'filters register there instead of patching the scheduler.'),
 ]
 
-client_opts = [
-    cfg.StrOpt(
-        'image_type_trait_parameter',
-        default=ROOT_REQUIRED,
-        choices=[
-            (ROOT_REQUIRED, 'Require the trait on the root provider '
-                            '(``root_required``, microversion 1.35). '
-                            'Correct for every provider tree.'),
-            (REQUIRED, 'Put the trait in the unsuffixed ``required`` '
-                       'parameter. Selects the same hosts only when every '
-                       'compute node keeps its VCPU, MEMORY_MB and DISK_GB '
-                       'on its root provider and no sharing providers '
-                       'exist (``image-type-filter status`` says whether '
-                       'the fleet is flat); Placement answers it faster.'),
-            (AUTO, 'Use ``required`` while a check, repeated every '
-                   '``image_type_flat_check_interval`` seconds, finds no '
-                   'nested and no sharing providers, else '
-                   '``root_required``. A tree that turns nested between '
-                   'two checks is queried the fast way until the next '
-                   'check.')],
-        help='Which query parameter this project\'s own scheduler client '
-             'and CLI put the image-type trait in (inside nova-scheduler, '
-             'Nova builds the query and uses ``root_required``). On a flat '
-             'fleet both select the same hosts and Placement answers '
-             '``required`` about twice as fast (see benchmarks/README.md). '
-             'Against a Placement older than 1.35 the unsuffixed '
-             '``required`` parameter is always used.'),
-    cfg.IntOpt(
-        'image_type_flat_check_interval',
-        default=300,
-        min=1,
-        help='With ``image_type_trait_parameter = auto``: seconds between '
-             'two checks of whether the fleet is flat (two Placement '
-             'requests per check).'),
-]
-
 nova_opts = [
     cfg.BoolOpt(
         NOVA_OPTION,
@@ -101,12 +65,6 @@ nova_opts = [
 ]
 
 
-def image_type_filter_enabled(conf):
-    """Our option or Nova's: either turns the image-type filter on."""
-    return (conf.scheduler.filter_hosts_by_image_type_support
-            or getattr(conf.scheduler, NOVA_OPTION))
-
-
 def register_filter_opts(conf):
     """The filters' own options: what nova-scheduler registers."""
     conf.register_group(fresh_group(scheduler_group))
@@ -116,8 +74,8 @@ def register_filter_opts(conf):
 def register_opts(conf):
     """Everything, on a ConfigOpts of this project's own (not Nova's)."""
     register_filter_opts(conf)
-    conf.register_opts(client_opts + nova_opts, group=scheduler_group.name)
+    conf.register_opts(nova_opts, group=scheduler_group.name)
 
 
 def list_opts():
-    return {scheduler_group: filter_opts + client_opts + nova_opts}
+    return {scheduler_group: filter_opts + nova_opts}

@@ -10,7 +10,7 @@ configuration wrong.
 from oslo_upgradecheck import upgradecheck
 
 from image_type_common import placement_client as pc
-from image_type_filter.conf import scheduler as scheduler_conf
+from image_type_filter.conf import scheduler_client as client_conf
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
@@ -27,7 +27,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     the client's negotiated microversion)."""
 
     def __init__(self, client, fleet,
-                 trait_parameter=scheduler_conf.ROOT_REQUIRED):
+                 trait_parameter=client_conf.ROOT_REQUIRED):
         self.client = client
         self.fleet = fleet
         self.trait_parameter = trait_parameter
@@ -68,7 +68,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
                                      else 'sharing providers %s'
                                      % ', '.join(self.fleet.sharing)))
         return Result(Code.WARNING
-                      if self.trait_parameter == scheduler_conf.REQUIRED
+                      if self.trait_parameter == client_conf.REQUIRED
                       else Code.SUCCESS, detail)
 
     def _check_formats(self):

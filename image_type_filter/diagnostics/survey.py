@@ -15,7 +15,7 @@ import os_traits
 
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-from image_type_filter.scheduler import fleet_shape
+from image_type_filter.client import fleet_shape
 
 COMPUTE_RESOURCE = 'VCPU'
 BY_TRAIT = 'the COMPUTE_NODE trait'

@@ -9,7 +9,6 @@ NoValidHost with the reason in the server's fault.
 """
 
 import logging
-import types
 
 from nova import conf as nova_conf
 from nova import exception as nova_exception
@@ -19,9 +18,10 @@ from nova.scheduler import request_filter as nova_request_filter
 from image_type_common import exceptions
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions as filter_exceptions
+from image_type_filter import settings as settings_mod
 from image_type_filter.nova import placement
+from image_type_filter.scheduler import rebuild
 from image_type_filter.scheduler import request_filter
-from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
 CONF = nova_conf.CONF
@@ -46,8 +46,9 @@ def install():
     itf_conf.register_nova_opts(CONF)
     client = placement.client()
     try:
-        pipeline = request_filter.RequestFilterPipeline.from_conf(
-            CONF, placement=client,
+        pipeline = request_filter.RequestFilterPipeline.from_settings(
+            settings_mod.FilterSettings.from_conf(CONF), conf=CONF,
+            placement=client,
             image_property_names=frozenset(
                 image_meta.ImageMetaProps.fields))
     except exceptions.ConfigError as exc:
@@ -82,33 +83,13 @@ def _as_nova_filter(name, one_filter):
 
 
 def rebuild_check(host_uuid, spec_obj):
-    """Can this host take the rebuild's new image? (one Placement read)
-
-    Runs the same filters on a scratch copy of the request and compares what
-    they would require and forbid with the host's traits.
-    """
+    """Can this host take the rebuild's new image? (one Placement read)"""
     if _pipeline is None:
         return True
-    scratch = types.SimpleNamespace(
-        image=spec_fields.field(spec_obj, 'image'),
-        flavor=spec_fields.field(spec_obj, 'flavor'),
-        is_bfv=spec_fields.field(spec_obj, 'is_bfv'),
-        root_required=set(), root_forbidden=set(), required=set(),
-        forbidden=set())
-    try:
-        _pipeline(None, scratch)
-    except filter_exceptions.NoValidHost as exc:
-        LOG.info('rebuild refused on host %s: %s', host_uuid, exc)
-        return False
-    required = scratch.root_required | scratch.required
-    forbidden = scratch.root_forbidden | scratch.forbidden
-    if not required and not forbidden:
+    reason = rebuild.refusal(
+        _pipeline, spec_obj,
+        lambda: _placement.get_provider_traits(host_uuid)[0])
+    if reason is None:
         return True
-    traits, _ = _placement.get_provider_traits(host_uuid)
-    lacking, unwanted = sorted(required - traits), sorted(forbidden & traits)
-    if lacking or unwanted:
-        LOG.info('rebuild refused on host %s: the new image needs %s and '
-                 'must not meet %s', host_uuid, ', '.join(lacking) or '-',
-                 ', '.join(unwanted) or '-')
-        return False
-    return True
+    LOG.info('rebuild refused on host %s: %s', host_uuid, reason)
+    return False

@@ -112,10 +112,10 @@ class IsolateImageProperties:
 
     name = 'isolate_image_properties'
 
-    def __init__(self, conf, placement=None, image_property_names=None,
+    def __init__(self, settings, placement=None, image_property_names=None,
                  **_):
-        self.conf = conf
-        self.rules = parse_rules(conf.image_isolation.rules,
+        self.enabled = settings.isolation_enabled
+        self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
         self.catalog = (trait_catalog.TraitCatalog(placement)
@@ -128,7 +128,7 @@ class IsolateImageProperties:
         return asked | (tagged_traits(request_spec) & set(self.traits))
 
     def __call__(self, ctxt, request_spec):
-        if not self.conf.image_isolation.enabled or not self.rules:
+        if not self.enabled or not self.rules:
             return False
         asked = self.asked_for(request_spec)
         known = (self.catalog.known(self.traits) if self.catalog

@@ -3,8 +3,10 @@
 A filter returns True when it added a constraint to the request, and raises
 ``image_type_filter.exceptions.NoValidHost`` when the request cannot be
 placed. Filters are found through the ``image_type_filter.request_filters``
-entry-point namespace and built as ``Filter(conf, **kwargs)``: the keyword
-arguments are ``placement`` (a PlacementClient, or None) and
+entry-point namespace and built as ``Filter(settings, **kwargs)``:
+``settings`` is the FilterSettings read once from the configuration, and the
+keyword arguments are ``conf`` (the ConfigOpts itself, for a third-party
+filter's own options), ``placement`` (a PlacementClient, or None) and
 ``image_property_names`` (inside Nova, the image properties Nova keeps); a
 filter takes what it needs and ignores the rest. Third-party filters plug in
 there beside these without patching the scheduler.
@@ -15,11 +17,10 @@ import time
 
 from stevedore import named
 
-from image_type_common import exceptions as vc_exceptions
+from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
 from image_type_common import text
 from image_type_filter import exceptions
-from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
@@ -53,12 +54,12 @@ class RequireImageTypeSupport:
 
     name = 'require_image_type_support'
 
-    def __init__(self, conf, **_):
-        self.conf = conf
+    def __init__(self, settings, **_):
+        self.settings = settings
         self._unknown = WarnOnce()
 
     def __call__(self, ctxt, request_spec):
-        if not scheduler_conf.image_type_filter_enabled(self.conf):
+        if not self.settings.image_type_enabled:
             return False
         trait = self.required_trait(request_spec)
         if trait is None or trait in request_spec.root_required:
@@ -85,8 +86,7 @@ class RequireImageTypeSupport:
         return trait
 
     def _unknown_format(self, disk_format):
-        if (self.conf.scheduler.image_type_unknown_format
-                == scheduler_conf.REJECT):
+        if self.settings.rejects_unknown_format:
             raise exceptions.UnknownImageFormat(
                 'image disk_format %s is not a known image type; known: %s'
                 % (text.safe_repr(disk_format),
@@ -117,23 +117,22 @@ class RequestFilterPipeline:
         self.filters = list(filters)
 
     @classmethod
-    def from_conf(cls, conf, names=None, **filter_kwargs):
+    def from_settings(cls, settings, **filter_kwargs):
         """The filters ``[scheduler] enabled_request_filters`` names.
 
         A filter that refuses its configuration stops the load with its own
         error (a ConfigError naming the option), whether it is enabled or
         not; an unknown name is a ConfigError listing the known ones.
         """
-        names = list(names if names is not None
-                     else conf.scheduler.enabled_request_filters)
+        names = list(settings.enabled_request_filters)
         missing = []
         manager = named.NamedExtensionManager(
-            NAMESPACE, names, invoke_on_load=True, invoke_args=(conf,),
+            NAMESPACE, names, invoke_on_load=True, invoke_args=(settings,),
             invoke_kwds=filter_kwargs, name_order=True,
             on_load_failure_callback=_raise_load_failure,
             on_missing_entrypoints_callback=missing.extend)
         if missing:
-            raise vc_exceptions.ConfigError(
+            raise common_exceptions.ConfigError(
                 '[scheduler] enabled_request_filters: unknown filter(s) %s; '
                 'available: %s' % (', '.join(sorted(missing)), ', '.join(
                     sorted(ep.name for ep in manager.list_entry_points()))))

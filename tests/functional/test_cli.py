@@ -13,8 +13,8 @@ import requests
 import yaml
 
 from image_type_common import image_types
-from image_type_filter.harness import embedded
-from image_type_filter.harness import fleet
+from image_type_demo import fleet
+from placement_runner import embedded
 from tests import helpers
 from tests.helpers import clean_env
 

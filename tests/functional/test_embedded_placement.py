@@ -14,8 +14,8 @@ import pytest
 import requests
 
 from image_type_common import exceptions
-from image_type_filter.harness import embedded
-from image_type_filter.harness import embedded_server
+from placement_runner import embedded
+from placement_runner import server as embedded_server
 from tests import helpers
 
 INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
@@ -110,7 +110,7 @@ def test_caller_exception_still_cleans_up():
 def test_caller_killed_leaves_nothing_behind(sig):
     script = textwrap.dedent('''
         import sys, time
-        from image_type_filter.harness import embedded
+        from placement_runner import embedded
         server = embedded.EmbeddedPlacement()
         server.start()
         print(server.pid, server.workdir, flush=True)
@@ -198,7 +198,7 @@ def test_postgresql_server_killed_outright_takes_its_children_along():
 
 
 def test_existing_database_url_is_used_and_kept(unique):
-    from image_type_filter.harness import postgres
+    from placement_runner import postgres
     # Not under tmp_path: as root, PostgreSQL runs as nobody, who cannot
     # traverse pytest's private base directory.
     where = tempfile.mkdtemp(prefix='test-database-')
@@ -270,7 +270,7 @@ def test_missing_placement_names_the_extra(monkeypatch):
 
 def _server(*args):
     return subprocess.Popen(
-        [sys.executable, '-m', 'image_type_filter.harness.embedded_server',
+        [sys.executable, '-m', 'placement_runner.server',
          *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
 

@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from image_type_filter import conf as itf_conf
-from image_type_filter.harness import fleet
-from image_type_filter.scheduler import request_spec as rs
-from image_type_filter.scheduler import scheduler_client
+from image_type_demo import fleet
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
+from image_type_filter.client import scheduler_client
 from tests.helpers import clean_env
 from virt_capabilities import service
 
@@ -17,10 +17,11 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
 def scheduler(server, image_type=True, rules=(fleet.TROVE_RULE,)):
-    conf = itf_conf.new_conf(
-        scheduler__filter_hosts_by_image_type_support=image_type,
-        image_isolation__enabled=True, image_isolation__rules=list(rules))
-    return scheduler_client.SchedulerClient(server.client(), conf)
+    return scheduler_client.SchedulerClient(
+        server.client(), settings.ClientSettings(
+            filters=settings.FilterSettings(
+                image_type_enabled=image_type, isolation_enabled=True,
+                isolation_rules=tuple(rules))))
 
 
 def hosts_for(demo_fleet, disk_format, properties=None, **kwargs):

@@ -15,7 +15,7 @@ import pytest
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
-from image_type_filter.harness import embedded
+from placement_runner import embedded
 from tests import helpers
 from tests.helpers import clean_env
 from virt_capabilities import reporter as reporter_mod

@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
+from image_type_common import control as control_mod
 from image_type_common import image_types
 from image_type_common import placement_client
 from tests import helpers
-from virt_capabilities import control as control_mod
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service

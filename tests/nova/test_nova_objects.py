@@ -126,13 +126,31 @@ class TestOnNovaObjects(NovaTestCase):
         self.assertEqual([], integration.installed_filters())
 
 
-def test_nova_integration_loads_nothing_of_the_reporter():
-    """In a fresh interpreter, as nova-scheduler imports it."""
-    probe = ('import sys, image_type_filter.nova\n'
-             'print("\\n".join(sorted(m for m in sys.modules if m.startswith('
-             '("virt_capabilities", "image_type_filter.harness", '
-             '"image_type_filter.diagnostics", "image_type_filter.cmd")))))')
-    proc = subprocess.run([sys.executable, '-c', probe], capture_output=True,
-                          text=True, timeout=120, cwd=REPO)
+def _loaded(code):
+    probe = code + '\nprint("\\n".join(sorted(sys.modules)))'
+    proc = subprocess.run([sys.executable, '-c', 'import sys\n' + probe],
+                          capture_output=True, text=True, timeout=180,
+                          cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == []
+    return set(proc.stdout.split())
+
+
+def test_nova_integration_is_lean():
+    """In a fresh interpreter, as nova-scheduler imports it: beyond what
+    Nova's own modules load (Nova itself brings cliff, through
+    neutronclient), it adds no CLI library and none of this project's
+    client, diagnostics, CLI, reporter, runner or demo."""
+    nova_alone = _loaded(
+        'import nova.conf, nova.exception, nova.objects.image_meta\n'
+        'import nova.scheduler.client.report, nova.scheduler.filters\n'
+        'import nova.scheduler.request_filter, nova.scheduler.utils')
+    added = _loaded('import image_type_filter.nova') - nova_alone
+    ours = sorted(m for m in added if m.startswith((
+        'virt_capabilities', 'placement_runner', 'image_type_demo',
+        'image_type_filter.client', 'image_type_filter.diagnostics',
+        'image_type_filter.cmd')))
+    assert ours == []
+    assert sorted(m for m in added if m.split('.')[0] in (
+        'cliff', 'cmd2', 'prettytable', 'osc_lib', 'oslo_upgradecheck',
+        'openstack', 'yaml', 'autopage')) == []
+    assert 'image_type_filter.scheduler.request_filter' in added

@@ -24,6 +24,7 @@ from oslo_utils import importutils  # noqa: E402
 from image_type_common import exceptions  # noqa: E402
 from virt_capabilities import conf as vc_conf  # noqa: E402
 from virt_capabilities import drivers  # noqa: E402
+from virt_capabilities import settings  # noqa: E402
 
 STATIC = {
     'fake.FakeDriver': 'nova.virt.fake.FakeDriver',
@@ -50,7 +51,8 @@ class TestSameAnswerAsNovaCompute(test.NoDBTestCase):
         path = self.useFixture(fixtures.TempDir()).join('nova.conf')
         with open(path, 'w') as f:
             f.write(text)
-        return drivers.capabilities_from_conf(vc_conf.load([path])).traits
+        return drivers.capabilities(settings.NodeSettings.from_conf(
+            vc_conf.load([path]))).traits
 
     def exclude(self, entries):
         self.flags(image_type_exclude_list=entries, group='compute')

@@ -17,18 +17,34 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-PACKAGES = ('image_type_common', 'image_type_filter', 'virt_capabilities')
-#: What nova-scheduler (or our own scheduler client) loads on every boot.
+#: The four rooms, and the runner and demo beside them.
+PACKAGES = ('image_type_common', 'virt_capabilities', 'image_type_filter',
+            'placement_runner', 'image_type_demo')
+#: What nova-scheduler loads: the request filters and the rebuild check.
+NOVA_RUNTIME = ('image_type_filter.conf', 'image_type_filter.exceptions',
+                'image_type_filter.settings', 'image_type_filter.scheduler',
+                'image_type_filter.nova')
+#: Not for nova-scheduler: the operator's tools and this project's client.
+NOT_RUNTIME = ('image_type_filter.client', 'image_type_filter.diagnostics',
+               'image_type_filter.cmd')
+#: Libraries of a command line, which nova-scheduler must not be made to
+#: load on our account.
+CLI_LIBRARIES = ('cliff', 'cmd2', 'prettytable', 'osc_lib',
+                 'oslo_upgradecheck', 'openstack', 'yaml', 'autopage')
 RUNTIME_MODULES = (
     'image_type_filter.conf',
-    'image_type_filter.scheduler.fleet_shape',
+    'image_type_filter.settings',
     'image_type_filter.scheduler.isolation',
-    'image_type_filter.scheduler.query',
+    'image_type_filter.scheduler.rebuild',
     'image_type_filter.scheduler.request_filter',
-    'image_type_filter.scheduler.request_spec',
-    'image_type_filter.scheduler.scheduler_client',
     'image_type_filter.scheduler.spec_fields',
     'image_type_filter.scheduler.trait_catalog',
+)
+CLIENT_MODULES = (
+    'image_type_filter.client.fleet_shape',
+    'image_type_filter.client.query',
+    'image_type_filter.client.request_spec',
+    'image_type_filter.client.scheduler_client',
 )
 
 
@@ -63,25 +79,30 @@ def violations(allowed):
     return found
 
 
+def _in(name, prefixes):
+    return any(name == p or name.startswith(p + '.') for p in prefixes)
+
+
 def rule(module, name):
     top = name.split('.')[0]
     if top == 'tests':
         return 'nothing imports the tests'
-    if module.startswith('image_type_common') and top in (
-            'image_type_filter', 'virt_capabilities'):
-        return 'the shared package imports neither half'
-    if module.startswith('virt_capabilities') and top == 'image_type_filter':
-        return 'the compute side never imports the scheduler side'
-    if module.startswith('image_type_filter') and top == 'virt_capabilities' \
-            and not module.startswith('image_type_filter.harness'):
-        return 'only the harness may import the reporter'
-    if module.startswith(('image_type_filter.scheduler',
-                          'image_type_filter.conf',
-                          'image_type_filter.nova')) and name.startswith(
-            ('image_type_filter.diagnostics', 'image_type_filter.harness',
-             'image_type_filter.cmd')):
-        return 'the runtime imports no diagnostics, harness or CLI'
-    return None
+    if top not in PACKAGES or top == module.split('.')[0]:
+        if module.startswith('image_type_filter') and _in(
+                module, NOVA_RUNTIME) and _in(name, NOT_RUNTIME):
+            return ('what nova-scheduler runs imports no client, '
+                    'diagnostics or CLI')
+        if module.startswith('image_type_filter.client') and _in(
+                name, ('image_type_filter.diagnostics',
+                       'image_type_filter.cmd')):
+            return 'the client imports no diagnostics or CLI'
+        return None
+    if module.startswith(('image_type_demo', 'benchmarks')):
+        return None  # above both halves
+    if top == 'image_type_common':
+        return None  # the shared floor, under everything
+    return '%s is a room of its own: it may import only image_type_common' \
+        % module.split('.')[0]
 
 
 def test_imports_go_one_way():
@@ -91,27 +112,50 @@ def test_imports_go_one_way():
 def test_the_rule_catches_a_wrong_import():
     """The checker itself sees what it should forbid."""
     assert rule('image_type_filter.scheduler.isolation',
-                'virt_capabilities.custom_traits')
+                'virt_capabilities.settings')
     assert rule('image_type_common.cli', 'virt_capabilities.conf')
-    assert rule('image_type_filter.scheduler.query',
+    assert rule('image_type_filter.scheduler.request_filter',
+                'image_type_filter.client.query')
+    assert rule('image_type_filter.nova.integration',
+                'image_type_filter.cmd.common')
+    assert rule('image_type_filter.client.query',
                 'image_type_filter.diagnostics.survey')
     assert rule('virt_capabilities.reporter', 'tests.helpers')
-    assert rule('image_type_filter.nova.integration',
-                'image_type_filter.harness.fleet')
-    assert rule('image_type_filter.harness.fleet',
-                'virt_capabilities.service') is None
+    assert rule('placement_runner.embedded', 'image_type_filter.settings')
+    assert rule('image_type_filter.cmd.main', 'image_type_demo.cmd')
+    assert rule('virt_capabilities.service', 'placement_runner.embedded')
+    assert rule('image_type_demo.fleet', 'virt_capabilities.service') is None
+    assert rule('benchmarks.run', 'placement_runner.embedded') is None
+    assert rule('image_type_filter.cmd.status',
+                'image_type_filter.client.fleet_shape') is None
 
 
-@pytest.mark.parametrize('module', RUNTIME_MODULES)
-def test_runtime_loads_nothing_of_the_reporter(module):
-    """In a fresh interpreter, as nova-scheduler would import it."""
+def loaded_after_import(module):
+    """Modules a fresh interpreter holds after importing ``module``."""
     probe = ('import importlib, sys\n'
              'importlib.import_module(%r)\n'
-             'print("\\n".join(sorted(m for m in sys.modules if m.startswith('
-             '("virt_capabilities", "image_type_filter.harness", '
-             '"image_type_filter.diagnostics", "image_type_filter.cmd")))))'
-             % module)
+             'print("\\n".join(sorted(sys.modules)))' % module)
     proc = subprocess.run([sys.executable, '-c', probe], capture_output=True,
                           text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == []
+    return proc.stdout.split()
+
+
+@pytest.mark.parametrize('module', RUNTIME_MODULES)
+def test_what_nova_scheduler_runs_loads_no_cli_client_or_other_room(module):
+    """In a fresh interpreter, as nova-scheduler would import it (the Nova
+    suite checks ``image_type_filter.nova`` itself, beside Nova's own
+    imports)."""
+    loaded = loaded_after_import(module)
+    ours = [m for m in loaded if _in(m, NOT_RUNTIME + (
+        'virt_capabilities', 'placement_runner', 'image_type_demo'))]
+    assert ours == []
+    assert [m for m in loaded if _in(m, CLI_LIBRARIES)] == []
+
+
+@pytest.mark.parametrize('module', CLIENT_MODULES)
+def test_the_client_loads_nothing_of_the_other_rooms(module):
+    loaded = loaded_after_import(module)
+    assert [m for m in loaded if _in(m, (
+        'virt_capabilities', 'placement_runner', 'image_type_demo',
+        'image_type_filter.cmd', 'image_type_filter.diagnostics'))] == []

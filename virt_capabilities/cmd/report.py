@@ -69,7 +69,7 @@ class Report(command.Command):
                     parsed_args.config_file, parsed_args.provider,
                     parsed_args.os_cloud, sleep=sleep,
                     config_dirs=parsed_args.config_dir),
-                parsed_args.interval, parsed_args.wait)
+                parsed_args.interval, parsed_args.wait, self.app.control)
         return service.run_once(functools.partial(
             service.ReportJob, parsed_args.config_file, parsed_args.provider,
             parsed_args.os_cloud, config_dirs=parsed_args.config_dir),

@@ -3,10 +3,10 @@
 import pytest
 
 from image_type_common import exceptions
-from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions as filter_exceptions
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import isolation
-from image_type_filter.scheduler import request_spec as rs
 from image_type_filter.scheduler import trait_catalog
 
 
@@ -60,8 +60,8 @@ def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
                                      'db=mysql:CUSTOM_TROVE',
                                      'gpu:CUSTOM_GPU', 'CUSTOM_DB'),
                 placement=None):
-    return isolation.IsolateImageProperties(itf_conf.new_conf(
-        image_isolation__enabled=enabled, image_isolation__rules=list(rules)),
+    return isolation.IsolateImageProperties(settings.FilterSettings(
+        isolation_enabled=enabled, isolation_rules=tuple(rules)),
         placement=placement)
 
 

@@ -8,13 +8,16 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from image_type_common import exceptions as vc_exceptions
+from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
-from image_type_filter.scheduler import query
+from image_type_filter import settings as settings_mod
+from image_type_filter.client import query
+from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import request_filter
-from image_type_filter.scheduler import request_spec as rs
+
+read = settings_mod.FilterSettings.from_conf
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
@@ -56,14 +59,14 @@ def test_required_option_uses_unsuffixed_required_without_warning(caplog):
 def test_before_1_22_forbidden_is_too_old():
     request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
                    root_forbidden={'COMPUTE_STATUS_DISABLED'})
-    with pytest.raises(vc_exceptions.PlacementTooOld, match='1.22'):
+    with pytest.raises(common_exceptions.PlacementTooOld, match='1.22'):
         query.build(request, (1, 21))
     assert 'required=COMPUTE_IMAGE_TYPE_RAW' in query.build(
         spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 17))
 
 
 def test_before_1_17_cannot_filter_by_trait():
-    with pytest.raises(vc_exceptions.PlacementTooOld, match='1.17'):
+    with pytest.raises(common_exceptions.PlacementTooOld, match='1.17'):
         query.build(spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 16))
     assert query.build(spec(), (1, 16)) == (
         'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1')
@@ -94,7 +97,7 @@ def _filter_conf():
 
 
 CONF = _filter_conf()
-FILTER = request_filter.RequireImageTypeSupport(CONF)
+FILTER = request_filter.RequireImageTypeSupport(read(CONF))
 BASELINE = query.build_params(spec(), (1, 39))
 HOSTILE = st.one_of(
     st.text(max_size=200),
@@ -130,13 +133,13 @@ def test_reject_policy_is_the_only_exception():
     conf = _filter_conf()
     conf.set_override('image_type_unknown_format', 'reject', 'scheduler')
     with pytest.raises(exceptions.UnknownImageFormat):
-        request_filter.RequireImageTypeSupport(conf)(None, spec(
+        request_filter.RequireImageTypeSupport(read(conf))(None, spec(
             disk_format='qcow2&x'))
 
 
 REJECT_CONF = _filter_conf()
 REJECT_CONF.set_override('image_type_unknown_format', 'reject', 'scheduler')
-REJECTING = request_filter.RequireImageTypeSupport(REJECT_CONF)
+REJECTING = request_filter.RequireImageTypeSupport(read(REJECT_CONF))
 HUGE = ['a' * 1_000_000, 'raw' + '\x00' * 1_000_000, 'qcow2&' * 200_000,
         '%00' * 300_000, 'é' * 500_000]
 

@@ -1,17 +1,25 @@
 """The image-type request filter, Nova's cases and ours."""
 
+import dataclasses
 import logging
 import types
 
 from oslo_config import cfg
 import pytest
 
-from image_type_common import exceptions as vc_exceptions
+from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
+from image_type_filter import settings as settings_mod
+from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import request_filter
-from image_type_filter.scheduler import request_spec as rs
+
+read = settings_mod.FilterSettings.from_conf
+
+
+def make(conf):
+    return request_filter.RequireImageTypeSupport(read(conf))
 
 
 @pytest.fixture
@@ -28,31 +36,31 @@ def test_disabled_adds_nothing(conf):
     conf.set_override('filter_hosts_by_image_type_support', False,
                       'scheduler')
     request = spec()
-    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert make(conf)(None, request) is False
     assert request.root_required == set()
 
 
 def test_adds_the_trait_for_the_format(conf):
     request = spec('QCOW2')
-    assert request_filter.RequireImageTypeSupport(conf)(None, request) is True
+    assert make(conf)(None, request) is True
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_QCOW2'}
 
 
 def test_volume_backed_adds_nothing(conf):
     request = spec(is_bfv=True)
-    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert make(conf)(None, request) is False
     assert request.root_required == set()
 
 
 def test_no_image_adds_nothing(conf):
     request = rs.RequestSpec(resources={'VCPU': 1})
-    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert make(conf)(None, request) is False
 
 
 @pytest.mark.parametrize('disk_format', [None, '', 'qed', 'docker',
                                          'qcow2&required=!X', 'in:RAW,QCOW2'])
 def test_unknown_format_ignored_with_one_warning(conf, caplog, disk_format):
-    request_filter_ = request_filter.RequireImageTypeSupport(conf)
+    request_filter_ = request_filter.RequireImageTypeSupport(read(conf))
     with caplog.at_level(logging.WARNING):
         for _ in range(3):
             assert request_filter_(None, spec(disk_format)) is False
@@ -64,14 +72,14 @@ def test_unknown_format_ignored_with_one_warning(conf, caplog, disk_format):
 def test_unknown_format_rejected_names_it_and_the_known_ones(conf):
     conf.set_override('image_type_unknown_format', 'reject', 'scheduler')
     with pytest.raises(exceptions.UnknownImageFormat) as err:
-        request_filter.RequireImageTypeSupport(conf)(None, spec('qed'))
+        request_filter.RequireImageTypeSupport(read(conf))(None, spec('qed'))
     assert "'qed'" in str(err.value)
     for fmt in image_types.FORMATS:
         assert fmt in str(err.value)
 
 
 def test_warning_memory_is_bounded(conf):
-    request_filter_ = request_filter.RequireImageTypeSupport(conf)
+    request_filter_ = request_filter.RequireImageTypeSupport(read(conf))
     for i in range(1000):
         request_filter_(None, spec('bogus%d' % i))
     assert len(request_filter_._unknown.seen) <= 256
@@ -80,7 +88,7 @@ def test_warning_memory_is_bounded(conf):
 def test_log_line_of_hostile_format_is_one_bounded_line(conf, caplog):
     hostile = 'x\nFAKE LOG LINE\x00' + 'y' * 10000
     with caplog.at_level(logging.WARNING):
-        request_filter.RequireImageTypeSupport(conf)(None, spec(hostile))
+        request_filter.RequireImageTypeSupport(read(conf))(None, spec(hostile))
     message = caplog.records[-1].getMessage()
     assert '\n' not in message and '\x00' not in message
     assert len(message) < 300
@@ -90,7 +98,7 @@ def test_nova_shaped_object(conf):
     nova_spec = types.SimpleNamespace(
         image=types.SimpleNamespace(disk_format='vmdk'), is_bfv=False,
         root_required=set())
-    assert request_filter.RequireImageTypeSupport(conf)(None, nova_spec)
+    assert request_filter.RequireImageTypeSupport(read(conf))(None, nova_spec)
     assert nova_spec.root_required == {'COMPUTE_IMAGE_TYPE_VMDK'}
 
 
@@ -103,7 +111,7 @@ def test_both_option_names_enable_it(tmp_path, option):
     itf_conf.register_opts(conf)
     conf([], default_config_files=[str(path)])
     request = spec('raw')
-    assert request_filter.RequireImageTypeSupport(conf)(None, request)
+    assert make(conf)(None, request)
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
 
 
@@ -116,7 +124,7 @@ def test_nova_added_the_trait_already_so_we_add_nothing(tmp_path):
     conf([], default_config_files=[str(path)])
     request = spec('raw')
     request.root_required.add('COMPUTE_IMAGE_TYPE_RAW')  # Nova's own filter
-    assert request_filter.RequireImageTypeSupport(conf)(None, request) is False
+    assert make(conf)(None, request) is False
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
 
 
@@ -128,7 +136,7 @@ def test_nova_option_is_not_reported_deprecated(tmp_path, caplog):
     itf_conf.register_opts(conf)
     with caplog.at_level(logging.DEBUG):
         conf([], default_config_files=[str(path)])
-        assert request_filter.RequireImageTypeSupport(conf)(None, spec('raw'))
+        assert make(conf)(None, spec('raw'))
     assert not [r for r in caplog.records
                 if 'deprecated' in r.getMessage().lower()]
 
@@ -146,7 +154,7 @@ def test_pipeline_runs_filters_in_order_and_reports(conf, caplog):
 
     pipeline = request_filter.RequestFilterPipeline([
         ('require_image_type_support',
-         request_filter.RequireImageTypeSupport(conf)),
+         request_filter.RequireImageTypeSupport(read(conf))),
         make('second', True), make('third', False)])
     request = spec('raw')
     with caplog.at_level(logging.DEBUG, logger='image_type_filter'):
@@ -160,12 +168,13 @@ def test_pipeline_runs_filters_in_order_and_reports(conf, caplog):
 
 
 def test_pipeline_loads_filters_by_entry_point(conf):
-    pipeline = request_filter.RequestFilterPipeline.from_conf(conf)
+    pipeline = request_filter.RequestFilterPipeline.from_settings(read(conf))
     assert [name for name, _ in pipeline.filters][0] == \
         'require_image_type_support'
 
 
 def test_pipeline_unknown_filter_is_a_config_error(conf):
-    with pytest.raises(vc_exceptions.ConfigError, match='no_such_filter'):
-        request_filter.RequestFilterPipeline.from_conf(
-            conf, ['require_image_type_support', 'no_such_filter'])
+    with pytest.raises(common_exceptions.ConfigError, match='no_such_filter'):
+        request_filter.RequestFilterPipeline.from_settings(
+            dataclasses.replace(read(conf), enabled_request_filters=(
+                'require_image_type_support', 'no_such_filter')))

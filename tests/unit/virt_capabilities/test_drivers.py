@@ -6,25 +6,41 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
+from virt_capabilities import settings
 
 #: Nova 34.0.0's table, copied by hand from each driver's ``capabilities``
 #: (the ``supports_image_type_*`` entries that are True), not derived from
-#: the code under test. Hyper-V, PowerVM and XenAPI are from the last Nova
-#: releases that shipped them.
+#: the code under test: every driver nova 31 to 34 ships.
 NOVA_TABLE = {
     'fake.FakeDriver': 'raw',                    # nova/virt/fake.py
     'ironic.IronicDriver': 'ami qcow2 raw',      # nova/virt/ironic/driver.py
     'vmwareapi.VMwareVCDriver': 'iso vmdk',      # nova/virt/vmwareapi
     'zvm.ZVMDriver': 'raw',                      # nova/virt/zvm/driver.py
     'libvirt.LibvirtDriver': 'aki ami ari iso qcow2 raw',  # default options
-    'hyperv.HyperVDriver': 'vhd vhdx',
-    'powervm.PowerVMDriver': 'raw',
-    'xenapi.XenAPIDriver': 'raw vdi vhd',
 }
+#: Drivers older Nova releases had and 31 to 34 do not.
+REMOVED = ['hyperv.HyperVDriver', 'powervm.PowerVMDriver',
+           'xenapi.XenAPIDriver', 'nova.virt.xenapi.XenAPIDriver']
 
 
 def caps(write_conf, text):
-    return drivers.capabilities_from_conf(vc_conf.load([write_conf(text)]))
+    return drivers.capabilities(settings.NodeSettings.from_conf(
+        vc_conf.load([write_conf(text)])))
+
+
+def test_the_table_knows_exactly_the_supported_drivers():
+    assert set(drivers.KNOWN_DRIVERS) == set(NOVA_TABLE)
+
+
+@pytest.mark.parametrize('driver', REMOVED)
+def test_a_removed_driver_is_refused_listing_the_known_ones(write_conf,
+                                                           driver):
+    with pytest.raises(exceptions.ConfigError) as err:
+        caps(write_conf, 'compute_driver = %s\n' % driver)
+    assert err.value.exit_code == 2
+    assert 'no supported Nova' in str(err.value)
+    for known in NOVA_TABLE:
+        assert known in str(err.value)
 
 
 @pytest.mark.parametrize('driver,expected', sorted(NOVA_TABLE.items()))

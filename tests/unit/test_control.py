@@ -4,8 +4,8 @@ import threading
 
 import pytest
 
+from image_type_common import control as control_mod
 from tests import helpers
-from virt_capabilities import control as control_mod
 
 
 @pytest.fixture

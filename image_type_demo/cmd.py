@@ -1,13 +1,13 @@
 """``image-type-filter demo``: the whole story on an embedded Placement."""
 
 import logging
-import signal
 
 from cliff import command
 
+from image_type_common import control as control_mod
+from image_type_demo import demo
 from image_type_filter.cmd import common
-from image_type_filter.harness import demo
-from image_type_filter.harness import embedded
+from placement_runner import embedded
 
 
 class Demo(command.Command):
@@ -91,8 +91,12 @@ class Demo(command.Command):
                else self.app.stderr)
         out.write('\n' + demo.connection_help(placement))
         out.flush()
-        # Wait for the signal itself (no handler, so no lock to deadlock on).
-        signals = {signal.SIGINT, signal.SIGTERM}
-        signal.pthread_sigmask(signal.SIG_BLOCK, signals)
-        signal.sigwait(signals)
+        control = self.app.control
+        while not control.stop_requested:
+            try:
+                control.wait(3600)
+            except control_mod.Stopping:
+                break
+            except control_mod.ReloadRequested:
+                control.take_reload()  # nothing to re-read: keep serving
         self.app.stderr.write('stopping the demo\'s Placement\n')

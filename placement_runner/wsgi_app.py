@@ -8,7 +8,7 @@ import os
 
 from placement.wsgi import api
 
-from image_type_filter.harness import access_log
+from placement_runner import access_log
 
 application = access_log.logged(api.application,
                                 os.environ[access_log.ENVIRON_KEY])

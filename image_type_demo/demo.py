@@ -8,24 +8,23 @@ import logging
 
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
-from image_type_filter import conf as itf_conf
+from image_type_demo import fleet
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
+from image_type_filter.client import scheduler_client
 from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import survey
-from image_type_filter.harness import embedded
-from image_type_filter.harness import fleet
-from image_type_filter.scheduler import request_spec as rs
-from image_type_filter.scheduler import scheduler_client
+from placement_runner import embedded
 
 LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
-def scheduler_conf(enabled):
+def scheduler_settings(enabled):
     """Both filters on (with the Trove rule), or both off: Nova unaided."""
-    return itf_conf.new_conf(
-        scheduler__filter_hosts_by_image_type_support=enabled,
-        image_isolation__enabled=enabled,
-        image_isolation__rules=[fleet.TROVE_RULE])
+    return settings.ClientSettings(filters=settings.FilterSettings(
+        image_type_enabled=enabled, isolation_enabled=enabled,
+        isolation_rules=(fleet.TROVE_RULE,)))
 
 
 def run(progress_stream=None, then=None, placement_args=None):
@@ -45,7 +44,7 @@ def run(progress_stream=None, then=None, placement_args=None):
         client = placement.client()
         names = {h.uuid: h.name for h in hosts}
         schedulers = {enabled: scheduler_client.SchedulerClient(
-            client, scheduler_conf(enabled)) for enabled in (True, False)}
+            client, scheduler_settings(enabled)) for enabled in (True, False)}
         cases = [(fmt, True, False, {}) for fmt in image_types.FORMATS]
         cases += [('vmdk', False, False, {}), ('vmdk', True, True, {}),
                   ('qcow2', True, False, fleet.TROVE_TAG)]

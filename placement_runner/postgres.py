@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 
-from image_type_filter.harness import lifetime
+from placement_runner import lifetime
 
 LOG = logging.getLogger(__name__)
 

@@ -93,10 +93,6 @@ DEMO_FLEET = [
         [DEFAULT]
         compute_driver = zvm.ZVMDriver
         '''),
-    Host('hyperv-1', '''
-        [DEFAULT]
-        compute_driver = hyperv.HyperVDriver
-        '''),
     # Set aside for Trove: only Trove images, and nothing else, land here.
     Host('trove-1', '''
         [DEFAULT]

@@ -1,6 +1,6 @@
 """A real Placement app on 127.0.0.1, in the foreground.
 
-    python -m image_type_filter.harness.embedded_server [--port PORT]
+    python -m placement_runner.server [--port PORT]
         [--database-url URL | --postgresql | --config-dir DIR]
         [--workers N] [--option SECTION.KEY=VALUE ...] [--watch-stdin]
 
@@ -37,9 +37,9 @@ import threading
 import traceback
 from wsgiref import simple_server
 
-from image_type_filter.harness import access_log
-from image_type_filter.harness import lifetime
-from image_type_filter.harness import postgres
+from placement_runner import access_log
+from placement_runner import lifetime
+from placement_runner import postgres
 
 LOOPBACK = '127.0.0.1'
 CONF_NAME = 'placement.conf'
@@ -115,7 +115,7 @@ def _option(text):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog='python -m image_type_filter.harness.embedded_server',
+        prog='python -m placement_runner.server',
         description='Serve a real Placement on 127.0.0.1.')
     parser.add_argument('--port', type=int, default=0,
                         help='port on 127.0.0.1 (default: a free one)')
@@ -278,7 +278,7 @@ def serve_gunicorn(args, workdir, started, cleanup):
              '--bind', 'fd://%d' % listener.fileno(),
              '--backlog', str(socket.SOMAXCONN),
              '--timeout', str(WORKER_TIMEOUT), '--graceful-timeout', '5',
-             'image_type_filter.harness.wsgi_app:application'],
+             'placement_runner.wsgi_app:application'],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
             pass_fds=(listener.fileno(),), start_new_session=True,
             preexec_fn=lifetime.die_with_parent(signal.SIGTERM))

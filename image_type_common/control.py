@@ -1,18 +1,21 @@
-"""How a running reporter is told to stop or to re-read its configuration.
+"""The one signal path: how a running command is told to stop or re-read.
 
-Signal handlers and library callers use the same two calls, ``stop()`` and
-``reload()``. Every wait in the service (the interval, waiting for the
-provider, a back-off) wakes at once on them, whenever they arrive: the flags
-are the truth and a self-pipe is the doorbell, so a request made while a
-sync runs is never lost, and ringing takes no lock (safe in a signal
-handler). Inside ``interruptible()`` a signal's request also raises in the
-main thread at once (Stopping, ReloadRequested), so a library's own retries
-cannot hold it up.
+``install(control)`` is the only place this project's commands set signal
+handlers (SIGTERM and SIGINT stop, SIGHUP reloads); signal handlers and
+library callers use the same two calls, ``stop()`` and ``reload()``. Every
+wait (the service's interval, waiting for the provider, a back-off) wakes at
+once on them, whenever they arrive: the flags are the truth and a self-pipe
+is the doorbell, so a request made while a sync runs is never lost, and
+ringing takes no lock (safe in a signal handler). Inside
+``interruptible()`` a signal's request also raises in the main thread at
+once (Stopping, ReloadRequested), so a library's own retries cannot hold it
+up.
 """
 
 import contextlib
 import os
 import select
+import signal
 import time
 
 
@@ -40,14 +43,18 @@ class Control:
         os.set_blocking(self._bell_r, False)
         os.set_blocking(self._bell_w, False)
         self.stop_requested = False
+        #: The signal that asked to stop, if one did (for the exit code).
+        self.stop_signal = None
         self.reload_requested = False
         self._interruptible = False
 
-    def stop(self, interrupt=False):
+    def stop(self, interrupt=False, signum=None):
         """Ask to stop. From a signal handler (``interrupt=True``) inside
         ``interruptible()``, also unwind the main thread at once, wherever
         it is (a library's own retry sleep included)."""
         self.stop_requested = True
+        if signum is not None and self.stop_signal is None:
+            self.stop_signal = signum
         self._ring()
         if interrupt and self._interruptible:
             raise Stopping()
@@ -58,11 +65,11 @@ class Control:
         atomic request and local files are replaced atomically."""
         if self.stop_requested:
             raise Stopping()
-        self._interruptible = True
+        outer, self._interruptible = self._interruptible, True
         try:
             yield
         finally:
-            self._interruptible = False
+            self._interruptible = outer
 
     def reload(self, interrupt=False):
         """Ask to re-read the configuration; from a signal handler inside
@@ -112,3 +119,11 @@ class Control:
     def close(self):
         for fd in (self._bell_r, self._bell_w):
             os.close(fd)
+
+
+def install(control):
+    """Route SIGTERM and SIGINT to ``control.stop`` and SIGHUP to
+    ``control.reload`` (main thread only, as Python requires)."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda sig, _: control.stop(True, sig))
+    signal.signal(signal.SIGHUP, lambda *_: control.reload(True))

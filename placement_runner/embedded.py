@@ -28,7 +28,7 @@ import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
-from image_type_filter.harness import embedded_server
+from placement_runner import server as embedded_server
 
 LOG = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import configparser
 
 import pytest
 
-from image_type_filter.harness import embedded_server as es
+from placement_runner import server as es
 
 
 def test_generated_conf_carries_the_options_on_top():

@@ -1,0 +1,64 @@
+"""[scheduler_client] options of this project's own scheduler client.
+
+The CLI, the demo and the benchmarks ask Placement through
+``image_type_filter.client``; nova-scheduler never reads these (inside Nova,
+Nova builds the allocation-candidate query). Until 0.2 they were in
+``[scheduler]``, where they are still read, with a deprecation warning.
+"""
+
+from oslo_config import cfg
+
+from image_type_common.conf.groups import fresh_group
+
+scheduler_client_group = cfg.OptGroup(
+    'scheduler_client', title='This project\'s own scheduler client',
+    help='How image-type-filter candidates, the demo and the benchmarks '
+         'query Placement. nova-scheduler ignores this section.')
+
+ROOT_REQUIRED, REQUIRED, AUTO = 'root_required', 'required', 'auto'
+
+scheduler_client_opts = [
+    cfg.StrOpt(
+        'image_type_trait_parameter',
+        default=ROOT_REQUIRED,
+        deprecated_group='scheduler',
+        choices=[
+            (ROOT_REQUIRED, 'Require the trait on the root provider '
+                            '(``root_required``, microversion 1.35). '
+                            'Correct for every provider tree.'),
+            (REQUIRED, 'Put the trait in the unsuffixed ``required`` '
+                       'parameter. Selects the same hosts only when every '
+                       'compute node keeps its VCPU, MEMORY_MB and DISK_GB '
+                       'on its root provider and no sharing providers '
+                       'exist (``image-type-filter status`` says whether '
+                       'the fleet is flat); Placement answers it faster.'),
+            (AUTO, 'Use ``required`` while a check, repeated every '
+                   '``image_type_flat_check_interval`` seconds, finds no '
+                   'nested and no sharing providers, else '
+                   '``root_required``. A tree that turns nested between '
+                   'two checks is queried the fast way until the next '
+                   'check.')],
+        help='Which query parameter the client puts the image-type trait '
+             'in. On a flat fleet both select the same hosts and Placement '
+             'answers ``required`` about twice as fast (see '
+             'benchmarks/README.md). Against a Placement older than 1.35 '
+             'the unsuffixed ``required`` parameter is always used.'),
+    cfg.IntOpt(
+        'image_type_flat_check_interval',
+        default=300,
+        min=1,
+        deprecated_group='scheduler',
+        help='With ``image_type_trait_parameter = auto``: seconds between '
+             'two checks of whether the fleet is flat (two Placement '
+             'requests per check).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(fresh_group(scheduler_client_group))
+    conf.register_opts(scheduler_client_opts,
+                       group=scheduler_client_group.name)
+
+
+def list_opts():
+    return {scheduler_client_group: scheduler_client_opts}

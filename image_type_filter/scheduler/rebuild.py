@@ -1,0 +1,46 @@
+"""Can a host take a rebuild's new image? The check Nova skips.
+
+nova-scheduler runs no request filter on a rebuild with a new image, only
+host filters with ``RUN_ON_REBUILD``. This runs the same request filters on
+a scratch copy of the request and compares what they would require and
+forbid with the one host's traits, read only when there is something to
+compare. Nova-free, so the default test run covers what nova-scheduler runs.
+"""
+
+import types
+
+from image_type_filter import exceptions
+from image_type_filter.scheduler import spec_fields
+
+
+def refusal(pipeline, request_spec, host_traits):
+    """Why this host cannot take the rebuild, or None when it can.
+
+    ``host_traits()`` returns the host's traits (one Placement read); it is
+    called only when the filters ask for or forbid something.
+    """
+    scratch = types.SimpleNamespace(
+        image=spec_fields.field(request_spec, 'image'),
+        flavor=spec_fields.field(request_spec, 'flavor'),
+        is_bfv=spec_fields.field(request_spec, 'is_bfv'),
+        root_required=set(), root_forbidden=set(), required=set(),
+        forbidden=set())
+    try:
+        pipeline(None, scratch)
+    except exceptions.NoValidHost as exc:
+        return str(exc)
+    required = scratch.root_required | scratch.required
+    forbidden = scratch.root_forbidden | scratch.forbidden
+    if not required and not forbidden:
+        return None
+    traits = host_traits()
+    lacking, unwanted = sorted(required - traits), sorted(forbidden & traits)
+    if not lacking and not unwanted:
+        return None
+    parts = []
+    if lacking:
+        parts.append('the new image needs %s' % ', '.join(lacking))
+    if unwanted:
+        parts.append('the host has %s, which the new image must not meet'
+                     % ', '.join(unwanted))
+    return '; '.join(parts)

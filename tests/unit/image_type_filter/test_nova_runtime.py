@@ -1,0 +1,222 @@
+"""What nova-scheduler runs, in the default run: our Nova integration on
+plain objects shaped like Nova's.
+
+Nova is not installed here (tests/nova boots servers through the real one),
+so the few Nova names the integration imports are stood in by plain modules
+with Nova's shapes: ``ALL_REQUEST_FILTERS`` and ``trace_request_filter``,
+``RequestFilterFailed``, ``BaseHostFilter``, ``request_is_rebuild`` (a
+rebuild carries ``_nova_check_type = ['rebuild']`` in its scheduler hints),
+``ImageMetaProps.fields``, the report client and Nova's CONF. The filters,
+the pipeline and the rebuild check are this project's own code, unchanged.
+"""
+
+import importlib
+import sys
+import types
+
+from oslo_config import cfg
+import pytest
+
+from image_type_filter import conf as itf_conf
+
+VMWARE_TRAITS = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_VMDK',
+                 'COMPUTE_IMAGE_TYPE_ISO'}
+TROVE_TRAITS = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_RAW',
+                'COMPUTE_IMAGE_TYPE_QCOW2', 'CUSTOM_TROVE'}
+
+
+class RequestFilterFailed(Exception):
+    def __init__(self, reason):
+        super().__init__('Scheduling failed: %s' % reason)
+        self.reason = reason
+
+
+class FakeReportClient:
+    """Nova's report client as the integration uses it: GET with a
+    microversion, returning a response."""
+
+    def __init__(self, traits_by_host):
+        self.traits_by_host = traits_by_host
+        self.gets = []
+
+    def get(self, path, version=None):
+        self.gets.append(path)
+        if path == '/':
+            body = {'versions': [{'id': 'v1.0', 'max_version': '1.39',
+                                  'min_version': '1.0'}]}
+        elif path.startswith('/traits?'):
+            body = {'traits': ['CUSTOM_TROVE']}
+        else:
+            uuid = path.split('/')[2]
+            body = {'traits': sorted(self.traits_by_host[uuid]),
+                    'resource_provider_generation': 1}
+        return types.SimpleNamespace(status_code=200, json=lambda: body,
+                                     text='')
+
+
+def _module(name, **attrs):
+    module = types.ModuleType(name)
+    module.__dict__.update(attrs)
+    return module
+
+
+@pytest.fixture
+def nova(monkeypatch):
+    """Nova's names the integration imports, then the integration itself,
+    imported afresh against them; yields (namespace, integration)."""
+    conf = cfg.ConfigOpts()
+    conf.register_opt(cfg.BoolOpt('query_placement_for_image_type_support',
+                                  default=False), group='scheduler')
+    conf([])
+    all_filters = []
+    report = FakeReportClient({'vmware-host': VMWARE_TRAITS,
+                               'trove-host': TROVE_TRAITS})
+
+    def request_is_rebuild(spec_obj):
+        hints = getattr(spec_obj, 'scheduler_hints', None) or {}
+        return hints.get('_nova_check_type') == ['rebuild']
+
+    modules = {
+        'nova': _module('nova'),
+        'nova.conf': _module('nova.conf', CONF=conf),
+        'nova.exception': _module('nova.exception',
+                                  RequestFilterFailed=RequestFilterFailed),
+        'nova.objects': _module('nova.objects'),
+        'nova.objects.image_meta': _module(
+            'nova.objects.image_meta', ImageMetaProps=types.SimpleNamespace(
+                fields={'hw_disk_bus': None, 'os_distro': None,
+                        'traits_required': None})),
+        'nova.scheduler': _module('nova.scheduler'),
+        'nova.scheduler.request_filter': _module(
+            'nova.scheduler.request_filter', ALL_REQUEST_FILTERS=all_filters,
+            trace_request_filter=lambda fn: fn),
+        'nova.scheduler.filters': _module(
+            'nova.scheduler.filters', BaseHostFilter=object),
+        'nova.scheduler.utils': _module(
+            'nova.scheduler.utils', request_is_rebuild=request_is_rebuild),
+        'nova.scheduler.client': _module('nova.scheduler.client'),
+        'nova.scheduler.client.report': _module(
+            'nova.scheduler.client.report',
+            report_client_singleton=lambda: report),
+    }
+    for name, module in modules.items():
+        monkeypatch.setitem(sys.modules, name, module)
+    for name in [m for m in sys.modules
+                 if m.startswith('image_type_filter.nova')]:
+        monkeypatch.delitem(sys.modules, name)
+    package = importlib.import_module('image_type_filter.nova')
+    yield types.SimpleNamespace(
+        conf=conf, filters=all_filters, report=report, package=package,
+        integration=sys.modules['image_type_filter.nova.integration'])
+    package.integration.uninstall()
+
+
+def nova_spec(disk_format='qcow2', properties=None, is_bfv=False,
+              rebuild=False, traits_required=()):
+    """A RequestSpec as Nova hands it to request and host filters."""
+    props = types.SimpleNamespace(**(properties or {}))
+    props.traits_required = list(traits_required)
+    return types.SimpleNamespace(
+        image=types.SimpleNamespace(disk_format=disk_format,
+                                    properties=props),
+        flavor=types.SimpleNamespace(extra_specs={}), is_bfv=is_bfv,
+        root_required=set(), root_forbidden=set(), required=set(),
+        forbidden=set(),
+        scheduler_hints={'_nova_check_type': ['rebuild']} if rebuild else {})
+
+
+def run_request_filters(nova, spec):
+    for request_filter in nova.filters:
+        request_filter(None, spec)
+    return spec
+
+
+def enable(nova, **options):
+    """Options as nova.conf would set them (registered as Nova would find
+    them: ``all_filters`` registers them again, idempotently)."""
+    itf_conf.register_nova_opts(nova.conf)
+    for key, value in options.items():
+        group, _, name = key.partition('__')
+        nova.conf.set_override(name, value, group)
+
+
+def test_all_filters_adds_our_request_filters_and_returns_the_host_filter(
+        nova):
+    classes = nova.package.all_filters()
+    assert [c.__name__ for c in classes] == ['ImageTypeRebuildFilter']
+    assert [f.__name__ for f in nova.filters] == [
+        'image_type_filter.require_image_type_support',
+        'image_type_filter.isolate_image_properties']
+
+
+def test_a_boot_requires_the_images_format_on_the_root(nova):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    nova.package.all_filters()
+    spec = run_request_filters(nova, nova_spec('vmdk'))
+    assert spec.root_required == {'COMPUTE_IMAGE_TYPE_VMDK'}
+
+
+def test_novas_own_option_turns_it_on_too(nova):
+    enable(nova, scheduler__query_placement_for_image_type_support=True)
+    nova.package.all_filters()
+    spec = run_request_filters(nova, nova_spec('raw'))
+    assert spec.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_isolation_requires_for_tagged_and_forbids_for_the_rest(nova):
+    enable(nova, image_isolation__enabled=True,
+           image_isolation__rules=['CUSTOM_TROVE'])
+    nova.package.all_filters()
+    tagged = run_request_filters(nova, nova_spec(
+        traits_required=['CUSTOM_TROVE']))
+    untagged = run_request_filters(nova, nova_spec())
+    assert tagged.root_required == {'CUSTOM_TROVE'}
+    assert untagged.root_forbidden == {'CUSTOM_TROVE'}
+
+
+def test_a_request_that_cannot_be_placed_fails_the_way_nova_expects(nova):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True,
+           scheduler__image_type_unknown_format='reject')
+    nova.package.all_filters()
+    with pytest.raises(RequestFilterFailed, match="'qed'"):
+        run_request_filters(nova, nova_spec('qed'))
+
+
+def rebuild_filter(nova):
+    return nova.package.all_filters()[0]()
+
+
+@pytest.mark.parametrize('host,disk_format,passes', [
+    ('vmware-host', 'vmdk', True),
+    ('vmware-host', 'qcow2', False),
+    ('trove-host', 'qcow2', True),
+    ('trove-host', 'vmdk', False),
+])
+def test_a_rebuild_is_checked_against_the_hosts_traits(nova, host,
+                                                       disk_format, passes):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    host_filter = rebuild_filter(nova)
+    host_state = types.SimpleNamespace(uuid=host)
+    assert host_filter.host_passes(host_state, nova_spec(
+        disk_format, rebuild=True)) is passes
+
+
+def test_a_rebuild_onto_a_reserved_host_needs_the_tag(nova):
+    enable(nova, image_isolation__enabled=True,
+           image_isolation__rules=['CUSTOM_TROVE'])
+    host_filter = rebuild_filter(nova)
+    trove = types.SimpleNamespace(uuid='trove-host')
+    assert not host_filter.host_passes(trove, nova_spec(rebuild=True))
+    assert host_filter.host_passes(trove, nova_spec(
+        rebuild=True, traits_required=['CUSTOM_TROVE']))
+
+
+def test_only_rebuilds_are_checked_and_without_a_placement_read(nova):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    host_filter = rebuild_filter(nova)
+    before = list(nova.report.gets)
+    vmware = types.SimpleNamespace(uuid='vmware-host')
+    assert host_filter.host_passes(vmware, nova_spec('qcow2'))  # a boot
+    assert host_filter.host_passes(vmware, nova_spec(
+        'qcow2', is_bfv=True, rebuild=True))  # the image is not the disk
+    assert nova.report.gets == before

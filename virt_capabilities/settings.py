@@ -1,0 +1,72 @@
+"""A compute node's configuration, read once into typed values.
+
+Every option the reporter uses is read here, in one pass, and handed down
+as a frozen dataclass: no other module reads an option by name, and a
+malformed value fails here with one line naming it (exit 2).
+"""
+
+import dataclasses
+import os
+
+from image_type_common import exceptions
+from image_type_common import trait_names
+from image_type_common.conf import loading
+from virt_capabilities.conf import reporter as reporter_conf
+
+STATE_FILE_NAME = 'virt_capabilities.json'
+
+
+def _custom_traits(names):
+    bad = sorted(n for n in names if not trait_names.is_custom(n))
+    if bad:
+        raise exceptions.ConfigError(
+            '[virt_capabilities] custom_traits: %s not a valid custom trait '
+            '(must match %s)' % (', '.join(repr(b) for b in bad),
+                                 trait_names.CUSTOM_GRAMMAR))
+    return frozenset(names)
+
+
+@dataclasses.dataclass(frozen=True)
+class NodeSettings:
+    compute_driver: str = None
+    force_raw_images: bool = True
+    host: str = None
+    state_path: str = None
+    images_type: str = 'default'
+    virt_type: str = 'kvm'
+    image_type_exclude_list: tuple = ()
+    image_type_traits_owner: str = reporter_conf.REPORTER
+    custom_traits: frozenset = frozenset()
+    #: Where ownership state is kept, or None (kept in memory only).
+    state_file: str = None
+    conflict_retries: int = 8
+
+    @property
+    def owns_image_types(self):
+        """The one owner rule: does the reporter keep COMPUTE_IMAGE_TYPE_*?"""
+        return self.image_type_traits_owner == reporter_conf.REPORTER
+
+    @classmethod
+    def from_conf(cls, conf):
+        def read(name, group=None):
+            return loading.read(conf, name, group)
+
+        state_path = read('state_path')
+        explicit_state = read('state_file', 'virt_capabilities')
+        return cls(
+            compute_driver=read('compute_driver'),
+            force_raw_images=read('force_raw_images'),
+            host=read('host'),
+            state_path=state_path,
+            images_type=read('images_type', 'libvirt'),
+            virt_type=read('virt_type', 'libvirt'),
+            image_type_exclude_list=tuple(
+                read('image_type_exclude_list', 'compute')),
+            image_type_traits_owner=read('image_type_traits_owner',
+                                         'virt_capabilities'),
+            custom_traits=_custom_traits(
+                read('custom_traits', 'virt_capabilities')),
+            state_file=explicit_state or (
+                os.path.join(state_path, STATE_FILE_NAME) if state_path
+                else None),
+            conflict_retries=read('conflict_retries', 'virt_capabilities'))
