@@ -1,0 +1,94 @@
+"""Every third-party module the project imports is declared in setup.cfg:
+in install_requires, or in the extra of the package that needs it."""
+
+import ast
+import configparser
+from importlib import metadata
+import os
+import re
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+OURS = {'image_type_common', 'image_type_filter', 'virt_capabilities',
+        'placement_runner', 'image_type_demo', 'benchmarks', 'tests'}
+#: Which extras a package may lean on beyond install_requires.
+EXTRAS_BY_PACKAGE = {
+    'placement_runner': ('embedded', 'scale'),
+    'image_type_demo': ('embedded',),
+    'benchmarks': ('bench',),
+}
+#: Provided by the program that loads us: nova-scheduler runs
+#: image_type_filter.nova, and Placement's own package is the server.
+HOST_PROVIDED = {'image_type_filter.nova': {'nova'}}
+
+
+def requirement_names(text):
+    names = set()
+    for line in text.splitlines():
+        line = line.split('#', 1)[0].strip()
+        if line:
+            names.add(canonical(re.split(r'[<>=!~\[; ]', line, maxsplit=1)[0]))
+    return names
+
+
+def canonical(name):
+    return re.sub(r'[-_.]+', '-', name).lower()
+
+
+def declared():
+    setup = configparser.ConfigParser()
+    setup.read(os.path.join(REPO, 'setup.cfg'))
+    core = requirement_names(setup['options']['install_requires'])
+    extras = {name: requirement_names(value) for name, value in
+              setup['options.extras_require'].items()}
+    return core, extras
+
+
+def third_party_imports(package):
+    for root, _, files in os.walk(os.path.join(REPO, package)):
+        for name in files:
+            if not name.endswith('.py'):
+                continue
+            path = os.path.join(root, name)
+            module = os.path.relpath(path, REPO)[:-3].replace(os.sep, '.')
+            with open(path) as f:
+                tree = ast.parse(f.read(), path)
+            for node in ast.walk(tree):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module and \
+                        not node.level:
+                    names = [node.module]
+                for imported in names:
+                    top = imported.split('.')[0]
+                    if top not in OURS and \
+                            top not in sys.stdlib_module_names:
+                        yield module, top
+
+
+def test_every_import_is_declared():
+    core, extras = declared()
+    distributions = metadata.packages_distributions()
+    missing = []
+    for package in sorted(OURS - {'tests'}):
+        allowed = set(core)
+        for extra in EXTRAS_BY_PACKAGE.get(package, ()):
+            allowed |= extras[extra]
+        for module, top in sorted(set(third_party_imports(package))):
+            if any(module.startswith(prefix) and top in provided
+                   for prefix, provided in HOST_PROVIDED.items()):
+                continue
+            dists = {canonical(d) for d in distributions.get(top, [top])}
+            if not dists & allowed:
+                missing.append('%s imports %s (%s)' % (
+                    module, top, ', '.join(sorted(dists))))
+    assert missing == []
+
+
+def test_the_check_sees_an_undeclared_import():
+    core, _ = declared()
+    assert 'cliff' in core and 'matplotlib' not in core
+    assert requirement_names('osc-lib>=2.0  # the plugin\nPyYAML\n') == {
+        'osc-lib', 'pyyaml'}
