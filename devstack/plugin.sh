@@ -46,6 +46,12 @@ function _reporter_config {
 function start_image_type_reporter {
     local conf
     conf=$(_reporter_config)
+    # One writer per trait: nova-compute reports the image-type traits
+    # itself (since Train), so by default the reporter keeps only its
+    # [virt_capabilities] custom_traits (README, "Who owns the image-type
+    # traits").
+    iniset "$conf" virt_capabilities image_type_traits_owner \
+        "$IMAGE_TYPE_TRAITS_OWNER"
     virt-capabilities report --config-file "$conf" \
         --wait "$IMAGE_TYPE_REPORTER_WAIT"
     if [[ "$IMAGE_TYPE_REPORTER_INTERVAL" != "0" ]]; then

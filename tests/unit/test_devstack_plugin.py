@@ -143,17 +143,20 @@ def test_extra_reports_once_then_starts_the_service(tmp_path):
     cpu_conf.write_text('[DEFAULT]\n')
     calls = without_settings(run_phase(tmp_path, 'stack', 'extra',
                                        NOVA_CPU_CONF=str(cpu_conf)))
-    assert calls[0] == ('virt-capabilities report --config-file %s --wait '
+    # The production setting: nova-compute owns the image-type traits.
+    assert calls[0] == ('iniset %s virt_capabilities image_type_traits_owner '
+                        'nova-compute' % cpu_conf)
+    assert calls[1] == ('virt-capabilities report --config-file %s --wait '
                         '300' % cpu_conf)
-    assert calls[1].startswith('run_process image-type-reporter ')
-    assert calls[1].endswith('report --config-file %s --interval 60'
+    assert calls[2].startswith('run_process image-type-reporter ')
+    assert calls[2].endswith('report --config-file %s --interval 60'
                              % cpu_conf)
 
 
 def test_extra_with_interval_zero_reports_once_only(tmp_path):
     calls = without_settings(run_phase(
         tmp_path, 'stack', 'extra', IMAGE_TYPE_REPORTER_INTERVAL='0'))
-    assert len(calls) == 1 and calls[0].startswith('virt-capabilities report')
+    assert len(calls) == 2 and calls[1].startswith('virt-capabilities report')
 
 
 def test_extra_on_a_node_without_compute_does_nothing(tmp_path):
