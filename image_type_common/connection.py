@@ -103,6 +103,8 @@ def adapter_from_cloud(cloud=None):
     for attr in ('connect_retries', 'status_code_retries'):
         if getattr(proxy, attr, None) is None:
             setattr(proxy, attr, placement_conf.DEFAULT_RETRIES)
+    if proxy.session.timeout is None:  # no api_timeout in the cloud config
+        proxy.session.timeout = placement_conf.DEFAULT_TIMEOUT
     return proxy
 
 

@@ -107,7 +107,8 @@ class Control:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            select.select([self._bell_r], [], [], remaining)
+            # In steps: select() refuses a timeout beyond what the OS takes.
+            select.select([self._bell_r], [], [], min(remaining, 3600.0))
             self._drain()
 
     def sleep(self, seconds):

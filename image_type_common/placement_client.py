@@ -215,6 +215,12 @@ class PlacementClient:
         path = '/traits?' + encode_query([('name', 'in:' + ','.join(names))])
         return set(self.request('GET', path).json()['traits'])
 
+    def list_associated_traits(self):
+        """Every trait at least one provider carries (one request)."""
+        self.require(PROVIDER_TRAITS, 'list traits')
+        return set(self.request('GET', '/traits?associated=true').json()[
+            'traits'])
+
     def create_trait(self, name):
         """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
         self.request('PUT', '/traits/%s' % quote(name), ok=(201, 204))

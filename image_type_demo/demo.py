@@ -9,6 +9,7 @@ import logging
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
 from image_type_demo import fleet
+from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
@@ -53,10 +54,14 @@ def run(progress_stream=None, then=None, placement_args=None):
             spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,
                                            is_bfv=volume_backed,
                                            properties=properties)
-            found = schedulers[enabled].get_candidates(spec)
-            candidates = sorted(names[u] for u in found.provider_uuids)
-            reason = None if candidates else explain.no_valid_host_reason(
-                client, survey.take(client), spec)
+            try:
+                found = schedulers[enabled].get_candidates(spec)
+                candidates = sorted(names[u] for u in found.provider_uuids)
+                reason = None if candidates else \
+                    explain.no_valid_host_reason(client, survey.take(client),
+                                                 spec)
+            except filter_exceptions.NoValidHost as exc:
+                candidates, reason = [], str(exc)
             requests.append({
                 'disk_format': disk_format, 'filter_enabled': enabled,
                 'volume_backed': volume_backed,

@@ -27,6 +27,7 @@ class FilterSettings:
                                       'isolate_image_properties')
     isolation_enabled: bool = False
     isolation_rules: tuple = ()
+    traits_refresh_interval: float = 10.0
 
     @property
     def rejects_unknown_format(self):
@@ -46,7 +47,9 @@ class FilterSettings:
             enabled_request_filters=tuple(
                 _read(conf, 'enabled_request_filters', 'scheduler')),
             isolation_enabled=_read(conf, 'enabled', 'image_isolation'),
-            isolation_rules=tuple(_read(conf, 'rules', 'image_isolation')))
+            isolation_rules=tuple(_read(conf, 'rules', 'image_isolation')),
+            traits_refresh_interval=_read(
+                conf, 'image_type_traits_refresh_interval', 'scheduler'))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,9 @@ def load(config_files, register, conf=None, config_dirs=()):
                 'config dir %s does not exist or is not a directory'
                 % directory)
         for name in sorted(os.listdir(directory)):
-            if name.endswith('.conf'):
+            # As oslo.config (and so nova-compute) reads a config dir: the
+            # *.conf files, dot-files (an editor's, a backup) left out.
+            if name.endswith('.conf') and not name.startswith('.'):
                 check_file(os.path.join(directory, name))
     try:
         conf(args=[], project='nova', default_config_files=list(config_files),

@@ -3,7 +3,8 @@
 A compute node reuses the ``[placement]`` section nova.conf already has, so it
 needs no second credentials file. Connection errors and 502/503/504 answers are
 retried by keystoneauth1 itself (``connect_retries``, ``status_code_retries``),
-with one warning per attempt.
+with one warning per attempt. Every request has a timeout (``timeout``,
+default 30 s here; keystoneauth1's own default is none).
 """
 
 from keystoneauth1 import loading as ks_loading
@@ -19,6 +20,10 @@ placement_group = cfg.OptGroup(
 
 DEFAULT_SERVICE_TYPE = 'placement'
 DEFAULT_RETRIES = 3
+#: Seconds one Placement request may take (keystoneauth1's ``timeout``,
+#: which is unbounded by default): a Placement that accepts the connection
+#: and never answers ends every command with one line instead of a hang.
+DEFAULT_TIMEOUT = 30
 
 
 def register_opts(conf):
@@ -31,6 +36,7 @@ def register_opts(conf):
                      group=placement_group.name)
     conf.set_default('valid_interfaces', ['internal', 'public'],
                      group=placement_group.name)
+    conf.set_default('timeout', DEFAULT_TIMEOUT, group=placement_group.name)
     conf.set_default('connect_retries', DEFAULT_RETRIES,
                      group=placement_group.name)
     conf.set_default('status_code_retries', DEFAULT_RETRIES,

@@ -7,6 +7,31 @@ Shaped like Nova's where the filters read it (``.image.disk_format``,
 
 import dataclasses
 
+from image_type_common import exceptions
+from image_type_common import text
+from image_type_common import trait_names
+
+#: Nova's spelling of a trait an image requires (nova/objects/image_meta.py
+#: ``_set_attr_from_trait_names``: the key starts with ``trait:`` and the
+#: value is exactly ``required``).
+IMAGE_TRAIT_PREFIX, IMAGE_TRAIT_REQUIRED = 'trait:', 'required'
+
+
+def image_required_traits(properties):
+    """The traits an image's properties require, exactly as Nova reads
+    them: Nova adds them to every boot of the image, filters on or off."""
+    traits = set()
+    for key, value in (properties or {}).items():
+        if str(key).startswith(IMAGE_TRAIT_PREFIX) and \
+                str(value) == IMAGE_TRAIT_REQUIRED:
+            trait = str(key)[len(IMAGE_TRAIT_PREFIX):]
+            if not trait_names.is_name(trait):
+                raise exceptions.ConfigError(
+                    'image property %s names no valid trait'
+                    % text.safe_repr(key))
+            traits.add(trait)
+    return traits
+
 
 @dataclasses.dataclass
 class ImageMeta:
@@ -33,6 +58,11 @@ class RequestSpec:
     @classmethod
     def for_boot(cls, disk_format=None, resources=None, is_bfv=False,
                  properties=None, extra_specs=None, **kwargs):
+        """A boot request as Nova builds it: the image's
+        ``trait:X=required`` properties are required traits."""
+        kwargs.setdefault('required', set())
+        kwargs['required'] = set(kwargs['required']) | \
+            image_required_traits(properties)
         return cls(image=ImageMeta(disk_format, dict(properties or {})),
                    flavor=Flavor(dict(extra_specs or {})), is_bfv=is_bfv,
                    resources=dict(resources or {}), **kwargs)

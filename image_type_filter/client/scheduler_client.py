@@ -11,6 +11,7 @@ import time
 
 from image_type_common import exceptions
 from image_type_common import placement_client as pc
+from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.client import fleet_shape
 from image_type_filter.client import query
 from image_type_filter.conf import scheduler_client as client_conf
@@ -88,6 +89,11 @@ class SchedulerClient:
         try:
             body = self.client.get_allocation_candidates(query_string)
         except exceptions.UnknownTraits as exc:
+            custom = sorted(t for t in exc.traits if t.startswith('CUSTOM_'))
+            if custom:
+                raise filter_exceptions.NoValidHost(
+                    'No compute host carries %s: Placement does not know '
+                    'the trait' % ', '.join(custom)) from exc
             raise exceptions.UnknownTraits(exc.traits, (
                 'Placement is older than the installed os-traits: it lacks '
                 'trait(s) %s; upgrade Placement or turn the filter off'

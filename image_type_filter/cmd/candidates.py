@@ -8,6 +8,7 @@ from cliff import lister
 from image_type_common import cli
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
@@ -46,11 +47,14 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
                                  '(default %(default)s).')
         parser.add_argument('--volume-backed', action='store_true',
                             help='Boot from volume: the image does not '
-                                 'constrain the host.')
+                                 'constrain the host, and no DISK_GB is '
+                                 'asked for (as Nova asks).')
         parser.add_argument('--image-property', action='append', default=[],
                             metavar='KEY=VALUE',
-                            help='An image property (repeatable), for '
-                                 '[image_isolation] rules.')
+                            help='An image property (repeatable): for '
+                                 '[image_isolation] rules, and '
+                                 'trait:CUSTOM_X=required, which Nova always '
+                                 'honours.')
         parser.add_argument('--explain', action='store_true',
                             help='Also list left-out hosts and why.')
         return parser
@@ -65,14 +69,20 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         read = dataclasses.replace(read, filters=dataclasses.replace(
             read.filters, image_type_enabled=True))
         sched = scheduler_client.SchedulerClient(client, read, conf=conf)
-        if properties and not read.filters.isolation_enabled:
-            LOG.warning('--image-property has no effect: [image_isolation] '
-                        'enabled is False in the config file')
+        if parsed_args.volume_backed:
+            # As Nova asks for a volume-backed server: no root disk.
+            resources.pop('DISK_GB', None)
         common.check_resource_classes(client, resources)
         spec = rs.RequestSpec.for_boot(
             disk_format, resources, is_bfv=parsed_args.volume_backed,
             properties=properties)
-        found = sched.get_candidates(spec)
+        refused = None
+        try:
+            found = sched.get_candidates(spec)
+        except filter_exceptions.NoValidHost as exc:
+            # A filter knows why before asking (a format no host boots, a
+            # reserved trait nobody carries, reject of an unknown format).
+            refused, found = exc, scheduler_client.Candidates([], '', [])
         describe = sched.pipeline.describe_trait
         fleet = verdicts = None
         if parsed_args.explain or not found.provider_uuids:
@@ -81,8 +91,9 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             verdicts = explain.explain(client, fleet, spec,
                                        set(found.provider_uuids), describe)
         if not found.provider_uuids:
-            LOG.error('No valid host: %s', explain.no_valid_host_reason(
-                client, fleet, spec, describe, verdicts))
+            LOG.error('No valid host: %s', refused or
+                      explain.no_valid_host_reason(
+                          client, fleet, spec, describe, verdicts))
             self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']

@@ -44,6 +44,18 @@ filter_opts = [
         help='What to do with an image whose ``disk_format`` maps to no '
              'known ``COMPUTE_IMAGE_TYPE_*`` trait (missing, empty or '
              'unknown).'),
+    cfg.FloatOpt(
+        'image_type_traits_refresh_interval',
+        default=10.0,
+        min=0,
+        help='Seconds a "no compute host carries this trait" answer is '
+             'trusted. The filters read which traits the hosts carry with '
+             'one ``GET /traits?associated=true``, never one request per '
+             'boot, so that a boot no host can take fails with a fault '
+             'naming why ("No compute host boots vmdk images ...", or the '
+             'reserved trait nobody carries). A host that starts carrying '
+             'the trait is seen within this time; 0 asks again on every '
+             'such boot.'),
     cfg.ListOpt(
         'enabled_request_filters',
         default=['require_image_type_support', 'isolate_image_properties'],

@@ -22,6 +22,7 @@ from image_type_filter import settings as settings_mod
 from image_type_filter.nova import placement
 from image_type_filter.scheduler import rebuild
 from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
 CONF = nova_conf.CONF
@@ -91,5 +92,10 @@ def rebuild_check(host_uuid, spec_obj):
         lambda: _placement.get_provider_traits(host_uuid)[0])
     if reason is None:
         return True
-    LOG.info('rebuild refused on host %s: %s', host_uuid, reason)
+    # Nova's host filters can give no reason to the fault: the operator
+    # finds it here, naming the server and the image.
+    LOG.warning('rebuild of server %s to image %s refused on host %s: %s',
+                spec_fields.field(spec_obj, 'instance_uuid'),
+                spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id'),
+                host_uuid, reason)
     return False

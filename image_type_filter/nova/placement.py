@@ -13,18 +13,24 @@ VERSION_HEADER = 'OpenStack-API-Version'
 
 
 class ReportClientAdapter:
-    """The one keystoneauth Adapter call PlacementClient makes, for GETs,
-    sent through Nova's report client."""
+    """The one keystoneauth Adapter call PlacementClient makes, sent
+    through Nova's report client: reads, and creating a CUSTOM trait (the
+    reserved traits of [image_isolation], at start-up)."""
 
     def request(self, path, method, json=None, headers=None,
                 raise_exc=False):
-        if method != 'GET' or json is not None:
-            raise NotImplementedError('only reads go through Nova')
         version = None
         value = (headers or {}).get(VERSION_HEADER, '')
         if value.startswith('placement '):
             version = value.split(' ', 1)[1]
-        return report.report_client_singleton().get(path, version=version)
+        client = report.report_client_singleton()
+        if method == 'GET' and json is None:
+            return client.get(path, version=version)
+        if method == 'PUT' and json is None and path.startswith(
+                '/traits/CUSTOM_'):
+            return client.put(path, None, version=version)
+        raise NotImplementedError('only reads and PUT /traits/CUSTOM_* go '
+                                  'through Nova')
 
 
 def client():

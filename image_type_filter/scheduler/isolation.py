@@ -102,7 +102,7 @@ def tagged_traits(request_spec):
             continue
         for key, value in list(mapping.items()):
             match = TAG.match(str(key))
-            if match and str(value).strip().lower() == REQUIRED:
+            if match and str(value) == REQUIRED:  # exactly, as Nova
                 found.add(match.group('trait').strip())
     return found
 
@@ -118,8 +118,13 @@ class IsolateImageProperties:
         self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
-        self.catalog = (trait_catalog.TraitCatalog(placement)
-                        if placement is not None else None)
+        self.catalog = (trait_catalog.TraitCatalog(
+            placement, settings.traits_refresh_interval)
+            if placement is not None else None)
+        if self.catalog is not None and self.enabled:
+            # Known from the first request on: "!CUSTOM_X" is then always
+            # a valid query, whichever service starts first.
+            self.catalog.ensure(self.traits)
 
     def asked_for(self, request_spec):
         """The reserved traits this request asks for."""
@@ -139,6 +144,14 @@ class IsolateImageProperties:
                 'the request asks for reserved trait(s) %s, which Placement '
                 'does not know yet, so no host carries them'
                 % ', '.join(unknown))
+        nobody = sorted(t for t in asked if self.catalog is not None
+                        and self.catalog.carried(t) is False)
+        if nobody:
+            raise filter_exceptions.NoValidHost(
+                'No compute host carries reserved trait(s) %s, which the '
+                'image or flavor requires (%s).'
+                % (', '.join(nobody), '; '.join(
+                    self.describe_trait(t) for t in nobody)))
         for trait in self.traits:
             if trait in asked:
                 request_spec.root_required.add(trait)

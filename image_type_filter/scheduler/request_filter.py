@@ -22,6 +22,7 @@ from image_type_common import image_types
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
+from image_type_filter.scheduler import trait_catalog
 
 LOG = logging.getLogger(__name__)
 NAMESPACE = 'image_type_filter.request_filters'
@@ -54,18 +55,37 @@ class RequireImageTypeSupport:
 
     name = 'require_image_type_support'
 
-    def __init__(self, settings, **_):
+    def __init__(self, settings, placement=None, catalog=None, **_):
         self.settings = settings
         self._unknown = WarnOnce()
+        self.catalog = catalog or (trait_catalog.TraitCatalog(
+            placement, settings.traits_refresh_interval)
+            if placement is not None else None)
 
     def __call__(self, ctxt, request_spec):
         if not self.settings.image_type_enabled:
             return False
         trait = self.required_trait(request_spec)
-        if trait is None or trait in request_spec.root_required:
-            return False  # nothing to add, or Nova's own filter added it
+        if trait is None:
+            return False
+        self._fail_if_no_host_boots(trait)
+        if trait in request_spec.root_required:
+            return False  # Nova's own filter added it
         request_spec.root_required.add(trait)
         return True
+
+    def _fail_if_no_host_boots(self, trait):
+        """NoValidHost naming the format when no compute host carries its
+        trait (from the catalogue's cached answer: no request per boot)."""
+        if self.catalog is None or self.catalog.carried(trait) is not False:
+            return
+        carried = self.catalog.carried_traits() or set()
+        boots = sorted(image_types.FORMAT_BY_TRAIT[t] for t in carried
+                       if t in image_types.FORMAT_BY_TRAIT)
+        raise exceptions.NoValidHost(
+            'No compute host boots %s images (%s); this cloud boots %s.'
+            % (image_types.FORMAT_BY_TRAIT[trait], trait,
+               ', '.join(boots) or 'no image format at all'))
 
     def required_trait(self, request_spec):
         """The trait a host needs to boot the request's image, or None.

@@ -128,8 +128,8 @@ def test_candidates_no_valid_host_says_why(demo_fleet, tmp_path):
     errors = [line for line in proc.stderr.splitlines()
               if line.startswith('ERROR')]
     assert len(errors) == 1
-    assert 'No valid host: no compute host reports COMPUTE_IMAGE_TYPE_VDI' \
-        in errors[0]
+    assert 'No valid host: No compute host boots vdi images ' \
+        '(COMPUTE_IMAGE_TYPE_VDI); this cloud boots ' in errors[0]
 
 
 def test_candidates_trims_the_disk_format_as_glance_does(demo_fleet,
@@ -165,15 +165,49 @@ def test_candidates_input_refused_in_one_short_line(demo_fleet, tmp_path,
                for line in server.requests_seen()[before:])
 
 
-def test_image_property_without_isolation_is_said_to_do_nothing(
+def test_a_trait_image_property_is_honoured_as_nova_does_without_isolation(
         demo_fleet, tmp_path):
+    """Nova requires an image's trait:X=required on every boot, whatever
+    the filters; exactly 'required' (nova/objects/image_meta.py)."""
     server, _ = demo_fleet
     conf = tmp_path / 'nova.conf'
     conf.write_text(server.nova_conf_section())
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
-               'raw', '--image-property', 'trait:CUSTOM_TROVE=required')
+               'raw', '--image-property', 'trait:CUSTOM_TROVE=required',
+               '-f', 'value', '-c', 'name')
     assert proc.returncode == 0, proc.stderr
-    assert '--image-property has no effect' in proc.stderr
+    assert proc.stdout.split() == ['trove-1']
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw', '--image-property', 'trait:CUSTOM_TROVE=REQUIRED',
+               '-f', 'value', '-c', 'name')
+    assert proc.returncode == 0, proc.stderr
+    assert 'trove-1' in proc.stdout.split()
+    assert len(proc.stdout.split()) > 1  # not honoured: every raw host
+
+
+def test_a_trait_nobody_has_is_no_valid_host_naming_it(demo_fleet,
+                                                       tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'raw', '--image-property', 'trait:CUSTOM_GOLD=required')
+    assert proc.returncode == 3, proc.stderr
+    assert 'CUSTOM_GOLD' in proc.stderr.splitlines()[-1]
+
+
+def test_volume_backed_asks_for_no_disk_as_nova_does(demo_fleet, tmp_path):
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    before = len(server.requests_seen())
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'vmdk', '--volume-backed')
+    assert proc.returncode == 0, proc.stderr
+    asked = [line for line in server.requests_seen()[before:]
+             if 'allocation_candidates' in line]
+    assert len(asked) == 1
+    assert 'VCPU' in asked[0] and 'DISK_GB' not in asked[0]
 
 
 def status(conf, *args):
@@ -391,8 +425,8 @@ def test_openstack_client_plugin_same_output_and_exit_codes(demo_fleet,
     proc = openstack(server, 'image-type', 'candidates', '--disk-format',
                      'vdi')
     assert proc.returncode == 3
-    assert 'No valid host: no compute host reports ' \
-        'COMPUTE_IMAGE_TYPE_VDI' in proc.stderr
+    assert 'No valid host: No compute host boots vdi images ' \
+        '(COMPUTE_IMAGE_TYPE_VDI)' in proc.stderr
     proc = openstack(server, 'image-type', 'candidates', '--disk-format',
                      'raw', '--resources', 'VCPU=1,VCPU=2')
     assert proc.returncode == 2

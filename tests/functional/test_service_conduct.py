@@ -39,7 +39,8 @@ def node_conf(tmp_path, placement_section, extra=''):
 @pytest.mark.parametrize('args,says', [
     (['--interval', 'nan'], '--interval'),
     (['--interval', 'inf'], '--interval'),
-    (['--interval', '0.01'], 'at least 1'),
+    (['--interval', '0.01'], 'from 1 to 86400'),
+    (['--interval', '1e10'], 'from 1 to 86400'),
     (['--wait', 'nan'], '--wait'),
     (['--wait', '-1'], '--wait'),
 ])

@@ -12,6 +12,8 @@ from virt_capabilities import service
 #: Shorter would only load Placement: a node's traits change with its
 #: nova.conf, which changes rarely.
 MIN_INTERVAL = 1.0
+#: One day: a longer interval is a typo (1e10 s is 300 years).
+MAX_INTERVAL = 86400.0
 
 
 class Report(command.Command):
@@ -51,10 +53,10 @@ class Report(command.Command):
     def take_action(self, parsed_args):
         if parsed_args.interval is not None and not (
                 math.isfinite(parsed_args.interval)
-                and parsed_args.interval >= MIN_INTERVAL):
+                and MIN_INTERVAL <= parsed_args.interval <= MAX_INTERVAL):
             raise exceptions.ConfigError(
-                '--interval must be a number of seconds, at least %g'
-                % MIN_INTERVAL)
+                '--interval must be a number of seconds from %g to %g'
+                % (MIN_INTERVAL, MAX_INTERVAL))
         if not (math.isfinite(parsed_args.wait) and parsed_args.wait >= 0):
             raise exceptions.ConfigError(
                 '--wait must be a number of seconds, 0 or more')

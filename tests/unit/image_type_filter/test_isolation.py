@@ -75,7 +75,7 @@ def test_matching_requires_and_the_rest_forbids():
 @pytest.mark.parametrize('where', ['image', 'flavor', 'granular flavor'])
 def test_a_trait_tag_asks_for_the_reserved_trait(where):
     tag = {'image': ('trait:CUSTOM_DB', 'required'),
-           'flavor': ('trait:CUSTOM_DB', 'Required'),
+           'flavor': ('trait:CUSTOM_DB', 'required'),
            'granular flavor': ('trait1:CUSTOM_DB', 'required')}[where]
     spec = rs.RequestSpec.for_boot(
         'raw', properties=dict([tag]) if where == 'image' else {},
@@ -83,6 +83,19 @@ def test_a_trait_tag_asks_for_the_reserved_trait(where):
     make_filter()(None, spec)
     assert spec.root_required == {'CUSTOM_DB'}
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
+
+
+@pytest.mark.parametrize('value', ['Required', 'REQUIRED', ' required'])
+def test_a_tag_is_read_exactly_as_nova_reads_it(value):
+    """nova/objects/image_meta.py and request_spec.py compare with
+    'required' exactly: anything else asks Nova for nothing, so it must not
+    ask us either (the request would otherwise be let onto reserved hosts
+    Nova's query never asked for)."""
+    spec = rs.RequestSpec.for_boot('raw', properties={'trait:CUSTOM_DB':
+                                                      value})
+    make_filter()(None, spec)
+    assert spec.root_required == set()
+    assert 'CUSTOM_DB' in spec.root_forbidden
 
 
 def test_a_forbidden_tag_or_an_unreserved_trait_asks_for_nothing():
@@ -134,26 +147,54 @@ def test_describe_names_the_rules():
 
 
 class TraitsPlacementKnows:
-    """Answers ``list_traits`` like Placement, from a set it is given."""
+    """Answers like Placement, from the sets it is given: which traits
+    exist, which some provider carries; ``creatable=False`` refuses
+    ``PUT /traits`` as a Placement that cannot be reached would."""
 
-    def __init__(self, known):
+    def __init__(self, known, carried=(), creatable=True):
         self.known = set(known)
+        self.carried = set(carried)
+        self.creatable = creatable
         self.asked = []
+        self.associated_asked = 0
 
     def list_traits(self, names):
         self.asked.append(sorted(names))
         return set(names) & self.known
 
+    def create_trait(self, name):
+        if not self.creatable:
+            raise exceptions.PlacementUnavailable('cannot reach Placement')
+        self.known.add(name)
+
+    def list_associated_traits(self):
+        self.associated_asked += 1
+        return set(self.carried)
+
+
+def test_reserved_traits_are_created_so_isolation_holds_at_once():
+    """Placement knew none of them before the filter started: untagged
+    requests forbid every one from the first request on."""
+    placement = TraitsPlacementKnows(set())
+    image_filter = make_filter(placement=placement)
+    assert placement.known == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
+    spec = rs.RequestSpec.for_boot('raw')
+    image_filter(None, spec)
+    assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
+    assert placement.asked == []  # nothing cached as unknown
+
 
 def test_a_trait_placement_lacks_is_forbidden_nowhere():
-    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'})
+    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'},
+                                     creatable=False)
     spec = rs.RequestSpec.for_boot('raw')
     make_filter(placement=placement)(None, spec)
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
 
 
 def test_asking_for_a_trait_placement_lacks_is_no_valid_host_naming_it():
-    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'})
+    placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'},
+                                     creatable=False)
     spec = rs.RequestSpec.for_boot(
         'raw', extra_specs={'trait:CUSTOM_DB': 'required'})
     with pytest.raises(filter_exceptions.NoValidHost, match='CUSTOM_DB'):
@@ -163,7 +204,7 @@ def test_asking_for_a_trait_placement_lacks_is_no_valid_host_naming_it():
 def test_catalog_asks_again_for_missing_traits_only_after_recheck():
     now = [0.0]
     placement = TraitsPlacementKnows({'CUSTOM_A'})
-    catalog = trait_catalog.TraitCatalog(placement, recheck=30,
+    catalog = trait_catalog.TraitCatalog(placement, interval=30,
                                          clock=lambda: now[0])
     assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A'}
     assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A'}
@@ -176,3 +217,30 @@ def test_catalog_asks_again_for_missing_traits_only_after_recheck():
     assert catalog.known({'CUSTOM_A', 'CUSTOM_B'}) == {'CUSTOM_A',
                                                        'CUSTOM_B'}
     assert placement.asked == [['CUSTOM_A', 'CUSTOM_B'], ['CUSTOM_B']]
+
+
+def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
+    now = [0.0]
+    placement = TraitsPlacementKnows(set(), carried={'COMPUTE_NODE'})
+    catalog = trait_catalog.TraitCatalog(placement, interval=10,
+                                         clock=lambda: now[0])
+    image_filter = isolation.IsolateImageProperties(
+        settings.FilterSettings(isolation_enabled=True,
+                                isolation_rules=('CUSTOM_TROVE',)),
+        placement=placement)
+    image_filter.catalog = catalog
+    tagged = {'trait:CUSTOM_TROVE': 'required'}
+    for _ in range(3):
+        with pytest.raises(filter_exceptions.NoValidHost,
+                           match='No compute host carries reserved trait'
+                                 r'\(s\) CUSTOM_TROVE'):
+            image_filter(None, rs.RequestSpec.for_boot(
+                'raw', extra_specs=tagged))
+    assert placement.associated_asked == 1  # cached, not once per boot
+    placement.carried.add('CUSTOM_TROVE')  # a reporter tagged a host
+    now[0] += 10
+    spec = rs.RequestSpec.for_boot('raw', extra_specs=tagged)
+    assert image_filter(None, spec)
+    assert spec.root_required == {'CUSTOM_TROVE'}
+    image_filter(None, rs.RequestSpec.for_boot('raw', extra_specs=tagged))
+    assert placement.associated_asked == 2

@@ -11,6 +11,7 @@ the pipeline and the rebuild check are this project's own code, unchanged.
 """
 
 import importlib
+import logging
 import sys
 import types
 
@@ -38,12 +39,21 @@ class FakeReportClient:
     def __init__(self, traits_by_host):
         self.traits_by_host = traits_by_host
         self.gets = []
+        self.puts = []
+
+    def put(self, path, data, version=None):
+        self.puts.append(path)
+        return types.SimpleNamespace(status_code=204, json=lambda: {},
+                                     text='')
 
     def get(self, path, version=None):
         self.gets.append(path)
         if path == '/':
             body = {'versions': [{'id': 'v1.0', 'max_version': '1.39',
                                   'min_version': '1.0'}]}
+        elif path == '/traits?associated=true':
+            body = {'traits': sorted(set().union(
+                *self.traits_by_host.values()))}
         elif path.startswith('/traits?'):
             body = {'traits': ['CUSTOM_TROVE']}
         else:
@@ -220,3 +230,38 @@ def test_only_rebuilds_are_checked_and_without_a_placement_read(nova):
     assert host_filter.host_passes(vmware, nova_spec(
         'qcow2', is_bfv=True, rebuild=True))  # the image is not the disk
     assert nova.report.gets == before
+
+
+def test_reserved_traits_are_created_through_novas_client_at_start(nova):
+    enable(nova, image_isolation__enabled=True,
+           image_isolation__rules=['CUSTOM_TROVE', 'CUSTOM_NEW'])
+    nova.package.all_filters()
+    assert sorted(nova.report.puts) == ['/traits/CUSTOM_NEW',
+                                        '/traits/CUSTOM_TROVE']
+    untagged = run_request_filters(nova, nova_spec())
+    assert untagged.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_NEW'}
+
+
+def test_a_format_no_host_boots_is_a_fault_naming_it(nova):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    nova.package.all_filters()
+    with pytest.raises(RequestFilterFailed) as err:
+        run_request_filters(nova, nova_spec('vhd'))
+    assert err.value.reason == (
+        'No compute host boots vhd images (COMPUTE_IMAGE_TYPE_VHD); this '
+        'cloud boots iso, qcow2, raw, vmdk.')
+
+
+def test_a_refused_rebuild_is_a_warning_naming_server_and_image(nova,
+                                                                caplog):
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    host_filter = rebuild_filter(nova)
+    spec = nova_spec('qcow2', rebuild=True)
+    spec.instance_uuid = 'server-1'
+    spec.image.id = 'image-2'
+    with caplog.at_level(logging.WARNING):
+        assert not host_filter.host_passes(
+            types.SimpleNamespace(uuid='vmware-host'), spec)
+    assert any('server-1' in r.getMessage() and 'image-2' in r.getMessage()
+               and 'COMPUTE_IMAGE_TYPE_QCOW2' in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)

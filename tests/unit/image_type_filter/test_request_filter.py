@@ -178,3 +178,44 @@ def test_pipeline_unknown_filter_is_a_config_error(conf):
         request_filter.RequestFilterPipeline.from_settings(
             dataclasses.replace(read(conf), enabled_request_filters=(
                 'require_image_type_support', 'no_such_filter')))
+
+
+class CarriedTraits:
+    """Placement's ``GET /traits?associated=true``, from a given set."""
+
+    def __init__(self, carried):
+        self.carried = set(carried)
+        self.asked = 0
+
+    def list_associated_traits(self):
+        self.asked += 1
+        return set(self.carried)
+
+
+def test_a_format_no_host_boots_fails_naming_it_and_what_the_cloud_boots(
+        conf):
+    placement = CarriedTraits({'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_QCOW2',
+                               'COMPUTE_IMAGE_TYPE_RAW'})
+    image_filter = request_filter.RequireImageTypeSupport(
+        read(conf), placement=placement)
+    for _ in range(3):
+        with pytest.raises(exceptions.NoValidHost) as err:
+            image_filter(None, spec('vmdk'))
+    assert str(err.value) == (
+        'No compute host boots vmdk images (COMPUTE_IMAGE_TYPE_VMDK); this '
+        'cloud boots qcow2, raw.')
+    assert err.value.exit_code == 3
+    request = spec('raw')
+    assert image_filter(None, request)
+    assert request.root_required == {'COMPUTE_IMAGE_TYPE_RAW'}
+    assert placement.asked == 1  # one cached answer for all four boots
+
+
+def test_when_placement_cannot_say_the_query_decides(conf):
+    class Down:
+        def list_associated_traits(self):
+            raise common_exceptions.PlacementUnavailable('down')
+    request = spec('vmdk')
+    assert request_filter.RequireImageTypeSupport(
+        read(conf), placement=Down())(None, request)
+    assert request.root_required == {'COMPUTE_IMAGE_TYPE_VMDK'}

@@ -25,3 +25,17 @@ def test_every_option_has_help():
         for group, opts in list_opts():
             for opt in opts:
                 assert opt.help, '%s.%s has no help' % (group, opt.dest)
+
+
+def test_config_dir_skips_dot_files_as_nova_compute_does(tmp_path):
+    """oslo.config reads a config dir's *.conf files by glob, which leaves
+    dot-files out (an editor's swap file, a hidden backup): so do we."""
+    from image_type_common.conf import loading
+    directory = tmp_path / 'nova.conf.d'
+    directory.mkdir()
+    (directory / '10-driver.conf').write_text(
+        '[DEFAULT]\ncompute_driver = fake.FakeDriver\n')
+    (directory / '.20-backup.conf').write_bytes(b'\xff\xfe not UTF-8')
+    conf = loading.load([], vc_conf.register_opts,
+                        config_dirs=[str(directory)])
+    assert conf.compute_driver == 'fake.FakeDriver'

@@ -1,0 +1,51 @@
+"""Every Placement request has a timeout: a Placement that accepts the
+connection and never answers ends each command with one line."""
+
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from image_type_common.conf import loading
+from image_type_common.conf import placement as placement_conf
+from tests.helpers import clean_env
+
+
+def test_placement_requests_have_a_timeout_by_default(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[placement]\nauth_type = admin_token\n')
+    conf = loading.load([str(path)], placement_conf.register_opts)
+    assert conf.placement.timeout == placement_conf.DEFAULT_TIMEOUT
+
+
+@pytest.fixture
+def silent_placement():
+    """A loopback listener whose connections are accepted by the kernel
+    (the backlog) and never answered."""
+    listener = socket.create_server(('127.0.0.1', 0), backlog=16)
+    yield 'http://127.0.0.1:%d' % listener.getsockname()[1]
+    listener.close()
+
+
+@pytest.mark.parametrize('command,code', [
+    (['virt_capabilities.cmd.main', 'report', '--provider', 'node-1'], 1),
+    (['image_type_filter.cmd.main', 'status'], 255),
+    (['image_type_filter.cmd.main', 'candidates', '--disk-format', 'raw'],
+     1),
+])
+def test_a_placement_that_never_answers_ends_with_one_line(
+        tmp_path, silent_placement, command, code):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
+                    '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                    'token = admin\ntimeout = 1\nconnect_retries = 0\n'
+                    % silent_placement)
+    module, *args = command
+    proc = subprocess.run(
+        [sys.executable, '-m', module, *args, '--config-file', str(path)],
+        capture_output=True, text=True, timeout=120, env=clean_env())
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert 'timed out' in lines[0].lower() or 'timeout' in lines[0].lower()

@@ -1,0 +1,58 @@
+"""An operator's first hour, inside Nova: isolation holds from the first
+second whatever order services start in, and faults say why."""
+
+import pytest
+
+pytest.importorskip('nova')
+
+from tests.nova import base  # noqa: E402
+
+RESERVED = 'CUSTOM_TROVE'
+TAG = {'trait:%s' % RESERVED: 'required'}
+
+
+class TestIsolationFromTheFirstSecond(base.InsideNova):
+    """The reserved host's reporter runs after nova-scheduler has started
+    and answered boots: the normal order on a new cloud."""
+
+    scheduler_options = {('image_isolation', 'enabled'): True,
+                         ('image_isolation', 'rules'): [RESERVED]}
+
+    def test_untagged_boots_avoid_the_trait_the_moment_it_appears(self):
+        self.flags(instances=20, cores=40, ram=40 * 1024, group='quota')
+        self._start_compute('trove-host')
+        self.boot(base.RAW_IMAGE)  # the scheduler has answered a boot
+        self.assertEqual(0, self.run_reporter(
+            'trove-host',
+            '[virt_capabilities]\ncustom_traits = %s\n' % RESERVED))
+        uuid = self._get_provider_uuid_by_host('trove-host')
+        self.assertIn(RESERVED, self._get_provider_traits(uuid))
+        untagged = [self.host_of(self.boot(base.RAW_IMAGE))
+                    for _ in range(8)]
+        self.assertEqual(['compute'] * 8, untagged)
+        tagged = self.image('raw', **TAG)
+        self.assertEqual(['trove-host'] * 3,
+                         [self.host_of(self.boot(tagged)) for _ in range(3)])
+
+
+class TestFaultsSayWhy(base.InsideNova):
+    scheduler_options = {('scheduler', 'filter_hosts_by_image_type_support'):
+                         True,
+                         ('image_isolation', 'enabled'): True,
+                         ('image_isolation', 'rules'): [RESERVED]}
+
+    def test_a_format_no_host_boots_names_the_format_in_the_fault(self):
+        # Nova's fake computes report COMPUTE_IMAGE_TYPE_RAW only.
+        failed = self.boot(base.VHD_IMAGE, expected='ERROR')
+        message = failed['fault']['message']
+        self.assertIn('No valid host', message)
+        self.assertIn('No compute host boots vhd images '
+                      '(COMPUTE_IMAGE_TYPE_VHD); this cloud boots raw.',
+                      message)
+
+    def test_a_reserved_trait_nobody_carries_is_named_in_the_fault(self):
+        failed = self.boot(self.image('raw', **TAG), expected='ERROR')
+        message = failed['fault']['message']
+        self.assertIn('No valid host', message)
+        self.assertIn('No compute host carries reserved trait(s) '
+                      'CUSTOM_TROVE', message)
