@@ -6,6 +6,7 @@ Kept apart from HTTP so every rule is unit-testable without a server.
 import dataclasses
 
 from image_type_common import image_types
+from image_type_common import trait_names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,7 +16,8 @@ class Ownership:
     It owns the whole image-type namespace (unless nova-compute does), the
     custom traits it is configured with, and the custom traits it set earlier
     (so that dropping one from the configuration removes it). Every other
-    trait belongs to someone else.
+    trait belongs to someone else: a standard trait handed over in
+    ``owned_custom`` (from a state file, say) is never owned.
     """
 
     desired: frozenset
@@ -23,6 +25,8 @@ class Ownership:
     image_types: bool = True
 
     def __post_init__(self):
+        object.__setattr__(self, 'owned_custom', frozenset(
+            t for t in self.owned_custom if trait_names.is_custom(t)))
         foreign = sorted(t for t in self.desired if not self.owns(t))
         if foreign:
             raise ValueError('desired traits outside the owned namespace: %s'

@@ -61,3 +61,18 @@ def test_when_nova_compute_owns_image_types_they_are_never_touched():
     assert ownership.target(current) == {VMDK, 'HW_CPU_X86_AVX2',
                                          'CUSTOM_TROVE'}
     assert ownership.in_sync_filter() == ['CUSTOM_TROVE']
+
+
+def test_a_standard_trait_is_never_owned_whatever_ownership_is_told():
+    """What nova-compute sets (COMPUTE_STATUS_DISABLED keeps a disabled host
+    out of scheduling) is never the reporter's, even if handed over as a
+    custom trait it set before."""
+    standard = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED'}
+    ownership = merge.Ownership(desired=frozenset({RAW}),
+                                owned_custom=frozenset(standard
+                                                       | {'CUSTOM_OLD'}))
+    current = standard | {RAW, 'CUSTOM_OLD'}
+    assert ownership.target(current) == standard | {RAW}
+    assert not any(ownership.owns(t) for t in standard)
+    assert not any(t.lstrip('!') in standard
+                   for t in ownership.in_sync_filter())
