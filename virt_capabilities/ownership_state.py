@@ -1,8 +1,19 @@
 """Remembers which custom traits the reporter set on which provider.
 
 Without it a trait dropped from ``custom_traits`` could not be told apart from
-one somebody else set. Written atomically (temp file + rename), and only when
-it changes.
+one somebody else set. It is state that cannot hurt:
+
+* only well-formed ``CUSTOM_*`` names are ever read from it, so whatever the
+  file says, no standard trait (``COMPUTE_STATUS_DISABLED`` and the rest of
+  nova-compute's) is ever removed because of it;
+* a file that exists and is not the reporter's own JSON is refused (a
+  ConfigError, before anything is sent) and never replaced;
+* an entry of the wrong type in its own file is warned about and ignored,
+  the other entries are kept;
+* it is written atomically (temp file + rename), and only when it
+  changes.
+
+With no path it lives in memory only, for the life of the process.
 """
 
 import json
@@ -10,28 +21,114 @@ import logging
 import os
 import tempfile
 
+from image_type_common import exceptions
+from image_type_common import trait_names
+
 LOG = logging.getLogger(__name__)
+
+#: Written into every state file; a file without it is only accepted in the
+#: older format, ``{"providers": {...}}`` and nothing else.
+FORMAT = 'virt-capabilities-ownership/1'
+FORMAT_KEY = 'format'
+#: How much of the ignored content one warning names.
+_MAX_NAMED = 10
+_MAX_CHARS = 80
+
+
+def _short(value):
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= _MAX_CHARS else text[:_MAX_CHARS] + '...'
+
+
+def _refuse(path, why):
+    return exceptions.ConfigError(
+        'state file %s is not this reporter\'s ownership state (%s): it '
+        'must be missing, or a JSON object with "%s": "%s" (or only '
+        '"providers", from older versions); point [virt_capabilities] '
+        'state_file elsewhere, or move the file away'
+        % (path, why, FORMAT_KEY, FORMAT))
+
+
+def read_document(path):
+    """The state file at ``path`` as a dict, its entries unchecked.
+
+    None when there is no file. ConfigError (the file is left alone) when
+    it cannot be read or is not the reporter's own: neither a JSON object
+    with ``"format": FORMAT`` nor the older ``{"providers": {...}}``. The
+    file's contents are never quoted: it may be anything.
+    """
+    if not path:
+        return None
+    try:
+        with open(path, 'rb') as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise exceptions.ConfigError(
+            'cannot read state file %s (%s): it must be missing or this '
+            'reporter\'s own, readable JSON file' % (path,
+                                                       exc.strerror or exc))
+    try:
+        data = json.loads(raw.decode('utf-8'))
+    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
+        raise _refuse(path, 'not UTF-8 JSON')
+    if not isinstance(data, dict):
+        raise _refuse(path, 'JSON, but not an object')
+    if FORMAT_KEY in data:
+        if data[FORMAT_KEY] != FORMAT:
+            raise _refuse(path, 'another format, perhaps of a newer '
+                                'version')
+        return data
+    if set(data) == {'providers'} and isinstance(data['providers'], dict):
+        return data  # written before the format marker
+    raise _refuse(path, 'a JSON object without "%s"' % FORMAT_KEY)
+
+
+def check(path):
+    """Raise ConfigError unless ``path`` is missing or the reporter's own
+    state file (what ``OwnershipState(path)`` refuses), reading only."""
+    read_document(path)
+
+
+def _parse(path, document):
+    """{uuid: frozenset of CUSTOM_* names}; everything else is warned
+    about, once, and left out."""
+    if document is None:
+        return {}
+    providers = document.get('providers', {})
+    if not isinstance(providers, dict):
+        LOG.warning('ownership state %s: ignored "providers" (%s, not an '
+                    'object): no custom trait is known to be ours',
+                    path, type(providers).__name__)
+        return {}
+    owned, ignored = {}, []
+    for uuid, traits in providers.items():
+        if not isinstance(traits, list):
+            ignored.append('%s: %s, not a list' % (
+                _short(uuid), type(traits).__name__))
+            continue
+        good = frozenset(t for t in traits if trait_names.is_custom(t))
+        bad = [t for t in traits if not trait_names.is_custom(t)]
+        if bad:
+            ignored.append('%s: %s' % (_short(uuid), ', '.join(
+                _short(t) for t in bad)))
+        if good:
+            owned[uuid] = good
+    if ignored:
+        more = len(ignored) - _MAX_NAMED
+        LOG.warning('ownership state %s: ignored %s%s (only lists of '
+                    'CUSTOM_* trait names are kept; a standard trait is '
+                    'never the reporter\'s to remove)', path,
+                    '; '.join(ignored[:_MAX_NAMED]),
+                    ' and %d more' % more if more > 0 else '')
+    return owned
 
 
 class OwnershipState:
     def __init__(self, path):
         self.path = path
-        self._owned = self._load()
-
-    def _load(self):
-        if not self.path:
-            return {}
-        try:
-            with open(self.path) as f:
-                data = json.load(f)
-            return {uuid: frozenset(traits)
-                    for uuid, traits in data.get('providers', {}).items()}
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError, AttributeError) as exc:
-            LOG.warning('ignoring unreadable ownership state %s: %s',
-                        self.path, exc)
-            return {}
+        self._owned = _parse(path, read_document(path))
 
     def owned(self, uuid):
         return self._owned.get(uuid, frozenset())
@@ -60,20 +157,23 @@ class OwnershipState:
     def _save(self):
         if not self.path:
             return
-        data = {'providers': {u: sorted(t) for u, t in
+        data = {FORMAT_KEY: FORMAT,
+                'providers': {u: sorted(t) for u, t in
                               sorted(self._owned.items())}}
         directory = os.path.dirname(os.path.abspath(self.path))
         tmp = None
         try:
+            check(self.path)  # it may have been replaced since it was read
             os.makedirs(directory, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=directory, prefix='.ownership-')
             with os.fdopen(fd, 'w') as f:
                 json.dump(data, f, indent=1)
             os.replace(tmp, self.path)
             tmp = None
-        except OSError as exc:
+        except (OSError, exceptions.ConfigError) as exc:
             LOG.warning('could not save ownership state %s: %s',
                         self.path, exc)
         finally:
             if tmp is not None:  # failed or interrupted: no stray file
                 os.unlink(tmp)
+

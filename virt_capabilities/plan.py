@@ -10,6 +10,7 @@ import logging
 
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
+from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
 
@@ -42,6 +43,8 @@ class NodePlan:
         except providers.ProviderNeeded as exc:
             provider_needed = exc
         plan = cls(conf, settings, capabilities, refs, provider_needed)
+        # report refuses a state file that is not its own: show too.
+        ownership_state.check(plan.state_file)
         if plan.custom_traits and not plan.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '

@@ -36,8 +36,9 @@ class ReportJob:
         if self.plan.provider_needed:
             raise self.plan.provider_needed
         self.conf = self.plan.conf
-        self.client = client or connection.client_for(self.conf, cloud)
+        # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(self.plan.state_file)
+        self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.traits, self.plan.custom_traits, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,

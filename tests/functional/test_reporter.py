@@ -2,6 +2,7 @@
 
 import json
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -415,3 +416,78 @@ def test_nova_compute_as_owner_keeps_only_custom_traits(placement,
     assert proc.returncode == 0, proc.stderr
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['vmdk'], 'CUSTOM_DB_' + unique.upper()}
+
+
+STANDARD = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED'}
+
+
+def report_with_state(placement, write_conf, tmp_path, name, providers):
+    """``report`` of the provider ``name`` with this state file; the
+    process and its WARNING lines."""
+    (tmp_path / 'virt_capabilities.json').write_text(json.dumps(
+        {'providers': providers}))
+    proc = run_cli('report', '--config-file', write_conf(FAKE_CONF, placement),
+                   '--provider', name)
+    assert proc.returncode == 0, proc.stderr
+    return proc, [line for line in proc.stderr.splitlines()
+                  if line.startswith('WARNING')]
+
+
+def test_standard_traits_listed_in_state_stay_on_the_provider(
+        placement, write_conf, tmp_path, unique):
+    """nova-compute's traits are never the reporter's, whatever its state
+    file says: losing COMPUTE_STATUS_DISABLED would re-enable a disabled
+    host."""
+    client = placement.client()
+    mine = 'CUSTOM_MINE_' + unique.upper()
+    uuid = make_provider(client, 'std-' + unique, STANDARD | {mine})
+    proc, warnings = report_with_state(
+        placement, write_conf, tmp_path, 'std-' + unique,
+        {uuid: sorted(STANDARD | {mine})})
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == STANDARD | {T['raw']}  # the custom one it set: gone
+    assert len(warnings) == 1, proc.stderr
+    assert all(name in warnings[0] for name in STANDARD)
+    saved = json.loads((tmp_path / 'virt_capabilities.json').read_text())
+    assert not STANDARD & {t for ts in saved['providers'].values()
+                           for t in ts}
+
+
+def test_a_wrong_typed_state_entry_is_warned_about_and_the_run_goes_on(
+        placement, write_conf, tmp_path, unique):
+    client = placement.client()
+    mine = 'CUSTOM_MINE_' + unique.upper()
+    uuid = make_provider(client, 'typed-' + unique, {mine})
+    other = 'c0ffee00-0000-4000-8000-%s' % unique.rjust(12, '0')
+    proc, warnings = report_with_state(
+        placement, write_conf, tmp_path, 'typed-' + unique,
+        {uuid: [mine], other: 5})
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == {T['raw']}  # the well-formed entry still counts
+    assert len(warnings) == 1, proc.stderr
+    assert other in warnings[0]
+    assert 'virt_capabilities.json' in warnings[0]
+
+
+def test_a_state_file_that_is_not_its_own_is_refused_untouched(
+        write_conf, listener, tmp_path):
+    """A state_file naming something else (a typo, a backup of nova.conf)
+    is refused before anything is sent, and stays byte for byte, mode for
+    mode, as it was."""
+    backup = tmp_path / 'nova.conf.bak'
+    backup.write_text('[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n')
+    backup.chmod(0o644)
+    before = backup.read_bytes()
+    path = write_conf(LIBVIRT_CONF + '[virt_capabilities]\nstate_file = %s\n'
+                      % backup, listener)
+    node = ('--config-file', path, '--provider', 'any')
+    runs = [run_cli('report', *node),
+            run_cli('report', *node, '--interval', '3600'),
+            run_cli('show', *node)]
+    for proc in runs:
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count('\n') == 1 and str(backup) in proc.stderr
+        assert proc.stderr == runs[0].stderr
+    assert listener.requests == []
+    assert backup.read_bytes() == before
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o644

@@ -2,6 +2,7 @@
 
 import pytest
 
+from image_type_common import exceptions
 from virt_capabilities import plan
 
 
@@ -33,3 +34,12 @@ def test_nova_compute_as_owner_leaves_only_custom_traits(tmp_path):
                       'CUSTOM_A\nimage_type_traits_owner = nova-compute\n')
     assert result.traits == {'CUSTOM_A'}
     assert result.capabilities.traits == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_a_state_file_that_is_not_its_own_is_refused_by_show_too(tmp_path):
+    backup = tmp_path / 'nova.conf.bak'
+    backup.write_text('[DEFAULT]\ndebug = True\n')
+    with pytest.raises(exceptions.ConfigError) as caught:
+        plan_for(tmp_path, '[virt_capabilities]\nstate_file = %s\n' % backup)
+    assert str(backup) in str(caught.value)
+    assert backup.read_text() == '[DEFAULT]\ndebug = True\n'

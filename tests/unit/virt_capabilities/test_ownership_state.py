@@ -1,0 +1,168 @@
+"""The ownership state file: it can only ever make the reporter remove the
+custom traits it set itself, and it never destroys a file that is not its
+own."""
+
+import json
+import logging
+import os
+import stat
+
+import pytest
+
+from image_type_common import exceptions
+from virt_capabilities import ownership_state
+
+FORMAT = 'virt-capabilities-ownership/1'
+U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
+U2 = '7b4f6b3f-2c3d-4e6f-9001-1b2c3d4e5f60'
+
+
+def write(path, data, mode=0o644):
+    path.write_bytes(data if isinstance(data, bytes)
+                     else data.encode() if isinstance(data, str)
+                     else json.dumps(data).encode())
+    path.chmod(mode)
+    return str(path)
+
+
+def warnings_of(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.levelno == logging.WARNING
+            and r.name == ownership_state.__name__]
+
+
+# -- only custom traits the reporter set are ever owned ---------------------
+
+def test_standard_traits_in_the_file_are_never_owned(tmp_path, caplog):
+    path = write(tmp_path / 'state.json', {'providers': {U1: [
+        'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED',
+        'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_MINE', 'CUSTOM_lower']}})
+    with caplog.at_level(logging.WARNING):
+        state = ownership_state.OwnershipState(path)
+    assert state.owned(U1) == {'CUSTOM_MINE'}
+    assert state.all_owned() == {'CUSTOM_MINE'}
+    [warning] = warnings_of(caplog)
+    assert path in warning
+    for ignored in ('COMPUTE_NODE', 'HW_CPU_X86_AVX2',
+                    'COMPUTE_STATUS_DISABLED', 'COMPUTE_IMAGE_TYPE_RAW',
+                    'CUSTOM_lower'):
+        assert ignored in warning
+
+
+# -- a file that is not its own is refused, untouched -----------------------
+
+@pytest.mark.parametrize('content', [
+    '[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n',   # nova.conf
+    '',
+    b'\xff\xfe{"providers": {}}',
+    '[["CUSTOM_A"]]',
+    '"providers"',
+    '{"auth": {"password": "s3cret-Pa55"}}',
+    '{"providers": ["CUSTOM_A"]}',
+    '{"format": "virt-capabilities-ownership/2", "providers": {}}',
+    '{"format": "something-else/1", "providers": {}}',
+], ids=['ini', 'empty', 'not-utf8', 'json-list', 'json-string',
+        'json-object', 'providers-not-an-object', 'newer-format',
+        'other-format'])
+def test_a_file_that_is_not_its_own_is_refused_untouched(tmp_path, content):
+    path = write(tmp_path / 'nova.conf.bak', content, mode=0o644)
+    before = (open(path, 'rb').read(), os.stat(path))
+    with pytest.raises(exceptions.ConfigError) as caught:
+        ownership_state.OwnershipState(path)
+    message = str(caught.value)
+    assert '\n' not in message
+    assert path in message and FORMAT in message
+    assert 's3cret' not in message  # the file's contents are never shown
+    after = os.stat(path)
+    assert open(path, 'rb').read() == before[0]
+    assert stat.S_IMODE(after.st_mode) == 0o644
+    assert after.st_mtime_ns == before[1].st_mtime_ns
+    assert os.listdir(tmp_path) == ['nova.conf.bak']
+
+
+def test_an_unreadable_file_is_refused(tmp_path):
+    (tmp_path / 'state.json').mkdir()
+    with pytest.raises(exceptions.ConfigError) as caught:
+        ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    assert str(tmp_path / 'state.json') in str(caught.value)
+
+
+@pytest.mark.parametrize('data', [
+    {'providers': {U1: ['CUSTOM_A']}},
+    {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}},
+    {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}, 'later': 'added'},
+], ids=['older-format', 'format-1', 'format-1-extra-key'])
+def test_its_own_formats_are_read(tmp_path, data):
+    state = ownership_state.OwnershipState(write(tmp_path / 's.json', data))
+    assert state.owned(U1) == {'CUSTOM_A'}
+
+
+def test_the_older_format_is_rewritten_with_the_marker(tmp_path):
+    path = write(tmp_path / 'state.json', {'providers': {U1: ['CUSTOM_A']}})
+    state = ownership_state.OwnershipState(path)
+    state.record(U2, {'CUSTOM_B'})
+    with open(path) as f:
+        assert json.load(f) == {'format': FORMAT, 'providers': {
+            U1: ['CUSTOM_A'], U2: ['CUSTOM_B']}}
+    assert ownership_state.OwnershipState(path).all_owned() == {
+        'CUSTOM_A', 'CUSTOM_B'}
+
+
+def test_a_missing_file_is_empty_state_and_not_created_by_reading(tmp_path):
+    state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+    assert state.all_owned() == frozenset()
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_file_put_there_since_it_was_read_is_not_replaced(tmp_path,
+                                                            caplog):
+    path = tmp_path / 'state.json'
+    state = ownership_state.OwnershipState(str(path))
+    path.write_text('[DEFAULT]\ndebug = True\n')
+    with caplog.at_level(logging.WARNING):
+        state.record(U1, {'CUSTOM_A'})
+    assert path.read_text() == '[DEFAULT]\ndebug = True\n'
+    assert os.listdir(tmp_path) == ['state.json']
+    [warning] = warnings_of(caplog)
+    assert str(path) in warning
+
+
+# -- wrong-typed entries of its own file: warned about, only they ignored ---
+
+@pytest.mark.parametrize('providers,kept,bad', [
+    ({U1: 5, U2: ['CUSTOM_B']}, {U2: {'CUSTOM_B'}}, [U1]),
+    ({U1: 'CUSTOM_A', U2: ['CUSTOM_B']}, {U2: {'CUSTOM_B'}}, [U1]),
+    ({U1: {'CUSTOM_A': 1}, U2: None}, {}, [U1, U2]),
+    ({U1: [1, 'CUSTOM_A', None, ['CUSTOM_C']]}, {U1: {'CUSTOM_A'}}, [U1]),
+], ids=['int', 'string', 'object-and-null', 'list-of-mixed'])
+@pytest.mark.parametrize('marker', [True, False],
+                         ids=['format-1', 'older-format'])
+def test_wrong_typed_entries_are_warned_about_and_only_they_ignored(
+        tmp_path, caplog, providers, kept, bad, marker):
+    data = {'format': FORMAT, 'providers': providers} if marker else {
+        'providers': providers}
+    path = write(tmp_path / 'state.json', data)
+    with caplog.at_level(logging.WARNING):
+        state = ownership_state.OwnershipState(path)
+    for uuid in (U1, U2):
+        assert state.owned(uuid) == kept.get(uuid, frozenset())
+    assert state.all_owned() == frozenset().union(*kept.values())
+    [warning] = warnings_of(caplog)
+    assert path in warning
+    assert all(uuid in warning for uuid in bad)
+    # It keeps working, and its next write is well-formed.
+    state.record(U1, {'CUSTOM_NEW'})
+    again = ownership_state.OwnershipState(path)
+    assert again.owned(U1) == {'CUSTOM_NEW'}
+
+
+@pytest.mark.parametrize('providers', [['CUSTOM_A'], 5, None])
+def test_its_own_file_with_providers_of_the_wrong_type(tmp_path, caplog,
+                                                       providers):
+    path = write(tmp_path / 'state.json',
+                 {'format': FORMAT, 'providers': providers})
+    with caplog.at_level(logging.WARNING):
+        state = ownership_state.OwnershipState(path)
+    assert state.all_owned() == frozenset()
+    [warning] = warnings_of(caplog)
+    assert path in warning and 'providers' in warning
