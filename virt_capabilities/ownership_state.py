@@ -10,8 +10,9 @@ one somebody else set. It is state that cannot hurt:
   ConfigError, before anything is sent) and never replaced;
 * an entry of the wrong type in its own file is warned about and ignored,
   the other entries are kept;
-* it is written atomically (temp file + rename), and only when it
-  changes.
+* it is written atomically and durably (temp file fsynced, renamed, the
+  directory fsynced), only when it changes; a new file is private (0600), a
+  replaced one keeps its mode.
 
 With no path it lives in memory only, for the life of the process.
 """
@@ -19,6 +20,7 @@ With no path it lives in memory only, for the life of the process.
 import json
 import logging
 import os
+import stat
 import tempfile
 
 from image_type_common import exceptions
@@ -165,11 +167,20 @@ class OwnershipState:
         try:
             check(self.path)  # it may have been replaced since it was read
             os.makedirs(directory, exist_ok=True)
+            try:
+                mode = stat.S_IMODE(os.stat(self.path).st_mode)
+            except FileNotFoundError:
+                mode = None  # a new file: mkstemp's 0600
             fd, tmp = tempfile.mkstemp(dir=directory, prefix='.ownership-')
             with os.fdopen(fd, 'w') as f:
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
                 json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, self.path)
             tmp = None
+            _fsync_directory(directory)
         except (OSError, exceptions.ConfigError) as exc:
             LOG.warning('could not save ownership state %s: %s',
                         self.path, exc)
@@ -177,3 +188,11 @@ class OwnershipState:
             if tmp is not None:  # failed or interrupted: no stray file
                 os.unlink(tmp)
 
+
+def _fsync_directory(directory):
+    """Make a rename in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

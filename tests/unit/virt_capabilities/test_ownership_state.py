@@ -166,3 +166,68 @@ def test_its_own_file_with_providers_of_the_wrong_type(tmp_path, caplog,
     assert state.all_owned() == frozenset()
     [warning] = warnings_of(caplog)
     assert path in warning and 'providers' in warning
+
+
+# -- writes: durable, and the file keeps its mode ---------------------------
+
+def test_writes_are_fsynced_file_before_rename_directory_after(
+        tmp_path, monkeypatch):
+    path = str(tmp_path / 'state.json')
+    events = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        target = os.readlink('/proc/self/fd/%d' % fd)
+        if os.path.isdir(target):
+            events.append(('fsync dir', target))
+        else:  # flushed before: what is fsynced is the whole document
+            with open('/proc/self/fd/%d' % fd) as f:
+                events.append(('fsync file', target, json.load(f)))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        events.append(('replace', str(src), str(dst)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, 'fsync', fsync)
+    monkeypatch.setattr(os, 'replace', replace)
+    ownership_state.OwnershipState(path).record(U1, {'CUSTOM_A'})
+    document = {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}}
+    assert len(events) == 3, events
+    (_, tmp, written), replaced, synced_dir = events
+    assert written == document
+    assert os.path.dirname(tmp) == str(tmp_path) and tmp != path
+    assert replaced == ('replace', tmp, path)
+    assert synced_dir == ('fsync dir', str(tmp_path))
+
+
+def test_a_failed_fsync_keeps_the_old_file_and_leaves_no_temp_file(
+        tmp_path, monkeypatch, caplog):
+    path = write(tmp_path / 'state.json',
+                 {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}})
+
+    def fsync(fd):
+        raise OSError(5, 'Input/output error')
+
+    monkeypatch.setattr(os, 'fsync', fsync)
+    with caplog.at_level(logging.WARNING):
+        ownership_state.OwnershipState(path).record(U1, {'CUSTOM_B'})
+    monkeypatch.undo()
+    assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_A'}
+    assert os.listdir(tmp_path) == ['state.json']
+    assert any('Input/output error' in w for w in warnings_of(caplog))
+
+
+def test_a_new_file_is_private(tmp_path):
+    path = str(tmp_path / 'state.json')
+    ownership_state.OwnershipState(path).record(U1, {'CUSTOM_A'})
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+@pytest.mark.parametrize('mode', [0o640, 0o644, 0o600])
+def test_replacing_its_own_file_keeps_its_mode(tmp_path, mode):
+    path = write(tmp_path / 'state.json',
+                 {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}}, mode)
+    ownership_state.OwnershipState(path).record(U1, {'CUSTOM_B'})
+    assert stat.S_IMODE(os.stat(path).st_mode) == mode
+    assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_B'}
