@@ -14,7 +14,8 @@ one somebody else set. It is state that cannot hurt:
   directory fsynced), only when it changes; a new file is private (0600), a
   replaced one keeps its mode.
 
-With no path it lives in memory only, for the life of the process.
+With no path it lives in memory only, for the life of the process (a
+service's reload hands it to the re-read job: see ``adopt``).
 """
 
 import json
@@ -137,6 +138,18 @@ class OwnershipState:
 
     def all_owned(self):
         return frozenset().union(*self._owned.values())
+
+    def adopt(self, other):
+        """Also own what ``other`` (a previous job's state) owned.
+
+        What this process set stays known across a configuration reload,
+        also when nothing is kept on disk. Nothing is written here: the
+        next ``record`` does it.
+        """
+        if other is None or other is self:
+            return
+        for uuid, traits in other._owned.items():
+            self._owned[uuid] = self.owned(uuid) | traits
 
     def record(self, uuid, custom_traits):
         self.record_many([uuid], custom_traits)

@@ -47,6 +47,17 @@ class ReportJob:
         self.uuids = None
         self.missing = []
 
+    def inherit_state(self, previous):
+        """Keep knowing which custom traits ``previous`` (the job this one
+        replaces on a reload) set, also with no state file; returns self.
+
+        Without it a custom trait dropped from the configuration and
+        reloaded would stay on the provider when nothing is kept on disk.
+        """
+        if previous is not None and previous is not self:
+            self.reporter.state.adopt(previous.reporter.state)
+        return self
+
     def resolve(self, wait=0.0):
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
@@ -142,7 +153,7 @@ def _reloaded(job, job_factory, control):
     if not control.take_reload():
         return job
     try:
-        job = job_factory(control.sleep)
+        job = job_factory(control.sleep).inherit_state(job)
         LOG.info('configuration re-read')
     except Exception as exc:  # noqa: BLE001 - the service lives on
         LOG.error('keeping the previous configuration: %s', exc)

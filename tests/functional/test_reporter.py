@@ -491,3 +491,40 @@ def test_a_state_file_that_is_not_its_own_is_refused_untouched(
     assert listener.requests == []
     assert backup.read_bytes() == before
     assert stat.S_IMODE(backup.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize('state', ['without state_path', 'with state_path'])
+def test_reload_drops_a_custom_trait_removed_from_the_config(
+        placement, tmp_path, unique, state):
+    """SIGHUP's library twin: a custom trait dropped from the config goes,
+    also when nothing is kept on disk (the service remembers it)."""
+    client = placement.client()
+    uuid = make_provider(client, 'hup-' + unique, {'HW_CPU_X86_AVX2'})
+    keep, drop = ('CUSTOM_%s_%s' % (w, unique.upper())
+                  for w in ('KEEP', 'DROP'))
+    path = tmp_path / 'nova.conf'
+
+    def configure(custom):
+        path.write_text(
+            '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = hup-%s\n%s'
+            '[virt_capabilities]\ncustom_traits = %s\n%s' % (
+                unique, 'state_path = %s\n' % tmp_path
+                if state == 'with state_path' else '', ','.join(custom),
+                placement.nova_conf_section()))
+
+    configure([keep, drop])
+    control, thread, result = run_service_in_thread(str(path))
+    try:
+        helpers.wait_until(lambda: client.get_provider_traits(uuid)[0] == {
+            T['raw'], keep, drop, 'HW_CPU_X86_AVX2'}, 'first sync')
+        configure([keep])
+        control.reload()
+        helpers.wait_until(lambda: client.get_provider_traits(uuid)[0] == {
+            T['raw'], keep, 'HW_CPU_X86_AVX2'}, 'sync after reload')
+    finally:
+        control.stop()
+        thread.join(helpers.SAFETY_TIMEOUT)
+    assert result == {'code': 0}
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        ['nova.conf', 'virt_capabilities.json']
+        if state == 'with state_path' else ['nova.conf'])

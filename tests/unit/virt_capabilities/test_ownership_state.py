@@ -11,6 +11,7 @@ import pytest
 
 from image_type_common import exceptions
 from virt_capabilities import ownership_state
+from virt_capabilities import service
 
 FORMAT = 'virt-capabilities-ownership/1'
 U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
@@ -231,3 +232,37 @@ def test_replacing_its_own_file_keeps_its_mode(tmp_path, mode):
     ownership_state.OwnershipState(path).record(U1, {'CUSTOM_B'})
     assert stat.S_IMODE(os.stat(path).st_mode) == mode
     assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_B'}
+
+
+# -- a reloaded service does not forget what it set -------------------------
+
+def job_for(tmp_path, name, custom, state_path=None):
+    conf = tmp_path / name
+    conf.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
+                    + ('state_path = %s\n' % state_path if state_path
+                       else '') +
+                    '[virt_capabilities]\ncustom_traits = %s\n' % custom)
+    return service.ReportJob([str(conf)], client=object())
+
+
+def test_a_reloaded_job_without_state_file_inherits_what_was_set(tmp_path):
+    first = job_for(tmp_path, 'a.conf', 'CUSTOM_A,CUSTOM_B')
+    first.reporter.state.record(U1, {'CUSTOM_A', 'CUSTOM_B'})
+    second = job_for(tmp_path, 'b.conf', 'CUSTOM_B')
+    assert second.inherit_state(first) is second
+    ownership = second.reporter.ownership(U1)
+    assert ownership.owns('CUSTOM_A')  # dropped: still ours to remove
+    assert ownership.target({'CUSTOM_A', 'CUSTOM_B', 'CUSTOM_X'}) == {
+        'CUSTOM_B', 'CUSTOM_X', 'COMPUTE_IMAGE_TYPE_RAW'}
+    # Nothing was written anywhere.
+    assert sorted(os.listdir(tmp_path)) == ['a.conf', 'b.conf']
+
+
+def test_a_reloaded_job_with_a_state_file_reads_it(tmp_path):
+    first = job_for(tmp_path, 'a.conf', 'CUSTOM_A', state_path=tmp_path)
+    first.reporter.state.record(U1, {'CUSTOM_A'})
+    second = job_for(tmp_path, 'b.conf', '', state_path=tmp_path)
+    second.inherit_state(first)
+    assert second.reporter.ownership(U1).owns('CUSTOM_A')
+    with open(tmp_path / 'virt_capabilities.json') as f:
+        assert json.load(f)['providers'] == {U1: ['CUSTOM_A']}
