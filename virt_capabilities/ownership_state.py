@@ -73,9 +73,13 @@ def read_document(path):
             'reporter\'s own, readable JSON file' % (path,
                                                        exc.strerror or exc))
     try:
-        data = json.loads(raw.decode('utf-8'))
-    except ValueError:  # UnicodeDecodeError and JSONDecodeError included
-        raise _refuse(path, 'not UTF-8 JSON')
+        text = raw.decode('utf-8')
+    except UnicodeDecodeError:
+        raise _refuse(path, 'not UTF-8 text')
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise _refuse(path, 'not JSON')
     if not isinstance(data, dict):
         raise _refuse(path, 'JSON, but not an object')
     if FORMAT_KEY in data:
