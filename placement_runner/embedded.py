@@ -51,10 +51,12 @@ class EmbeddedPlacement:
     BACKENDS = ('sqlite', 'postgresql')
 
     def __init__(self, startup_timeout=120.0, database_url=None, port=0,
-                 backend='sqlite', workers=None, options=()):
+                 backend='sqlite', workers=None, options=(), env=None):
         """``database_url`` and ``port`` let a test restart a server in place
         (same data, same address); by default both are fresh. ``options``
         are ``SECTION.KEY=VALUE`` strings for the generated placement.conf.
+        ``env`` adds variables to the server's environment (e.g. a
+        ``PYTHONPATH`` with a patched ``placement`` package first).
         """
         if backend not in self.BACKENDS:
             raise EmbeddedPlacementUsageError(
@@ -73,6 +75,7 @@ class EmbeddedPlacement:
         self.backend = backend
         self.workers = workers
         self.options = tuple(options)
+        self.env = dict(env or {})
         self.workdir = None
         self.process = None
         self.endpoint = None
@@ -106,7 +109,7 @@ class EmbeddedPlacement:
                 'pip install "image-type-filter[scale]"' % ', '.join(missing))
         command = [sys.executable, '-m', embedded_server.__name__,
                    '--port', str(self.port), '--watch-stdin']
-        env = dict(os.environ)
+        env = dict(os.environ, **self.env)
         env.pop(embedded_server.DATABASE_URL_ENV, None)
         if self.database_url:
             # In the environment, not the command line: a URL may carry a

@@ -71,6 +71,18 @@ def test_stop_leaves_no_process_or_directory():
     server.stop()  # idempotent
 
 
+@pytest.mark.skipif(not os.path.isdir('/proc/self'), reason='reads /proc')
+def test_env_reaches_the_server():
+    """``env`` is added to the server's environment (how a patched
+    Placement is put first on its PYTHONPATH)."""
+    with embedded.EmbeddedPlacement(
+            env={'EMBEDDED_PLACEMENT_TEST_MARK': 'on'}) as server:
+        with open('/proc/%d/environ' % server.pid, 'rb') as f:
+            environ = f.read().split(b'\0')
+    assert b'EMBEDDED_PLACEMENT_TEST_MARK=on' in environ
+    assert 'EMBEDDED_PLACEMENT_TEST_MARK' not in os.environ
+
+
 def test_listens_on_loopback_only(placement):
     """The listening socket is bound to 127.0.0.1 (read from the kernel)."""
     port = int(placement.endpoint.rsplit(':', 1)[1])
