@@ -3,6 +3,7 @@
 # openstack-placement 16.0.0 with root-required-prefilter.patch applied.
 #
 #   contrib/placement/run-placement-tests.sh [--no-patch] [--venv DIR]
+#       [--sdist-tests]
 #
 # It builds a virtualenv (a temporary one, removed at the end, unless
 # --venv names one to create or reuse), installs openstack-placement==16.0.0
@@ -11,7 +12,8 @@
 # with --no-patch: the control run), and runs with stestr:
 #   placement.tests.functional.db.test_allocation_candidates
 #   placement.tests.functional.test_api (all the gabbits)
-# If the wheel ships no placement/tests, they are taken from the sdist.
+# If the wheel ships no placement/tests (or with --sdist-tests), the tests
+# are taken from the sdist on PyPI instead.
 # It exits non-zero, with one line on stderr, if anything fails.
 
 set -eu
@@ -23,6 +25,7 @@ PATCH_FILE=$HERE/root-required-prefilter.patch
 PYTHON=${PYTHON:-python3}
 TESTS='placement\.tests\.functional\.(db\.test_allocation_candidates|test_api)\.'
 APPLY_PATCH=1
+SDIST_TESTS=0
 VENV=
 TMP=
 
@@ -42,13 +45,14 @@ trap 'die "failed at line $LINENO: $BASH_COMMAND"' ERR
 while [ $# -gt 0 ]; do
     case $1 in
         --no-patch) APPLY_PATCH=0 ;;
+        --sdist-tests) SDIST_TESTS=1 ;;
         --venv)
             [ $# -ge 2 ] || die "--venv needs a directory"
             VENV=$2
             shift
             ;;
         -h|--help)
-            sed -n '2,15p' "$0"
+            sed -n '2,17p' "$0"
             exit 0
             ;;
         *) die "unknown argument: $1 (see --help)" ;;
@@ -71,36 +75,52 @@ if [ ! -x "$VENV/bin/python" ]; then
     echo "== creating virtualenv $VENV"
     "$PYTHON" -m venv "$VENV"
 fi
-PIP=("$VENV/bin/python" -m pip --quiet)
+PIP_LOG=$TMP/pip.log
+pip_install() {
+    if ! "$VENV/bin/python" -m pip install "$@" >> "$PIP_LOG" 2>&1; then
+        grep -v 'WARNING: Location' "$PIP_LOG" | tail -n 20 >&2
+        die "pip install $* failed"
+    fi
+}
 
 echo "== installing openstack-placement==$PLACEMENT_VERSION and test deps"
 # What placement's test-requirements.txt lists for the functional tests
 # (no database drivers: the tests use SQLite in memory).
-"${PIP[@]}" install "openstack-placement==$PLACEMENT_VERSION" \
+pip_install "openstack-placement==$PLACEMENT_VERSION" \
     'fixtures>=3.0.0' 'oslotest>=3.5.0' 'stestr>=1.0.0' 'testtools>=2.2.0' \
     'gabbi>=1.35.0' 'wsgi-intercept>=1.7.0' 'cryptography>=2.7'
 # Back to the released files, whatever an earlier run patched: reinstall
-# the wheel and drop the files the patch may have added.
+# the wheel and drop the files the patch may have added, and the tests an
+# earlier run took from the sdist.
+SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 if [ -f "$VENV/placement-patched.files" ]; then
-    SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     while read -r added; do
         rm -f "$SITE/$added"
     done < "$VENV/placement-patched.files"
     rm -f "$VENV/placement-patched.files"
 fi
-"${PIP[@]}" install --force-reinstall --no-deps \
+if [ -f "$VENV/placement-tests-from-sdist" ]; then
+    rm -rf "$SITE/placement/tests" "$VENV/placement-tests-from-sdist"
+fi
+pip_install --force-reinstall --no-deps \
     "openstack-placement==$PLACEMENT_VERSION"
-SITE=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 if [ ! -f "$SITE/placement/tests/functional/test_api.py" ]; then
-    echo "== the wheel has no placement/tests: taking them from the sdist"
-    "${PIP[@]}" download --no-binary :all: --no-deps \
-        -d "$TMP/sdist" "openstack-placement==$PLACEMENT_VERSION"
+    SDIST_TESTS=1
+fi
+if [ "$SDIST_TESTS" = 1 ]; then
+    echo "== taking placement/tests from the sdist"
+    if ! "$VENV/bin/python" -m pip download --no-binary :all: --no-deps \
+            -d "$TMP/sdist" "openstack-placement==$PLACEMENT_VERSION" \
+            >> "$PIP_LOG" 2>&1; then
+        die "could not download the openstack-placement sdist"
+    fi
     tar -xzf "$TMP"/sdist/openstack*placement-"$PLACEMENT_VERSION".tar.gz \
         -C "$TMP/sdist"
     SDIST_TREE=$(echo "$TMP"/sdist/openstack*placement-"$PLACEMENT_VERSION")
     rm -rf "$SITE/placement/tests"
     cp -r "$SDIST_TREE/placement/tests" "$SITE/placement/tests"
+    touch "$VENV/placement-tests-from-sdist"
 fi
 
 if [ "$APPLY_PATCH" = 1 ]; then
