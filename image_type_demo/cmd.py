@@ -43,6 +43,12 @@ class Demo(command.Command):
             help='An existing MySQL or PostgreSQL database (SQLAlchemy URL) '
                  'instead; it is kept, and so is what the demo writes.')
         placement.add_argument(
+            '--placement-patch', metavar='PATCH',
+            help='Serve Placement with a patch applied, from a cached patched '
+                 'copy (the installed package is not touched): '
+                 '"root-required-prefilter" (contrib/placement/README.md: '
+                 'root_required as cheap as required), or a patch file.')
+        placement.add_argument(
             '--placement-workers', type=int, metavar='N',
             help='gunicorn API workers for a database other than SQLite '
                  '(default 4).')
@@ -65,7 +71,8 @@ class Demo(command.Command):
     def placement_args(self, parsed_args):
         return {'backend': parsed_args.placement_backend,
                 'database_url': parsed_args.placement_database_url,
-                'workers': parsed_args.placement_workers}
+                'workers': parsed_args.placement_workers,
+                'patch': parsed_args.placement_patch}
 
     def emit(self, parsed_args, result):
         common.emit(self.app.stdout, parsed_args, result, [

@@ -28,6 +28,7 @@ import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
+from placement_runner import patched
 from placement_runner import server as embedded_server
 
 LOG = logging.getLogger(__name__)
@@ -51,12 +52,15 @@ class EmbeddedPlacement:
     BACKENDS = ('sqlite', 'postgresql')
 
     def __init__(self, startup_timeout=120.0, database_url=None, port=0,
-                 backend='sqlite', workers=None, options=(), env=None):
+                 backend='sqlite', workers=None, options=(), env=None,
+                 patch=None):
         """``database_url`` and ``port`` let a test restart a server in place
         (same data, same address); by default both are fresh. ``options``
         are ``SECTION.KEY=VALUE`` strings for the generated placement.conf.
         ``env`` adds variables to the server's environment (e.g. a
         ``PYTHONPATH`` with a patched ``placement`` package first).
+        ``patch``: serve Placement with this patch applied (a name from
+        ``patched.PATCHES`` or a file), from a cached patched copy.
         """
         if backend not in self.BACKENDS:
             raise EmbeddedPlacementUsageError(
@@ -76,6 +80,7 @@ class EmbeddedPlacement:
         self.workers = workers
         self.options = tuple(options)
         self.env = dict(env or {})
+        self.patch = patch
         self.workdir = None
         self.process = None
         self.endpoint = None
@@ -110,6 +115,14 @@ class EmbeddedPlacement:
         command = [sys.executable, '-m', embedded_server.__name__,
                    '--port', str(self.port), '--watch-stdin']
         env = dict(os.environ, **self.env)
+        if self.patch:
+            try:
+                overlay = patched.patched_placement_path(
+                    patched.patch_file(self.patch))
+            except patched.OverlayError as exc:
+                raise EmbeddedPlacementUsageError(str(exc)) from exc
+            env['PYTHONPATH'] = os.pathsep.join(
+                p for p in (overlay, env.get('PYTHONPATH')) if p)
         env.pop(embedded_server.DATABASE_URL_ENV, None)
         if self.database_url:
             # In the environment, not the command line: a URL may carry a

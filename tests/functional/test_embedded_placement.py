@@ -83,6 +83,50 @@ def test_env_reaches_the_server():
     assert 'EMBEDDED_PLACEMENT_TEST_MARK' not in os.environ
 
 
+@pytest.mark.skipif(shutil.which('patch') is None,
+                    reason='patch(1) is not installed')
+def test_a_patched_placement_is_served_and_answers(tmp_path, monkeypatch):
+    """``patch=`` serves the patched copy: the server imports Placement
+    from it (its allocation_candidate module has the change), and
+    root_required still selects exactly the roots with the trait."""
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    with embedded.EmbeddedPlacement(patch='root-required-prefilter') as server:
+        probe = subprocess.run(
+            [sys.executable, '-c', 'import placement.objects.allocation_'
+             'candidate as m; print(m.__file__)'], capture_output=True,
+            text=True, timeout=60, env=dict(
+                os.environ, PYTHONPATH=_environ(server.pid)['PYTHONPATH']))
+        with open(probe.stdout.strip()) as f:
+            assert 'in_filtered_anchors(root_id) or rp_id in sharing' in \
+                f.read()
+        client = server.client()
+        with_trait = client.create_resource_provider('with-trait')
+        without = client.create_resource_provider('without')
+        for rp, traits in ((with_trait, {'CUSTOM_MARK'}), (without, set())):
+            generation = client.put_inventories(
+                rp['uuid'], rp['generation'], {'VCPU': {'total': 4}})[
+                'resource_provider_generation']
+            if traits:
+                client.create_trait('CUSTOM_MARK')
+                client.put_provider_traits(rp['uuid'], traits, generation)
+        body = client.get_allocation_candidates(
+            'resources=VCPU:1&root_required=CUSTOM_MARK')
+        assert [list(r['allocations']) for r in
+                body['allocation_requests']] == [[with_trait['uuid']]]
+
+
+def test_an_unknown_patch_is_a_usage_error():
+    with pytest.raises(embedded.EmbeddedPlacementUsageError,
+                       match='root-required-prefilter'):
+        embedded.EmbeddedPlacement(patch='no-such-patch').start()
+
+
+def _environ(pid):
+    with open('/proc/%d/environ' % pid, 'rb') as f:
+        return dict(item.decode().split('=', 1)
+                    for item in f.read().split(b'\0') if b'=' in item)
+
+
 def test_listens_on_loopback_only(placement):
     """The listening socket is bound to 127.0.0.1 (read from the kernel)."""
     port = int(placement.endpoint.rsplit(':', 1)[1])

@@ -1,13 +1,14 @@
 """Stock against patched Placement: root_required next to required.
 
-    python contrib/placement/benchmark.py --providers 1000
-    python contrib/placement/benchmark.py --providers 1000 --shape nested
-    python contrib/placement/benchmark.py --providers 10000 \\
+    python -m benchmarks.root_required_patch --providers 1000
+    python -m benchmarks.root_required_patch --providers 1000 --shape nested
+    python -m benchmarks.root_required_patch --providers 10000 \\
         --backend postgresql --workers 2 --shape flat --runs 5
 
 Starts two real Placement servers side by side on 127.0.0.1: STOCK, the
 installed openstack-placement, and PATCHED, the same package copied to a
-cache directory with root-required-prefilter.patch applied (overlay.py)
+cache directory with root-required-prefilter.patch applied
+(placement_runner.patched)
 and put first on the server's PYTHONPATH; the installed package is not
 touched. Builds the same fleet in both (the same provider UUIDs; on
 PostgreSQL both servers share one database and it is built once): 20% of
@@ -40,15 +41,12 @@ import uuid
 import requests
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-# The repository's own harness, not whichever copy happens to be installed.
-sys.path.insert(0, REPO)
-sys.path.insert(0, HERE)
+REPO = os.path.dirname(HERE)
 
-import overlay  # noqa: E402, I001
-from image_type_filter.harness import embedded  # noqa: E402, I001
+from placement_runner import embedded  # noqa: E402
+from placement_runner import patched as overlay  # noqa: E402
 
-PATCH = os.path.join(HERE, 'root-required-prefilter.patch')
+PATCH = overlay.ROOT_REQUIRED_PREFILTER
 MICROVERSION = 'placement 1.39'
 HEADERS = {'X-Auth-Token': embedded.TOKEN, 'OpenStack-API-Version':
            MICROVERSION, 'Accept': 'application/json'}

@@ -1,4 +1,4 @@
-"""contrib/placement/overlay.py: a patched copy of the installed
+"""placement_runner.patched: a patched copy of the installed
 placement package, built once per patch and never half-built."""
 
 import hashlib
@@ -7,6 +7,8 @@ import os
 import shutil
 
 import pytest
+
+from placement_runner import patched
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -23,11 +25,7 @@ pytestmark = [
 
 @pytest.fixture(scope='module')
 def overlay():
-    spec = importlib.util.spec_from_file_location(
-        'contrib_placement_overlay', os.path.join(CONTRIB, 'overlay.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return patched
 
 
 def test_patched_copy_is_built_once_and_reused(overlay, tmp_path,
@@ -76,3 +74,11 @@ def test_test_changes_are_dropped_when_no_tests_are_installed(overlay,
         'diff --git a/placement/y.py b/placement/y.py\n+more code\n')
     os.mkdir(os.path.join(source, 'tests'))
     assert overlay._without_missing_tests(text, source) == text
+
+
+def test_the_shipped_patch_is_the_one_contrib_documents():
+    assert os.path.samefile(PATCH, patched.ROOT_REQUIRED_PREFILTER)
+    assert patched.patch_file('root-required-prefilter') == \
+        patched.ROOT_REQUIRED_PREFILTER
+    with pytest.raises(patched.OverlayError, match='root-required-prefilter'):
+        patched.patch_file('no-such-patch')

@@ -1,5 +1,9 @@
 """A patched copy of the installed ``placement`` package, beside it.
 
+``ROOT_REQUIRED_PREFILTER`` is the patch this project ships (also at
+contrib/placement/, with its README): Placement narrows ``root_required``
+to the anchor roots before it builds provider summaries.
+
 ``patched_placement_path(patch_file)`` copies the installed ``placement``
 package into a cache directory, applies ``patch_file`` there with
 ``patch -p1``, and returns the directory to put first on ``PYTHONPATH``:
@@ -23,6 +27,13 @@ import subprocess
 import tempfile
 
 PACKAGE = 'placement'
+#: The patches this package ships, by the name ``--placement-patch`` takes.
+PATCHES = {
+    'root-required-prefilter': os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), 'patches',
+        'root-required-prefilter.patch'),
+}
+ROOT_REQUIRED_PREFILTER = PATCHES['root-required-prefilter']
 DISTRIBUTION = 'openstack-placement'
 PATCH_TIMEOUT = 60
 
@@ -57,6 +68,17 @@ def _without_missing_tests(patch_text, source):
         if keep:
             kept.append(line)
     return ''.join(kept)
+
+
+def patch_file(name_or_path):
+    """A shipped patch by name, or a patch file's path; OverlayError
+    naming the known ones otherwise."""
+    if name_or_path in PATCHES:
+        return PATCHES[name_or_path]
+    if os.path.isfile(name_or_path):
+        return name_or_path
+    raise OverlayError('no Placement patch %r: give a file or one of %s'
+                       % (name_or_path, ', '.join(sorted(PATCHES))))
 
 
 def patched_placement_path(patch_file, cache_dir=None):
