@@ -1,12 +1,13 @@
 """Every third-party module the project imports is declared in setup.cfg:
 in install_requires, or in the extra of the package that needs it."""
 
-import ast
 import configparser
 from importlib import metadata
 import os
 import re
 import sys
+
+from tests.unit import test_layout as layout
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -46,26 +47,15 @@ def declared():
 
 
 def third_party_imports(package):
-    for root, _, files in os.walk(os.path.join(REPO, package)):
-        for name in files:
-            if not name.endswith('.py'):
-                continue
-            path = os.path.join(root, name)
-            module = os.path.relpath(path, REPO)[:-3].replace(os.sep, '.')
-            with open(path) as f:
-                tree = ast.parse(f.read(), path)
-            for node in ast.walk(tree):
-                names = []
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and node.module and \
-                        not node.level:
-                    names = [node.module]
-                for imported in names:
-                    top = imported.split('.')[0]
-                    if top not in OURS and \
-                            top not in sys.stdlib_module_names:
-                        yield module, top
+    """(module, top-level name) of every import outside this project and
+    the standard library, from the same reading the layout test does."""
+    for module, imported in layout.package_modules():
+        if module.split('.')[0] != package:
+            continue
+        for name in imported:
+            top = name.split('.')[0]
+            if top not in OURS and top not in sys.stdlib_module_names:
+                yield module, top
 
 
 def test_every_import_is_declared():
