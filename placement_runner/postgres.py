@@ -2,24 +2,27 @@
 
 It runs the PostgreSQL binaries that the ``pgserver`` wheel ships (so it
 installs from pip alone) as a child process of ours: a fresh cluster in a
-directory we are given, listening on a Unix socket only (no TCP port, so
-nothing to collide with), stopped by its own pid.
+private (0700) directory of its own, listening on a Unix socket only (no
+TCP port, so nothing to collide with), with password authentication
+(scram-sha-256, a random password per cluster), stopped by its own pid.
 
-PostgreSQL refuses to run as root; as root it runs as ``nobody``. When
-``nobody`` cannot reach the wheel's binaries (a virtualenv under a private
-home), they are copied next to the cluster rather than loosening any
-directory's permissions.
+PostgreSQL refuses to run as root; as root it runs as ``nobody``, in a
+directory ``nobody`` owns. When ``nobody`` cannot reach the wheel's
+binaries (a virtualenv under a private home), they are copied into that
+directory rather than loosening any directory's permissions.
 """
 
 import importlib.util
 import logging
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
+import urllib.parse
 
 from placement_runner import lifetime
 
@@ -52,14 +55,29 @@ def _binaries():
 
 
 class PrivatePostgres:
-    """``start()`` returns a SQLAlchemy URL; ``stop()`` stops it by pid."""
+    """``start()`` returns a SQLAlchemy URL; ``stop()`` stops it by pid.
 
-    def __init__(self, parent_dir, max_connections=200):
+    Everything lives in one directory of its own (0700; the data directory
+    and the Unix socket in it), made under ``parent_dir`` and removed, all
+    of it, at stop. As root, where PostgreSQL runs as ``nobody``, that
+    directory belongs to ``nobody`` and is made where ``nobody`` can reach
+    it: ``parent_dir`` if it can, else the temporary directory, else
+    ``/tmp``. Connecting takes a password (scram-sha-256) made for this
+    cluster only, so another process running as ``nobody`` cannot use it;
+    the password is in the returned URL and never on a command line.
+    """
+
+    def __init__(self, parent_dir=None, max_connections=200, password=None,
+                 marker=None):
+        """``marker``: a file to write this cluster's directory into as soon
+        as it exists, so whoever has to kill us outright can remove it."""
         self.parent_dir = parent_dir
-        self._own_parent = False
         self.max_connections = max_connections
-        self.data_dir = os.path.join(parent_dir, 'pgdata')
-        self.log_path = os.path.join(parent_dir, 'postgres.log')
+        self.password = password or secrets.token_urlsafe(24)
+        self.marker = marker
+        self.root = None
+        self.data_dir = None
+        self.log_path = None
         self.socket_dir = None
         self._own_socket_dir = False
         self.process = None
@@ -68,8 +86,9 @@ class PrivatePostgres:
 
     @property
     def url(self):
-        return 'postgresql+psycopg2://%s@/%s?host=%s' % (
-            SUPERUSER, DATABASE, self.socket_dir)
+        return 'postgresql+psycopg2://%s:%s@/%s?host=%s' % (
+            SUPERUSER, urllib.parse.quote(self.password, safe=''), DATABASE,
+            self.socket_dir)
 
     def _run_kwargs(self):
         if self.user is None:
@@ -84,41 +103,52 @@ class PrivatePostgres:
         try:
             return subprocess.run(
                 args, check=True, capture_output=True, text=True,
-                timeout=120, **self._run_kwargs()).stdout
+                timeout=120, stdin=subprocess.DEVNULL,
+                **self._run_kwargs()).stdout
         except (OSError, subprocess.SubprocessError) as exc:
             detail = getattr(exc, 'stderr', None) or str(exc)
             raise PostgresError('%s failed: %s' % (
                 what, detail.strip().splitlines()[-1] if detail.strip()
                 else exc)) from None
 
-    def _prepare_user(self):
-        """Who runs PostgreSQL, and binaries that user can execute."""
+    def _own(self, path):
+        """``path`` belongs to whoever runs PostgreSQL."""
+        if self.user is not None:
+            os.chown(path, self.user.pw_uid, self.user.pw_gid)
+
+    def _make_root(self):
+        """Our own 0700 directory, in a place its owner can reach."""
         self.install = _binaries()
-        if os.geteuid() != 0:
-            return
-        self.user = pwd.getpwnam(UNPRIVILEGED_USER)
-        if not _others_can_traverse(os.path.dirname(
-                os.path.abspath(self.parent_dir))):
-            # Under a private directory (pytest's, a 0700 home): a place
-            # of its own instead, removed at stop, rather than loosening
-            # directories that are not ours.
-            self.parent_dir = tempfile.mkdtemp(prefix='embedded-postgres-',
-                                               dir='/tmp')
-            self._own_parent = True
-            self.data_dir = os.path.join(self.parent_dir, 'pgdata')
-        # The cluster's parent must be traversable, not readable, by it.
-        os.chmod(self.parent_dir, 0o711)  # noqa: S103 - traverse only
-        try:
-            self._check_output([self._tool('postgres'), '--version'],
-                               'postgres --version')
-        except PostgresError:
-            self.install = self._copy_for_unprivileged_user()
+        candidates = [self.parent_dir or tempfile.gettempdir()]
+        if os.geteuid() == 0:
+            self.user = pwd.getpwnam(UNPRIVILEGED_USER)
+            # nobody must reach its directory: not under a private one
+            # (pytest's, a 0700 home, the embedded server's own).
+            candidates = [c for c in candidates + [tempfile.gettempdir(),
+                                                   '/tmp']
+                          if _others_can_traverse(os.path.abspath(c))]
+        self.root = tempfile.mkdtemp(prefix='embedded-postgres-',
+                                     dir=candidates[0])
+        if self.marker:
+            with open(self.marker, 'w') as f:
+                f.write(self.root)
+        self._own(self.root)
+        self.data_dir = os.path.join(self.root, 'pgdata')
+        self.log_path = os.path.join(self.root, 'postgres.log')
+        if self.user is not None:
+            try:
+                self._check_output([self._tool('postgres'), '--version'],
+                                   'postgres --version')
+            except PostgresError:
+                self.install = self._copy_for_unprivileged_user()
 
     def _copy_for_unprivileged_user(self):
         """The wheel's install and the libraries its RPATH names
-        (``$ORIGIN/../../../pgserver.libs``), copied as they lie."""
+        (``$ORIGIN/../../../pgserver.libs``), copied as they lie into our
+        own directory, for ``nobody`` (rather than loosening directories
+        that are not ours)."""
         package = os.path.dirname(self.install)
-        copy = os.path.join(self.parent_dir, 'pg-binaries')
+        copy = os.path.join(self.root, 'pg-binaries')
         LOG.debug('%s cannot reach %s; using a copy in %s',
                   UNPRIVILEGED_USER, self.install, copy)
         install = os.path.join(copy, os.path.basename(package),
@@ -132,33 +162,48 @@ class PrivatePostgres:
             for name in dirs + files + ['.']:
                 path = os.path.join(root, name)
                 if not os.path.islink(path):
-                    mode = os.stat(path).st_mode | 0o055  # for nobody
-                    os.chmod(path, mode)  # noqa: S103 - our own copy
+                    os.chown(path, self.user.pw_uid, self.user.pw_gid)
         return install
 
     def _prepare_socket_dir(self):
-        candidate = self.data_dir
+        candidate = self.root
         if len(os.path.join(candidate, '.s.PGSQL.5432')) > _SOCKET_PATH_LIMIT:
             candidate = tempfile.mkdtemp(prefix='pg-', dir='/tmp')
             self._own_socket_dir = True
-            if self.user is not None:
-                os.chown(candidate, self.user.pw_uid, self.user.pw_gid)
+            self._own(candidate)
         self.socket_dir = candidate
 
     def start(self, timeout=60.0):
-        self._prepare_user()
+        old_umask = os.umask(0o077)
+        try:
+            return self._start(timeout)
+        finally:
+            os.umask(old_umask)
+
+    def _start(self, timeout):
+        self._make_root()
         os.mkdir(self.data_dir, 0o700)
-        if self.user is not None:
-            os.chown(self.data_dir, self.user.pw_uid, self.user.pw_gid)
-        self._check_output(
-            [self._tool('initdb'), '-D', self.data_dir, '-U', SUPERUSER,
-             '--auth=trust', '--encoding=UTF8', '--no-sync'], 'initdb')
+        self._own(self.data_dir)
+        # The password reaches initdb in a file only it reads, never argv.
+        pwfile = os.path.join(self.root, 'pwfile')
+        with open(os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                          0o600), 'w') as f:
+            f.write(self.password + '\n')
+        self._own(pwfile)
+        try:
+            self._check_output(
+                [self._tool('initdb'), '-D', self.data_dir, '-U', SUPERUSER,
+                 '--auth=scram-sha-256', '--pwfile=' + pwfile,
+                 '--encoding=UTF8', '--no-sync'], 'initdb')
+        finally:
+            os.unlink(pwfile)
         self._prepare_socket_dir()
         log = open(self.log_path, 'ab')
         try:
             self.process = subprocess.Popen(
                 [self._tool('postgres'), '-D', self.data_dir,
                  '-k', self.socket_dir, '-h', '',
+                 '-c', 'unix_socket_permissions=0700',
                  '-c', 'max_connections=%d' % self.max_connections],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                 # Its own session: a Ctrl-C meant for us must not stop it
@@ -169,12 +214,28 @@ class PrivatePostgres:
         finally:
             log.close()
         self._wait_ready(timeout)
-        self._check_output(
-            [self._tool('createdb'), '-h', self.socket_dir, '-U', SUPERUSER,
-             DATABASE], 'createdb')
+        self._create_database()
         LOG.debug('PostgreSQL pid %s on %s', self.process.pid,
                   self.socket_dir)
         return self.url
+
+    def _create_database(self):
+        """With the password, from this process: no command line has it."""
+        import psycopg2
+
+        try:
+            conn = psycopg2.connect(dbname='postgres', user=SUPERUSER,
+                                    password=self.password,
+                                    host=self.socket_dir, connect_timeout=30)
+        except psycopg2.Error as exc:
+            raise PostgresError('cannot connect to the new cluster: %s'
+                                % str(exc).strip().splitlines()[0]) from None
+        try:
+            conn.autocommit = True
+            with conn.cursor() as cur:
+                cur.execute('CREATE DATABASE %s' % DATABASE)
+        finally:
+            conn.close()
 
     def _wait_ready(self, timeout):
         """Until the server's log says it accepts connections."""
@@ -193,11 +254,12 @@ class PrivatePostgres:
         try:
             with open(self.log_path, errors='replace') as f:
                 return ' | '.join(f.read().strip().splitlines()[-lines:])
-        except OSError:
+        except (OSError, TypeError):
             return '(no log)'
 
     def stop(self, timeout=30.0):
-        """Fast shutdown (SIGINT) by pid, then SIGKILL. Idempotent."""
+        """Fast shutdown (SIGINT) by pid, then SIGKILL; then remove our
+        directory. Idempotent."""
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
             process.send_signal(signal.SIGINT)
@@ -209,9 +271,9 @@ class PrivatePostgres:
         if self._own_socket_dir:
             self._own_socket_dir = False
             shutil.rmtree(self.socket_dir, ignore_errors=True)
-        if self._own_parent:
-            self._own_parent = False
-            shutil.rmtree(self.parent_dir, ignore_errors=True)
+        root, self.root = self.root, None
+        if root:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _others_can_traverse(path):
