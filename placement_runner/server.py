@@ -47,6 +47,11 @@ LOG_NAME = 'placement.log'
 ACCESS_LOG_NAME = 'access.log'
 DATABASE_URL_ENV = 'EMBEDDED_PLACEMENT_DATABASE_URL'
 DEFAULT_WORKERS = 4
+#: More API workers than this is a typo, not a test (each is a Placement).
+MAX_WORKERS = 64
+#: Where the server writes its PostgreSQL cluster's directory, which lives
+#: outside the working directory when PostgreSQL runs as another user.
+POSTGRES_DIR_NAME = 'postgres.dir'
 #: Long enough for a 10,000-host allocation-candidates query under load.
 WORKER_TIMEOUT = 600
 
@@ -58,7 +63,9 @@ def placement_conf(database_url, sync_on_startup=True, options=()):
     conf.read_dict({
         'DEFAULT': {'debug': 'False'},
         'api': {'auth_strategy': 'noauth2'},
-        'placement_database': {'connection': database_url,
+        # Literally: oslo.config reads "$name" as a substitution, and a
+        # password may hold a "$"; "$$" is its escape for one.
+        'placement_database': {'connection': database_url.replace('$', '$$'),
                                'sync_on_startup': str(sync_on_startup)},
     })
     for section, key, value in options:
@@ -148,13 +155,22 @@ def parse_args(argv):
                              'with --config-dir edit yours')
         if not os.path.isfile(os.path.join(args.config_dir, CONF_NAME)):
             raise UsageError('%s has no %s' % (args.config_dir, CONF_NAME))
-    if args.workers is not None and args.workers < 1:
-        raise UsageError('--workers must be at least 1')
+    problem = workers_range_problem(args.workers)
+    if problem:
+        raise UsageError('--' + problem)
     args.sqlite = _sqlite_source(args)
     problem = workers_problem(args.sqlite, args.workers)
     if problem:
         raise UsageError(problem)
     return args
+
+
+def workers_range_problem(workers):
+    """Why ``workers`` is out of range, or None."""
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        return 'workers must be from 1 to %d, not %d' % (MAX_WORKERS,
+                                                        workers)
+    return None
 
 
 def workers_problem(sqlite, workers):
@@ -221,7 +237,10 @@ class Workdir:
         return os.path.join(self.path, name)
 
     def write_conf(self, database_url, sync_on_startup, options):
-        with open(self.file(CONF_NAME), 'w') as f:
+        # It may hold a password: only we read it (umask 077 besides).
+        fd = os.open(self.file(CONF_NAME),
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with open(fd, 'w') as f:
             f.write(placement_conf(database_url, sync_on_startup, options))
 
 
@@ -331,7 +350,8 @@ def serve(args, workdir, cleanup, started):
     if args.config_dir is None:
         database_url = args.database_url
         if args.postgresql:
-            server = postgres.PrivatePostgres(workdir.path)
+            server = postgres.PrivatePostgres(
+                workdir.path, marker=workdir.file(POSTGRES_DIR_NAME))
             cleanup.push(server.stop)
             database_url = server.start()
         database_url = database_url or (
@@ -351,13 +371,23 @@ def main(argv):
     except UsageError as exc:
         print('embedded_server: error: %s' % exc, file=sys.stderr)
         return 2
+    # What we create (placement.conf with its database URL, the logs) is
+    # for us alone; gunicorn and its workers inherit this.
+    os.umask(0o077)
+    lifetime.become_subreaper()
     original_stderr = os.dup(2)
     cleanup = Cleanup()
     workdir = Workdir(args.config_dir, cleanup)
+    # Newest first: this runs after everything else is stopped, before the
+    # directory goes, and stops whatever our children left behind.
+    cleanup.push(lifetime.end_children)
     print('WORKDIR %s' % workdir.path, flush=True)
     running = {}
 
     def stop(*_):
+        if running.get('stopping'):
+            return  # a second signal: the first one's stop is under way
+        running['stopping'] = True
         if 'stop' not in running:
             raise SystemExit(0)  # still setting up: unwind
         running['stop']()
@@ -378,6 +408,7 @@ def main(argv):
                  log_tail(workdir.file(LOG_NAME)).encode() + b'\n')
         code = 1
     finally:
+        running['stopping'] = True  # a signal now must not cut clean-up
         cleanup.run()
     return code
 

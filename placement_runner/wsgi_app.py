@@ -1,14 +1,21 @@
 """The WSGI application each gunicorn worker of the embedded server loads.
 
 Placement reads ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``; the server
-sets that and the access log's path in the workers' environment.
+sets that and the access log's path in the workers' environment. A worker
+loads it after gunicorn forks it, so this is also where a worker asks to
+die with its master: a worker orphaned by a killed master would otherwise
+wait up to half its timeout to notice.
 """
 
 import os
+import signal
 
 from placement.wsgi import api
 
 from placement_runner import access_log
+from placement_runner import lifetime
+
+lifetime.die_with_parent(signal.SIGKILL, now=True)
 
 application = access_log.logged(api.application,
                                 os.environ[access_log.ENVIRON_KEY])
