@@ -28,12 +28,17 @@ import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
+from placement_runner import lifetime
 from placement_runner import patched
 from placement_runner import server as embedded_server
 
 LOG = logging.getLogger(__name__)
 
 TOKEN = 'admin'  # noqa: S105 - noauth2's user "admin", not a secret
+#: How long the server has to stop, and then what it left behind.
+STOP_TIMEOUT = 20
+#: Seconds to wait for a database given by URL to answer.
+DATABASE_CONNECT_TIMEOUT = 10
 
 
 class EmbeddedPlacementError(exceptions.Error, RuntimeError):
@@ -44,6 +49,75 @@ class EmbeddedPlacementUsageError(EmbeddedPlacementError):
     """Arguments that cannot work; nothing was started."""
 
     exit_code = 2
+
+
+def _database_url(url):
+    """The parsed SQLAlchemy URL; a usage error naming what is wrong,
+    with any password masked."""
+    from sqlalchemy import exc as sa_exc
+    from sqlalchemy.engine import url as sa_url
+
+    try:
+        parsed = sa_url.make_url(url)
+    except (sa_exc.ArgumentError, ValueError):
+        raise EmbeddedPlacementUsageError(
+            'the database URL is not a SQLAlchemy URL '
+            '(dialect+driver://user:password@host/database)') from None
+    return parsed
+
+
+def _shown(parsed):
+    return parsed.render_as_string(hide_password=True)
+
+
+def _without(text, parsed):
+    """``text`` on one line, with the URL's password, if any, masked."""
+    text = ' '.join(str(text).split())
+    if parsed.password:
+        text = text.replace(str(parsed.password), '***')
+    return text
+
+
+def check_database_url(url):
+    """Refuse a URL no database could answer (unparsable, unknown dialect,
+    driver not installed) in one line, before anything starts."""
+    parsed = _database_url(url)
+    if parsed.get_backend_name() == 'sqlite':
+        return
+    try:
+        parsed.get_dialect().import_dbapi()
+    except Exception as exc:  # NoSuchModuleError, ImportError
+        raise EmbeddedPlacementUsageError(
+            'database URL %s: %s' % (_shown(parsed), _without(
+                getattr(exc, 'msg', None) or exc, parsed))) from None
+
+
+def check_database_reachable(url):
+    """One connection, with a timeout: a database that is down or refuses
+    us is one line naming it (the password masked), not a server's log."""
+    parsed = _database_url(url)
+    if parsed.get_backend_name() == 'sqlite':
+        return
+    import sqlalchemy
+    from sqlalchemy import exc as sa_exc
+
+    timeout_arg = {'psycopg2': 'connect_timeout', 'pymysql':
+                   'connect_timeout', 'mysqldb': 'connect_timeout'}.get(
+                       parsed.get_driver_name())
+    engine = sqlalchemy.create_engine(
+        parsed, poolclass=sqlalchemy.pool.NullPool,
+        connect_args={timeout_arg: DATABASE_CONNECT_TIMEOUT}
+        if timeout_arg else {})
+    try:
+        with engine.connect():
+            pass
+    except sa_exc.DBAPIError as exc:
+        detail = str(exc.orig).strip().splitlines() or [type(exc.orig)]
+        raise EmbeddedPlacementError(
+            'cannot connect to the database %s: %s'
+            % (_shown(parsed), _without(detail[0], parsed))) from None
+    finally:
+        engine.dispose()
 
 
 class EmbeddedPlacement:
@@ -66,8 +140,11 @@ class EmbeddedPlacement:
             raise EmbeddedPlacementUsageError(
                 'unknown Placement backend %r; choose from %s'
                 % (backend, ', '.join(self.BACKENDS)))
-        if workers is not None and workers < 1:
-            raise EmbeddedPlacementUsageError('workers must be at least 1')
+        problem = embedded_server.workers_range_problem(workers)
+        if problem:
+            raise EmbeddedPlacementUsageError(problem)
+        if database_url:
+            check_database_url(database_url)
         problem = embedded_server.workers_problem(
             embedded_server.is_sqlite(database_url) if database_url
             else backend == 'sqlite', workers)
@@ -83,6 +160,7 @@ class EmbeddedPlacement:
         self.patch = patch
         self.workdir = None
         self.process = None
+        self._tree = None
         self.endpoint = None
         self.token = TOKEN
         self.microversion = placement_client.version_str(
@@ -112,6 +190,8 @@ class EmbeddedPlacement:
             raise EmbeddedPlacementError(
                 '%s not installed; install the extra: '
                 'pip install "image-type-filter[scale]"' % ', '.join(missing))
+        if self.database_url:
+            check_database_reachable(self.database_url)
         command = [sys.executable, '-m', embedded_server.__name__,
                    '--port', str(self.port), '--watch-stdin']
         env = dict(os.environ, **self.env)
@@ -143,6 +223,10 @@ class EmbeddedPlacement:
             port = int(self._read_line('READY', deadline))
             self.endpoint = 'http://127.0.0.1:%d' % port
             self._wait_ready(deadline)
+            # What it started, known now: if the server is killed outright
+            # its children are orphans no longer found through it.
+            self._tree = lifetime.open_pidfds(
+                lifetime.descendants(self.process.pid))
         except BaseException:
             self.stop()
             raise
@@ -193,22 +277,63 @@ class EmbeddedPlacement:
         raise EmbeddedPlacementError('Placement did not answer GET / with 200')
 
     def stop(self):
-        """Stop the server by its pid and remove its directory. Idempotent."""
-        process, self.process = self.process, None
+        """Stop the server and everything it started (gunicorn, its
+        workers, PostgreSQL), by pid, and remove their directories.
+        Idempotent.
+
+        A signal's exception (KeyboardInterrupt, the CLI's Stopping) that
+        arrives while it stops does not cut the stop short: it is raised
+        once everything is gone.
+        """
+        pending = None
+        while True:
+            try:
+                self._stop()
+                break
+            except Exception:
+                raise
+            except BaseException as exc:  # a second Ctrl-C, a SIGTERM
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+    def _stop(self):
+        """One go at stopping; resumes where an interrupted one left off."""
+        process = self.process
         if process is not None:
+            # Before the server goes, while its descendants are found
+            # through it (and those known since start-up). Pidfds: a reused
+            # pid is never signalled.
+            tree = self._tree if self._tree is not None else {}
+            tree.update(lifetime.open_pidfds(
+                p for p in lifetime.descendants(process.pid)
+                if p not in tree))
+            self._tree = tree
             if process.poll() is None:
-                os.kill(process.pid, signal.SIGTERM)
+                process.send_signal(signal.SIGTERM)
                 try:
-                    process.wait(timeout=10)
+                    process.wait(timeout=STOP_TIMEOUT)
                 except subprocess.TimeoutExpired:
-                    os.kill(process.pid, signal.SIGKILL)
+                    process.kill()
                     process.wait()
+            # Whatever the server could not stop (killed, or timed out):
+            # a little while for it to go, then SIGKILL, by pidfd.
+            lifetime.end_processes(self._tree, STOP_TIMEOUT)
+            self._tree = None
             for pipe in (process.stdin, process.stdout, process.stderr):
                 if pipe:
                     pipe.close()
-        # The server removes its own directory as it stops; this is only for
+            self.process = None
+        # The server removes its directories as it stops; this is only for
         # one that had to be killed.
         if self.workdir:
+            marker = os.path.join(self.workdir,
+                                  embedded_server.POSTGRES_DIR_NAME)
+            try:
+                with open(marker) as f:
+                    shutil.rmtree(f.read().strip(), ignore_errors=True)
+            except OSError:
+                pass
             shutil.rmtree(self.workdir, ignore_errors=True)
             self.workdir = None
 
