@@ -1,13 +1,23 @@
 """``image-type-filter demo``: the whole story on an embedded Placement."""
 
 import logging
+import os
+import select
+import threading
 
 from cliff import command
 
 from image_type_common import control as control_mod
+from image_type_common import exceptions
 from image_type_demo import demo
 from image_type_filter.cmd import common
 from placement_runner import embedded
+from placement_runner import server as embedded_server
+
+LOG = logging.getLogger(__name__)
+#: The database URL may come from here instead of the command line, where
+#: any user could read its password.
+DATABASE_URL_ENV = 'IMAGE_TYPE_FILTER_DEMO_DATABASE_URL'
 
 
 class Demo(command.Command):
@@ -40,8 +50,11 @@ class Demo(command.Command):
                  'removed with the demo.')
         placement.add_argument(
             '--placement-database-url', metavar='URL',
+            default=os.environ.get(DATABASE_URL_ENV),
             help='An existing MySQL or PostgreSQL database (SQLAlchemy URL) '
-                 'instead; it is kept, and so is what the demo writes.')
+                 'instead; it is kept, and so is what the demo writes (a '
+                 'second run reuses the demo\'s hosts). Default: $%s, which '
+                 'keeps a password off the process list.' % DATABASE_URL_ENV)
         placement.add_argument(
             '--placement-patch', metavar='PATCH',
             help='Serve Placement with a patch applied, from a cached patched '
@@ -51,7 +64,7 @@ class Demo(command.Command):
         placement.add_argument(
             '--placement-workers', type=int, metavar='N',
             help='gunicorn API workers for a database other than SQLite '
-                 '(default 4).')
+                 '(default 4, at most %d).' % embedded_server.MAX_WORKERS)
         return parser
 
     def take_action(self, parsed_args):
@@ -69,6 +82,11 @@ class Demo(command.Command):
         return 0
 
     def placement_args(self, parsed_args):
+        workers = parsed_args.placement_workers
+        if embedded_server.workers_range_problem(workers):
+            raise exceptions.ConfigError(
+                '--placement-workers must be from 1 to %d, not %d'
+                % (embedded_server.MAX_WORKERS, workers))
         return {'backend': parsed_args.placement_backend,
                 'database_url': parsed_args.placement_database_url,
                 'workers': parsed_args.placement_workers,
@@ -99,11 +117,39 @@ class Demo(command.Command):
         out.write('\n' + demo.connection_help(placement))
         out.flush()
         control = self.app.control
-        while not control.stop_requested:
-            try:
-                control.wait(3600)
-            except control_mod.Stopping:
-                break
-            except control_mod.ReloadRequested:
-                control.take_reload()  # nothing to re-read: keep serving
+        died = _watch(placement.process, control)
+        try:
+            while not control.stop_requested:
+                try:
+                    control.wait(3600)
+                except control_mod.Stopping:
+                    break
+                except control_mod.ReloadRequested:
+                    control.take_reload()  # nothing to re-read: keep serving
+        finally:
+            died.watching = False
+        if died.is_set():
+            raise embedded.EmbeddedPlacementError(
+                'the demo\'s Placement (pid %d) exited with code %s while '
+                'serving; stopping' % (placement.pid, placement.process.poll()))
         self.app.stderr.write('stopping the demo\'s Placement\n')
+
+
+def _watch(process, control):
+    """An event set, and ``control`` told to stop, when ``process`` exits
+    (a pidfd: woken by the exit itself, and never reaping it)."""
+    died = threading.Event()
+    died.watching = True
+    pidfd = os.pidfd_open(process.pid)
+
+    def wait():
+        try:
+            select.select([pidfd], [], [])
+        finally:
+            os.close(pidfd)
+        if died.watching:
+            died.set()
+            control.stop()
+
+    threading.Thread(target=wait, name='placement-watch', daemon=True).start()
+    return died

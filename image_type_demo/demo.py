@@ -40,7 +40,9 @@ def run(progress_stream=None, then=None, placement_args=None):
     with embedded.EmbeddedPlacement(**(placement_args or {})) as placement:
         bar = progress_mod.Progress(len(hosts), 'building the fleet',
                                     stream=progress_stream, min_items=1)
-        fleet.build(placement, hosts, bar)
+        # On a kept database a second run finds its hosts there: the same
+        # providers, their traits reported again.
+        fleet.build(placement, hosts, bar, reuse=True)
         bar.done()
         client = placement.client()
         names = {h.uuid: h.name for h in hosts}
@@ -56,7 +58,9 @@ def run(progress_stream=None, then=None, placement_args=None):
                                            properties=properties)
             try:
                 found = schedulers[enabled].get_candidates(spec)
-                candidates = sorted(names[u] for u in found.provider_uuids)
+                # A kept database may hold providers of its own.
+                candidates = sorted(names.get(u, u)
+                                    for u in found.provider_uuids)
                 reason = None if candidates else \
                     explain.no_valid_host_reason(client, survey.take(client),
                                                  spec)
@@ -77,14 +81,32 @@ def run(progress_stream=None, then=None, placement_args=None):
     return document
 
 
+def nova_conf(placement):
+    """A complete nova.conf for the running demo: how to reach its
+    Placement, and the filters on as the demo ran them (the Trove host's
+    isolation rule included). Comments on their own lines only: oslo.config
+    has no inline comments."""
+    return ('%(placement)s'
+            '[scheduler]\n'
+            'filter_hosts_by_image_type_support = True\n'
+            '[image_isolation]\n'
+            '# The Trove host takes only requests asking for %(rule)s.\n'
+            'enabled = True\n'
+            'rules = %(rule)s\n'
+            % {'placement': placement.nova_conf_section(),
+               'rule': fleet.TROVE_RULE})
+
+
 def connection_help(placement):
     """What candidates, status and openstack need to reach ``placement``."""
-    return ('Placement with the demo fleet is serving at %(endpoint)s until '
-            'Ctrl-C.\n\nIn a nova.conf (--config-file):\n%(section)s\n'
-            'Or in a shell:\n  export OS_AUTH_TYPE=admin_token '
+    return ('Placement with the demo fleet is serving at %(endpoint)s '
+            '(pid %(pid)s) until Ctrl-C.\n\nIn a nova.conf (--config-file):'
+            '\n%(conf)s\n'
+            'Or in a shell (the filters then as in the defaults):\n'
+            '  export OS_AUTH_TYPE=admin_token '
             'OS_ENDPOINT=%(endpoint)s OS_TOKEN=%(token)s\n\nThen try:\n'
             '  image-type-filter candidates --disk-format vmdk --explain\n'
             '  image-type-filter status\n'
             '  openstack image-type candidates --disk-format ploop\n'
             % {'endpoint': placement.endpoint, 'token': placement.token,
-               'section': placement.nova_conf_section()})
+               'pid': placement.pid, 'conf': nova_conf(placement)})

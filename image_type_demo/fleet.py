@@ -128,12 +128,36 @@ def create_provider(client, name, inventory, traits=(NOVA_COMPUTE_NODE,)):
     return rp['uuid']
 
 
-def build(placement, hosts, progress=None):
-    """Create every host's provider and report its traits for real."""
+def reuse_provider(client, name, inventory, traits=(NOVA_COMPUTE_NODE,)):
+    """The provider named ``name`` if Placement has one, with this
+    inventory and nova-compute's own traits added; else None."""
+    found = client.list_resource_providers(name=name)
+    if not found:
+        return None
+    uuid = found[0]['uuid']
+    generation = found[0]['generation']
+    if inventory:
+        generation = client.put_inventories(
+            uuid, generation, inventory)['resource_provider_generation']
+    current, generation = client.get_provider_traits(uuid)
+    if not set(traits) <= current:
+        client.put_provider_traits(uuid, current | set(traits), generation)
+    return uuid
+
+
+def build(placement, hosts, progress=None, reuse=False):
+    """Create every host's provider and report its traits for real.
+
+    ``reuse``: a provider that already has a host's name is that host (a
+    second demo run on a kept database), its traits reported again.
+    """
     client = placement.client()
     with tempfile.TemporaryDirectory(prefix='fleet-') as workdir:
         for host in hosts:
-            host.uuid = create_provider(client, host.name, host.inventory)
+            host.uuid = (reuse and reuse_provider(client, host.name,
+                                                  host.inventory)
+                         or create_provider(client, host.name,
+                                            host.inventory))
             own = os.path.join(workdir, host.name + '.conf')
             with open(own, 'w') as f:
                 f.write(textwrap.dedent(host.nova_conf))
