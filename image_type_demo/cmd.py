@@ -131,7 +131,8 @@ class Demo(command.Command):
         if died.is_set():
             raise embedded.EmbeddedPlacementError(
                 'the demo\'s Placement (pid %d) exited with code %s while '
-                'serving; stopping' % (placement.pid, placement.process.poll()))
+                'serving; stopping'
+                % (placement.pid, placement.process.poll()))
         self.app.stderr.write('stopping the demo\'s Placement\n')
 
 

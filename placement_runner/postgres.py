@@ -125,7 +125,7 @@ class PrivatePostgres:
             # nobody must reach its directory: not under a private one
             # (pytest's, a 0700 home, the embedded server's own).
             candidates = [c for c in candidates + [tempfile.gettempdir(),
-                                                   '/tmp']
+                                                   '/tmp']  # noqa: S108
                           if _others_can_traverse(os.path.abspath(c))]
         self.root = tempfile.mkdtemp(prefix='embedded-postgres-',
                                      dir=candidates[0])
