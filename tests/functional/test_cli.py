@@ -447,3 +447,168 @@ def test_a_bad_isolation_rule_is_reported_as_itself(listener, tmp_path,
     assert "[image_isolation] rules: 'trove=true:TROVE' is not" in lines[0]
     assert 'unknown filter' not in lines[0]
     assert listener.requests == []
+
+
+# -- an operator's first hour (issue 22) -----------------------------------
+
+def _private_tmp(tmp_path):
+    """A TMPDIR of the test's own that nobody may read but all may
+    traverse (so even as root the demo's PostgreSQL cluster lives here):
+    whatever the demo leaves behind shows up in it."""
+    private_tmp = tmp_path / 'tmp'
+    private_tmp.mkdir()
+    os.chmod(private_tmp, 0o711)  # noqa: S103 - traverse only
+    return private_tmp
+
+
+def test_demo_too_many_workers_is_one_line_exit_2(tmp_path):
+    private_tmp = _private_tmp(tmp_path)
+    proc = cli('demo', '--placement-backend', 'postgresql',
+               '--placement-workers', '99999',
+               env=clean_env(TMPDIR=str(private_tmp)))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        'ERROR image-type-filter: --placement-workers must be from 1 to '
+        '64, not 99999']
+    assert proc.stdout == '' and list(private_tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize('url,code,says', [
+    ('postgresql+psycopg2://x:s3cret$pw@127.0.0.1:1/nope', 1,
+     'cannot connect to the database postgresql+psycopg2://x:***@'
+     '127.0.0.1:1/nope: '),
+    ('nonsense://x:s3cret$pw@', 2, 'database URL nonsense://x:***@: '),
+    ('not a url s3cret$pw', 2, 'is not a SQLAlchemy URL'),
+])
+def test_demo_bad_database_url_is_one_line(tmp_path, url, code, says):
+    # From the environment, where the password is off the process list.
+    private_tmp = _private_tmp(tmp_path)
+    proc = cli('demo', env=clean_env(
+        TMPDIR=str(private_tmp), IMAGE_TYPE_FILTER_DEMO_DATABASE_URL=url))
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], lines
+    assert 's3cret' not in proc.stderr and proc.stdout == ''
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_demo_twice_on_a_kept_database_reuses_its_hosts(unique):
+    import tempfile
+
+    from placement_runner import postgres
+    where = tempfile.mkdtemp(prefix='test-database-')
+    database = postgres.PrivatePostgres(where)
+    url = database.start()
+    try:
+        runs = [cli('demo', '-f', 'json', '--placement-database-url', url,
+                    '--placement-workers', '2') for _ in range(2)]
+        for proc in runs:
+            assert proc.returncode == 0, proc.stderr[-2000:]
+        first, second = (json.loads(proc.stdout) for proc in runs)
+        assert second == first
+        with embedded.EmbeddedPlacement(database_url=url,
+                                        workers=1) as kept:
+            names = [rp['name'] for rp in
+                     kept.client().list_resource_providers()]
+        assert sorted(names) == sorted(h.name for h in fleet.DEMO_FLEET)
+    finally:
+        database.stop()
+        shutil.rmtree(where)
+
+
+def _serve(*args, env=None):
+    return helpers.Child.module('image_type_filter.cmd.main', *args,
+                                env=env)
+
+
+def _server_pid(child):
+    servers = [p for p in helpers.descendants(child.process.pid)
+               if b'placement_runner.server' in _cmdline(p)]
+    assert len(servers) == 1
+    return servers[0]
+
+
+def _cmdline(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return f.read()
+    except FileNotFoundError:
+        return b''
+
+
+def _nova_conf_printed(child):
+    """The nova.conf the serving demo printed (to stderr with -f json)."""
+    child.err.wait_for('OS_ENDPOINT=')
+    text = child.err.text()
+    block = text.split('In a nova.conf (--config-file):\n', 1)[1]
+    return block.split('\n\n', 1)[0] + '\n'
+
+
+def test_demo_serve_prints_a_complete_nova_conf(tmp_path):
+    with _serve('demo', '--serve', '-f', 'json') as child:
+        conf = tmp_path / 'nova.conf'
+        conf.write_text(_nova_conf_printed(child))
+        proc = cli('candidates', '--config-file', str(conf),
+                   '--disk-format', 'qcow2', '-f', 'value', '-c', 'name')
+        assert proc.returncode == 0, proc.stderr
+        offered = proc.stdout.split()
+        assert 'libvirt-qcow2-1' in offered
+        assert 'trove-1' not in offered  # [image_isolation] came along
+        proc = cli('candidates', '--config-file', str(conf),
+                   '--disk-format', 'vmdk', '-f', 'value', '-c', 'name')
+        assert proc.stdout.split() == ['vmware-1', 'vmware-2']
+        child.send(signal.SIGINT)
+        assert child.finish() == 0, child.err.text()
+
+
+def test_demo_serve_stops_when_its_placement_dies():
+    with _serve('demo', '--serve', '-f', 'json') as child:
+        child.err.wait_for('OS_ENDPOINT=')
+        pid = _server_pid(child)
+        assert '(pid %d)' % pid in child.err.text()
+        os.kill(pid, signal.SIGKILL)
+        assert child.finish() == 1
+    errors = [li for li in child.err.text().splitlines()
+              if li.startswith('ERROR')]
+    assert errors == ["ERROR image-type-filter: the demo's Placement "
+                      "(pid %d) exited with code -9 while serving; "
+                      "stopping" % pid]
+
+
+def _wait_for_phase(child, phase):
+    if phase == 'starting':
+        helpers.wait_until(
+            lambda: any(b'gunicorn' in _cmdline(p) for p in
+                        helpers.descendants(child.process.pid)),
+            'gunicorn starts')
+    elif phase == 'building':
+        child.err.wait_for('traits added')
+    else:
+        child.err.wait_for('OS_ENDPOINT=')
+
+
+@pytest.mark.parametrize('phase,signals', [
+    ('starting', [signal.SIGINT]),
+    ('building', [signal.SIGTERM]),
+    ('serving', [signal.SIGINT]),
+    # An impatient operator: Ctrl-C, and again while it stops.
+    ('serving', [signal.SIGINT, signal.SIGTERM]),
+])
+def test_demo_stopped_at_any_phase_leaves_no_process(tmp_path, phase,
+                                                     signals):
+    private_tmp = _private_tmp(tmp_path)
+    with _serve('-v', '-v', 'demo', '--serve', '-f', 'json',
+                '--placement-backend', 'postgresql',
+                '--placement-workers', '2',
+                env=clean_env(TMPDIR=str(private_tmp))) as child:
+        _wait_for_phase(child, phase)
+        before = helpers.descendants(child.process.pid)
+        assert before
+        child.send(signals[0])
+        if len(signals) > 1:
+            child.err.wait_for('stopping the demo')
+            child.send(signals[1])
+        assert child.finish() in (0, 128 + signals[0]), child.err.text()
+    # The demo returned once everything it started was gone.
+    assert [(p, _cmdline(p)) for p in before if helpers.pid_alive(p)] == []
+    assert list(private_tmp.iterdir()) == []

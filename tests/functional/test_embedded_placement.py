@@ -237,20 +237,119 @@ def _parent(pid):
         return int(f.read().rsplit(') ', 1)[1].split()[1])
 
 
-def test_postgresql_server_killed_outright_takes_its_children_along():
+def test_postgresql_server_killed_outright_takes_its_children_along(
+        tmp_path, monkeypatch):
+    # A private TMPDIR (0700 under pytest's): as root, the cluster, run by
+    # nobody, has to live elsewhere; it must go all the same.
+    private_tmp = tmp_path / 'tmp'
+    private_tmp.mkdir()
+    monkeypatch.setenv('TMPDIR', str(private_tmp))
     server = embedded.EmbeddedPlacement(backend='postgresql', workers=1)
     server.start()
     workdir = server.workdir
     try:
         started = helpers.descendants(server.pid)
         assert {'postgres', 'gunicorn'} <= _names(started)
+        cluster = _cluster_dirs(started)
+        assert cluster and all(os.path.isdir(d) for d in cluster)
         os.kill(server.pid, signal.SIGKILL)  # no clean-up code runs
-        helpers.wait_until(
-            lambda: not any(helpers.pid_alive(p) for p in started),
-            'PostgreSQL and gunicorn exit with their parent')
     finally:
         server.stop()
-    assert not os.path.exists(workdir)  # the cluster's data went with it
+    # stop() returns once they are gone: no waiting here.
+    assert [p for p in started if helpers.pid_alive(p)] == []
+    assert not os.path.exists(workdir)
+    assert [d for d in cluster if os.path.exists(d)] == []
+    assert list(private_tmp.iterdir()) == []
+
+
+def _cluster_dirs(pids):
+    """The directories PostgreSQL's data directories are in (from the
+    ``-D`` of its command line)."""
+    found = set()
+    for pid in pids:
+        try:
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                argv = f.read().decode().split('\0')
+        except FileNotFoundError:
+            continue
+        if '-D' in argv:
+            found.add(os.path.dirname(argv[argv.index('-D') + 1]))
+    return found
+
+
+def _placement_db_password(workdir):
+    """The password in the served placement.conf's connection URL."""
+    from sqlalchemy.engine import url as sa_url
+
+    with open(os.path.join(workdir, 'placement.conf')) as f:
+        for line in f:
+            if line.startswith('connection = '):
+                url = line.split(' = ', 1)[1].strip().replace('$$', '$')
+                return sa_url.make_url(url)
+
+
+def test_postgresql_backend_keeps_its_secrets(tmp_path, monkeypatch):
+    """0700/0600 files, a password nobody else knows, on no command line."""
+    import psycopg2
+
+    private_tmp = tmp_path / 'tmp'
+    private_tmp.mkdir()
+    # Traversable: even as root the cluster lives here.
+    os.chmod(private_tmp, 0o711)  # noqa: S103 - traverse only
+    monkeypatch.setenv('TMPDIR', str(private_tmp))
+    with embedded.EmbeddedPlacement(backend='postgresql',
+                                    workers=1) as server:
+        tree = [server.pid] + helpers.descendants(server.pid)
+        url = _placement_db_password(server.workdir)
+        assert url.password and len(url.password) >= 16
+        for pid in tree:
+            with open('/proc/%d/cmdline' % pid, 'rb') as f:
+                assert url.password.encode() not in f.read(), pid
+        cluster = _cluster_dirs(tree)
+        assert len(cluster) == 1
+        for top in [server.workdir] + sorted(cluster):
+            assert stat.S_IMODE(os.stat(top).st_mode) == 0o700, top
+            for root, dirs, files in os.walk(top):
+                dirs[:] = [d for d in dirs if d != 'pg-binaries']
+                for name in dirs + files:
+                    mode = stat.S_IMODE(os.lstat(os.path.join(
+                        root, name)).st_mode)
+                    assert mode & 0o077 == 0, (os.path.join(root, name),
+                                               oct(mode))
+        socket_dir = url.query['host']
+        if os.geteuid() == 0:  # PostgreSQL runs as nobody, in its own
+            owner = os.stat(sorted(cluster)[0]).st_uid
+            assert owner == __import__('pwd').getpwnam('nobody').pw_uid
+        with pytest.raises(psycopg2.OperationalError,
+                           match='no password supplied'):
+            psycopg2.connect(dbname='placement', user='postgres',
+                             host=socket_dir, connect_timeout=10)
+        with pytest.raises(psycopg2.OperationalError,
+                           match='password authentication failed'):
+            psycopg2.connect(dbname='placement', user='postgres',
+                             password='guess', host=socket_dir,
+                             connect_timeout=10)
+        with psycopg2.connect(dbname='placement', user='postgres',
+                              password=url.password, host=socket_dir,
+                              connect_timeout=10) as conn:
+            assert conn.server_version
+        conn.close()
+    assert list(private_tmp.iterdir()) == []
+
+
+def test_postgresql_start_up_failure_leaves_nothing_in_tmpdir(
+        tmp_path, monkeypatch):
+    private_tmp = tmp_path / 'tmp'
+    private_tmp.mkdir()
+    os.chmod(private_tmp, 0o711)  # noqa: S103 - traverse only
+    monkeypatch.setenv('TMPDIR', str(private_tmp))
+    server = embedded.EmbeddedPlacement(backend='postgresql', workers=1,
+                                        options=['DEFAULT.debug=maybe'])
+    with pytest.raises(embedded.EmbeddedPlacementError,
+                       match='during start-up'):
+        server.start()
+    assert server.process is None
+    assert list(private_tmp.iterdir()) == []
 
 
 def test_existing_database_url_is_used_and_kept(unique):
@@ -258,8 +357,12 @@ def test_existing_database_url_is_used_and_kept(unique):
     # Not under tmp_path: as root, PostgreSQL runs as nobody, who cannot
     # traverse pytest's private base directory.
     where = tempfile.mkdtemp(prefix='test-database-')
-    database = postgres.PrivatePostgres(where)
-    url = database.start()
+    # A "$" in the password: oslo.config must not read it as a variable.
+    password = 'pa$word-' + unique + '$HOME'
+    database = postgres.PrivatePostgres(where, password=password)
+    database.start()
+    url = 'postgresql+psycopg2://postgres:%s@/placement?host=%s' % (
+        password, database.socket_dir)
     try:
         with embedded.EmbeddedPlacement(database_url=url,
                                         workers=2) as first:
@@ -268,7 +371,7 @@ def test_existing_database_url_is_used_and_kept(unique):
             # A URL may carry a password: never on anybody's command line.
             for pid in [first.pid] + helpers.descendants(first.pid):
                 with open('/proc/%d/cmdline' % pid, 'rb') as f:
-                    assert url.encode() not in f.read()
+                    assert password.encode() not in f.read()
         with embedded.EmbeddedPlacement(database_url=url,
                                         workers=2) as second:
             names = {rp['name'] for rp in
@@ -283,7 +386,9 @@ def test_existing_database_url_is_used_and_kept(unique):
     (['--workers', '2'], 'SQLite is served by one thread'),
     (['--database-url', 'sqlite:////tmp/x.db', '--workers', '3'],
      'SQLite is served by one thread'),
-    (['--postgresql', '--workers', '0'], '--workers must be at least 1'),
+    (['--postgresql', '--workers', '0'], '--workers must be from 1 to 64'),
+    (['--postgresql', '--workers', '99999'],
+     '--workers must be from 1 to 64, not 99999'),
 ])
 def test_server_usage_errors_are_one_line_exit_2(args, message):
     proc = _server(*args)
@@ -298,12 +403,33 @@ def test_server_usage_errors_are_one_line_exit_2(args, message):
     ({'workers': 2}, 'SQLite is served by one thread'),
     ({'database_url': 'sqlite:////tmp/x.db', 'workers': 2},
      'SQLite is served by one thread'),
-    ({'backend': 'postgresql', 'workers': 0}, 'at least 1'),
+    ({'backend': 'postgresql', 'workers': 0}, 'from 1 to 64'),
+    ({'backend': 'postgresql', 'workers': 99999}, 'from 1 to 64, not 99999'),
+    ({'database_url': 'nonsense://'}, 'database URL nonsense://: '),
+    ({'database_url': 'not a url'}, 'not a SQLAlchemy URL'),
 ])
 def test_arguments_that_cannot_work_are_refused_before_anything_starts(
         kwargs, message):
     with pytest.raises(embedded.EmbeddedPlacementUsageError, match=message):
         embedded.EmbeddedPlacement(**kwargs)
+
+
+@pytest.mark.parametrize('url', [
+    'postgresql+psycopg2://x:s3cret$pw@127.0.0.1:1/nope',
+    'postgresql+psycopg2://x:s3cret$pw@/nope?host=/nonexistent-socket-dir',
+])
+def test_database_that_does_not_answer_is_one_line(url):
+    """Well-formed, but nothing answers: one line naming the database,
+    its password masked, and no server started."""
+    server = embedded.EmbeddedPlacement(database_url=url)
+    with pytest.raises(embedded.EmbeddedPlacementError) as err:
+        server.start()
+    message = str(err.value)
+    assert not isinstance(err.value, embedded.EmbeddedPlacementUsageError)
+    assert message.startswith('cannot connect to the database '
+                              'postgresql+psycopg2://x:***@')
+    assert '\n' not in message and 's3cret' not in message
+    assert server.process is None
 
 
 def test_start_failure_shows_server_log():

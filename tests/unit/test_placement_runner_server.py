@@ -23,6 +23,23 @@ def test_generated_conf_carries_the_options_on_top():
     assert text.count('debug =') == 1
 
 
+@pytest.mark.parametrize('url', [
+    'postgresql+psycopg2://placement:pa$word@/placement?host=/tmp/s',
+    'mysql+pymysql://placement:x$$y${z}@127.0.0.1/placement',
+])
+def test_generated_conf_takes_the_database_url_literally(tmp_path, url):
+    """oslo.config reads "$name" as a substitution: a password's "$"
+    must reach Placement as it is."""
+    from oslo_config import cfg
+
+    path = tmp_path / 'placement.conf'
+    path.write_text(es.placement_conf(url, False))
+    conf = cfg.ConfigOpts()
+    conf.register_opt(cfg.StrOpt('connection'), group='placement_database')
+    conf(args=[], default_config_files=[str(path)])
+    assert conf.placement_database.connection == url
+
+
 @pytest.mark.parametrize('url,sqlite', [
     ('sqlite:////tmp/p.db', True), ('sqlite://', True),
     ('postgresql+psycopg2://u@/db?host=/s', False),
@@ -33,7 +50,8 @@ def test_is_sqlite(url, sqlite):
 
 @pytest.mark.parametrize('argv,message', [
     (['--workers', '2'], 'SQLite is served by one thread'),
-    (['--postgresql', '--workers', '0'], 'at least 1'),
+    (['--postgresql', '--workers', '0'], 'from 1 to 64, not 0'),
+    (['--postgresql', '--workers', '99999'], 'from 1 to 64, not 99999'),
     (['--port', '70000'], 'between 0 and 65535'),
 ])
 def test_arguments_that_cannot_work(argv, message):
