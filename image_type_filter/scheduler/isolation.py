@@ -113,14 +113,13 @@ class IsolateImageProperties:
     name = 'isolate_image_properties'
 
     def __init__(self, settings, placement=None, image_property_names=None,
-                 **_):
+                 catalog=None, **_):
         self.enabled = settings.isolation_enabled
         self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
-        self.catalog = (trait_catalog.TraitCatalog(
-            placement, settings.traits_refresh_interval)
-            if placement is not None else None)
+        self.catalog = catalog or trait_catalog.for_placement(placement,
+                                                             settings)
         if self.catalog is not None and self.enabled:
             # Known from the first request on: "!CUSTOM_X" is then always
             # a valid query, whichever service starts first.

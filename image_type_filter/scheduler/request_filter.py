@@ -6,7 +6,8 @@ placed. Filters are found through the ``image_type_filter.request_filters``
 entry-point namespace and built as ``Filter(settings, **kwargs)``:
 ``settings`` is the FilterSettings read once from the configuration, and the
 keyword arguments are ``conf`` (the ConfigOpts itself, for a third-party
-filter's own options), ``placement`` (a PlacementClient, or None) and
+filter's own options), ``placement`` (a PlacementClient, or None),
+``catalog`` (the pipeline's one TraitCatalog over it, or None) and
 ``image_property_names`` (inside Nova, the image properties Nova keeps); a
 filter takes what it needs and ignores the rest. Third-party filters plug in
 there beside these without patching the scheduler.
@@ -58,9 +59,8 @@ class RequireImageTypeSupport:
     def __init__(self, settings, placement=None, catalog=None, **_):
         self.settings = settings
         self._unknown = WarnOnce()
-        self.catalog = catalog or (trait_catalog.TraitCatalog(
-            placement, settings.traits_refresh_interval)
-            if placement is not None else None)
+        self.catalog = catalog or trait_catalog.for_placement(placement,
+                                                             settings)
 
     def __call__(self, ctxt, request_spec):
         if not self.settings.image_type_enabled:
@@ -145,6 +145,9 @@ class RequestFilterPipeline:
         not; an unknown name is a ConfigError listing the known ones.
         """
         names = list(settings.enabled_request_filters)
+        # One catalogue for every filter: one cached read, not one each.
+        filter_kwargs.setdefault('catalog', trait_catalog.for_placement(
+            filter_kwargs.get('placement'), settings))
         missing = []
         manager = named.NamedExtensionManager(
             NAMESPACE, names, invoke_on_load=True, invoke_args=(settings,),

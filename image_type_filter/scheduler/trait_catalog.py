@@ -85,15 +85,13 @@ class TraitCatalog:
                             ', '.join(sorted(ask - found)))
         return traits & self._known
 
-    def carried_traits(self, refresh_for=None):
-        """The traits some provider carries, as last asked; asked again if
-        ``refresh_for`` is missing and the answer is ``interval`` old.
-        None when Placement cannot be asked."""
+    def carried_traits(self):
+        """The traits some provider carries, as last asked; asked again
+        once the answer is ``interval`` old. None when Placement cannot be
+        asked."""
         now = self.clock()
-        stale = (self._carried_asked_at is None or
-                 now - self._carried_asked_at >= self.interval)
-        if stale and (refresh_for is None or refresh_for not in
-                      self._carried or self._carried_asked_at is None):
+        if (self._carried_asked_at is None or
+                now - self._carried_asked_at >= self.interval):
             try:
                 self._carried = self.client.list_associated_traits()
             except exceptions.Error as exc:
@@ -107,6 +105,14 @@ class TraitCatalog:
         """True or False: does any provider carry ``trait``? None when
         Placement cannot be asked (the caller then lets the query decide)."""
         if trait in self._carried:
-            return True
-        carried = self.carried_traits(refresh_for=trait)
+            return True  # seen carried: no request
+        carried = self.carried_traits()
         return None if carried is None else trait in carried
+
+
+def for_placement(placement, settings):
+    """A catalogue over ``placement`` (None without one), refreshed as
+    ``settings`` (a FilterSettings) says."""
+    if placement is None:
+        return None
+    return TraitCatalog(placement, settings.traits_refresh_interval)

@@ -244,3 +244,24 @@ def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
     assert spec.root_required == {'CUSTOM_TROVE'}
     image_filter(None, rs.RequestSpec.for_boot('raw', extra_specs=tagged))
     assert placement.associated_asked == 2
+
+
+def test_the_pipelines_filters_share_one_cached_read():
+    """Both filters ask "does any host carry it?"; the pipeline gives them
+    one catalogue, so a boot costs one GET /traits?associated=true at most
+    per interval, not one per filter."""
+    from image_type_filter.scheduler import request_filter
+    placement = TraitsPlacementKnows(set(), carried={
+        'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'})
+    pipeline = request_filter.RequestFilterPipeline.from_settings(
+        settings.FilterSettings(image_type_enabled=True,
+                                isolation_enabled=True,
+                                isolation_rules=('CUSTOM_TROVE',)),
+        placement=placement)
+    catalogs = {id(f.catalog) for _, f in pipeline.filters}
+    assert len(catalogs) == 1
+    spec = rs.RequestSpec.for_boot(
+        'raw', extra_specs={'trait:CUSTOM_TROVE': 'required'})
+    pipeline(None, spec)
+    assert spec.root_required == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'}
+    assert placement.associated_asked == 1
