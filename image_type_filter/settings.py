@@ -12,10 +12,6 @@ from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_filter.conf import scheduler_client as client_conf
 
 
-def _read(conf, name, group):
-    return loading.read(conf, name, group)
-
-
 @dataclasses.dataclass(frozen=True)
 class FilterSettings:
     """What the request filters nova-scheduler runs are told."""
@@ -36,20 +32,25 @@ class FilterSettings:
     @classmethod
     def from_conf(cls, conf):
         """From a ConfigOpts with the filters' options (Nova's CONF too)."""
-        nova_option = (scheduler_conf.NOVA_OPTION in conf.scheduler and
-                       _read(conf, scheduler_conf.NOVA_OPTION, 'scheduler'))
+        def scheduler(name):
+            return loading.read(conf, name, 'scheduler')
+
+        def isolation(name):
+            return loading.read(conf, name, 'image_isolation')
+
+        nova_option = (scheduler_conf.NOVA_OPTION in conf.scheduler
+                       and scheduler(scheduler_conf.NOVA_OPTION))
         return cls(
             image_type_enabled=bool(
-                _read(conf, 'filter_hosts_by_image_type_support',
-                      'scheduler') or nova_option),
-            unknown_format=_read(conf, 'image_type_unknown_format',
-                                 'scheduler'),
+                scheduler('filter_hosts_by_image_type_support')
+                or nova_option),
+            unknown_format=scheduler('image_type_unknown_format'),
             enabled_request_filters=tuple(
-                _read(conf, 'enabled_request_filters', 'scheduler')),
-            isolation_enabled=_read(conf, 'enabled', 'image_isolation'),
-            isolation_rules=tuple(_read(conf, 'rules', 'image_isolation')),
-            traits_refresh_interval=_read(
-                conf, 'image_type_traits_refresh_interval', 'scheduler'))
+                scheduler('enabled_request_filters')),
+            isolation_enabled=isolation('enabled'),
+            isolation_rules=tuple(isolation('rules')),
+            traits_refresh_interval=scheduler(
+                'image_type_traits_refresh_interval'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,7 @@ class ClientSettings:
         group = client_conf.scheduler_client_group.name
         return cls(
             filters=FilterSettings.from_conf(conf),
-            trait_parameter=_read(conf, 'image_type_trait_parameter', group),
-            flat_check_interval=_read(conf, 'image_type_flat_check_interval',
-                                      group))
+            trait_parameter=loading.read(
+                conf, 'image_type_trait_parameter', group),
+            flat_check_interval=loading.read(
+                conf, 'image_type_flat_check_interval', group))
