@@ -226,3 +226,19 @@ def test_sighup_ends_a_stuck_sync_and_uses_the_new_configuration(
         code, lines = finish(child)
     assert code == 0, lines
     assert any('configuration re-read' in line for line in lines)
+
+
+def test_a_one_shot_command_ends_with_128_plus_the_signal(sqlite_placement,
+                                                          tmp_path):
+    """SIGTERM reaches a one-shot command through the CLI's one signal
+    path: it unwinds wherever it is (here waiting for a provider nova-compute
+    has not created) and exits 128 + SIGTERM, without a traceback."""
+    path = node_conf(tmp_path, sqlite_placement.nova_conf_section())
+    with helpers.Child.module(
+            'virt_capabilities.cmd.main', 'report', '--config-file',
+            str(path), '--provider', 'not-created-yet',
+            '--wait', '3600') as child:
+        child.err.wait_for('retrying in')
+        child.send(signal.SIGTERM)
+        assert child.finish() == 128 + signal.SIGTERM
+    assert 'Traceback' not in child.err.text()

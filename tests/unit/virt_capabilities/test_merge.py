@@ -1,5 +1,7 @@
 """The pure merge rules: only the owned namespace ever changes."""
 
+import pytest
+
 from image_type_common import image_types
 from virt_capabilities import merge
 
@@ -76,3 +78,13 @@ def test_a_standard_trait_is_never_owned_whatever_ownership_is_told():
     assert not any(ownership.owns(t) for t in standard)
     assert not any(t.lstrip('!') in standard
                    for t in ownership.in_sync_filter())
+
+
+def test_desired_traits_outside_the_owned_namespace_are_refused():
+    """The owner rule is decided once, by the plan: handing the merge a
+    trait it does not own is a bug to surface, never a trait to write."""
+    for desired, image_types_owned in (({'HW_CPU_X86_AVX2'}, True),
+                                       ({RAW}, False)):
+        with pytest.raises(ValueError, match='outside the owned namespace'):
+            merge.Ownership(desired=frozenset(desired),
+                            image_types=image_types_owned)
