@@ -1,5 +1,6 @@
-"""The scheduler runtime: request filters and the allocation-candidate query.
+"""What nova-scheduler runs: the request filters and the rebuild check.
 
-What runs on every boot. It imports only ``image_type_common`` and this
-package's own options, never the compute-side reporter.
+Nova-free and imported on every boot: it reads only ``image_type_common``
+and this side's settings, never the reporter, the client, the CLI or the
+runner (tests/unit/test_layout.py).
 """
