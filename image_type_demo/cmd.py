@@ -114,18 +114,20 @@ class Demo(command.Command):
         # Machine formats keep stdout clean: the help goes to stderr then.
         out = (self.app.stdout if parsed_args.output_format == 'table'
                else self.app.stderr)
-        out.write('\n' + demo.connection_help(placement))
-        out.flush()
         control = self.app.control
         died = _watch(placement.process, control)
         try:
+            # From the first line an operator can act on, a stop lands
+            # here wherever it interrupts (even the printing itself).
+            out.write('\n' + demo.connection_help(placement))
+            out.flush()
             while not control.stop_requested:
                 try:
                     control.wait(3600)
-                except control_mod.Stopping:
-                    break
                 except control_mod.ReloadRequested:
                     control.take_reload()  # nothing to re-read: keep serving
+        except control_mod.Stopping:
+            pass
         finally:
             died.watching = False
         if died.is_set():
