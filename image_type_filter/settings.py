@@ -20,10 +20,13 @@ class FilterSettings:
     image_type_enabled: bool = False
     unknown_format: str = scheduler_conf.IGNORE
     enabled_request_filters: tuple = ('require_image_type_support',
-                                      'isolate_image_properties')
+                                      'isolate_image_properties',
+                                      'require_image_metadata_support')
     isolation_enabled: bool = False
     isolation_rules: tuple = ()
     traits_refresh_interval: float = 10.0
+    #: ``[image_metadata_prefilter] families``; empty is off.
+    image_metadata_families: tuple = ()
 
     @property
     def rejects_unknown_format(self):
@@ -50,7 +53,9 @@ class FilterSettings:
             isolation_enabled=isolation('enabled'),
             isolation_rules=tuple(isolation('rules')),
             traits_refresh_interval=scheduler(
-                'image_type_traits_refresh_interval'))
+                'image_type_traits_refresh_interval'),
+            image_metadata_families=tuple(dict.fromkeys(loading.read(
+                conf, 'families', 'image_metadata_prefilter'))))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -83,7 +83,8 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             # A filter knows why before asking (a format no host boots, a
             # reserved trait nobody carries, reject of an unknown format).
             refused, found = exc, scheduler_client.Candidates([], '', [])
-        describe = sched.pipeline.describe_trait
+        def describe(trait):
+            return sched.pipeline.describe_trait(trait, spec)
         fleet = verdicts = None
         if parsed_args.explain or not found.provider_uuids:
             fleet = survey.take(client)

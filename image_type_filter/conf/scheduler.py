@@ -58,7 +58,8 @@ filter_opts = [
              'such boot.'),
     cfg.ListOpt(
         'enabled_request_filters',
-        default=['require_image_type_support', 'isolate_image_properties'],
+        default=['require_image_type_support', 'isolate_image_properties',
+                 'require_image_metadata_support'],
         help='Request filters to run, in order, from the '
              '``image_type_filter.request_filters`` entry-point namespace. '
              'Each filter still honours its own on/off option. Third-party '

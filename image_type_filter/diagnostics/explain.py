@@ -101,6 +101,14 @@ def _holders(client, survey, traits):
     return holders
 
 
+def _because(why):
+    """A filter's reason after a trait: 'for KEY=VALUE ...' as it is,
+    anything else in parentheses."""
+    if not why:
+        return ''
+    return ' ' + why if why.startswith('for ') else ' (%s)' % why
+
+
 def explain(client, survey, spec, candidate_uuids, describe_trait=None):
     """A Verdict per compute host, candidates first, then by name.
 
@@ -127,14 +135,12 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
                     trait, ', '.join(sorted(host.formats)) or
                     'nothing reported yet'))
             else:
-                reasons.append('lacks %s%s' % (trait, ' (%s)' % why
-                                               if why else ''))
+                reasons.append('lacks %s%s' % (trait, _because(why)))
         for trait in sorted(forbidden):
             if host.uuid not in holders[trait]:
                 continue
             why = describe_trait(trait)
-            reasons.append('has forbidden %s%s' % (trait, ' (%s)' % why
-                                                   if why else ''))
+            reasons.append('has forbidden %s%s' % (trait, _because(why)))
         reasons.extend(capacity.shortfalls(host.uuid))
         if not reasons:
             reasons.append('left out by Placement for another constraint '

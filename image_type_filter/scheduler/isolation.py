@@ -158,7 +158,7 @@ class IsolateImageProperties:
                 request_spec.root_forbidden.add(trait)
         return True
 
-    def describe_trait(self, trait):
+    def describe_trait(self, trait, request_spec=None):
         rules = [str(r) for r in self.rules if r.trait == trait]
         if not rules:
             return None

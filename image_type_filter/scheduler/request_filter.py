@@ -161,11 +161,12 @@ class RequestFilterPipeline:
                     sorted(ep.name for ep in manager.list_entry_points()))))
         return cls((ext.name, ext.obj) for ext in manager.extensions)
 
-    def describe_trait(self, trait):
-        """Which filter rule asks for ``trait``, for explanations, or None."""
+    def describe_trait(self, trait, request_spec=None):
+        """Which filter rule asks for ``trait`` (in ``request_spec``, when
+        given), for explanations, or None."""
         for _, request_filter in self.filters:
             describe = getattr(request_filter, 'describe_trait', None)
-            text = describe(trait) if describe else None
+            text = describe(trait, request_spec) if describe else None
             if text:
                 return text
         return None

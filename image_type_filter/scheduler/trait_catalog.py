@@ -79,9 +79,8 @@ class TraitCatalog:
             for trait in found:
                 self._missing_asked_at.pop(trait, None)
             if ask - found:
-                LOG.warning('Placement does not know reserved trait(s) %s '
-                            'yet: no host carries them, so they are '
-                            'forbidden nowhere',
+                LOG.warning('Placement does not know trait(s) %s yet: no '
+                            'host carries them, and no query names them',
                             ', '.join(sorted(ask - found)))
         return traits & self._known
 

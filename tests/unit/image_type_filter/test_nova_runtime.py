@@ -14,16 +14,19 @@ import importlib
 import logging
 import sys
 import types
+import urllib.parse
 
+import os_traits
 from oslo_config import cfg
 import pytest
 
 from image_type_filter import conf as itf_conf
 
 VMWARE_TRAITS = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_VMDK',
-                 'COMPUTE_IMAGE_TYPE_ISO'}
+                 'COMPUTE_IMAGE_TYPE_ISO', 'HW_ARCH_X86_64'}
 TROVE_TRAITS = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_RAW',
-                'COMPUTE_IMAGE_TYPE_QCOW2', 'CUSTOM_TROVE'}
+                'COMPUTE_IMAGE_TYPE_QCOW2', 'CUSTOM_TROVE', 'HW_ARCH_X86_64',
+                'COMPUTE_STORAGE_BUS_SCSI', 'COMPUTE_VIOMMU_MODEL_INTEL'}
 
 
 class RequestFilterFailed(Exception):
@@ -55,7 +58,10 @@ class FakeReportClient:
             body = {'traits': sorted(set().union(
                 *self.traits_by_host.values()))}
         elif path.startswith('/traits?'):
-            body = {'traits': ['CUSTOM_TROVE']}
+            asked = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+            names = asked['name'][0][len('in:'):].split(',')
+            body = {'traits': sorted(set(names) & (
+                set(os_traits.get_traits()) | {'CUSTOM_TROVE'}))}
         else:
             uuid = path.split('/')[2]
             body = {'traits': sorted(self.traits_by_host[uuid]),
@@ -156,7 +162,8 @@ def test_all_filters_adds_our_request_filters_and_returns_the_host_filter(
     assert [c.__name__ for c in classes] == ['ImageTypeRebuildFilter']
     assert [f.__name__ for f in nova.filters] == [
         'image_type_filter.require_image_type_support',
-        'image_type_filter.isolate_image_properties']
+        'image_type_filter.isolate_image_properties',
+        'image_type_filter.require_image_metadata_support']
 
 
 def test_a_boot_requires_the_images_format_on_the_root(nova):
@@ -265,3 +272,27 @@ def test_a_refused_rebuild_is_a_warning_naming_server_and_image(nova,
     assert any('server-1' in r.getMessage() and 'image-2' in r.getMessage()
                and 'COMPUTE_IMAGE_TYPE_QCOW2' in r.getMessage()
                for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def test_image_metadata_families_constrain_each_property_on_its_own(nova):
+    """Nova's own prefilter would add nothing at all for this image (one
+    name, COMPUTE_VIOMMU_INTEL, is not in os-traits)."""
+    enable(nova, image_metadata_prefilter__families=[
+        'storage_bus', 'viommu_model', 'architecture'])
+    nova.package.all_filters()
+    spec = run_request_filters(nova, nova_spec(properties={
+        'hw_disk_bus': 'scsi', 'hw_viommu_model': 'intel',
+        'hw_architecture': 'x86_64'}))
+    assert spec.root_required == {'COMPUTE_STORAGE_BUS_SCSI',
+                                  'COMPUTE_VIOMMU_MODEL_INTEL',
+                                  'HW_ARCH_X86_64'}
+
+
+def test_an_image_metadata_trait_no_host_reports_fails_naming_it(nova):
+    enable(nova, image_metadata_prefilter__families=['vif_model'])
+    nova.package.all_filters()
+    with pytest.raises(RequestFilterFailed) as err:
+        run_request_filters(nova, nova_spec(
+            properties={'hw_vif_model': 'vmxnet3'}))
+    assert 'COMPUTE_NET_VIF_MODEL_VMXNET3' in err.value.reason
+    assert 'hw_vif_model=vmxnet3' in err.value.reason

@@ -1,0 +1,163 @@
+"""Request filter: the image's hardware properties as traits, one by one.
+
+Nova's own ``image_metadata_prefilter`` builds each trait name by string
+concatenation and drops every constraint of the request when one name is
+not in os-traits; it spells two families wrong (``COMPUTE_VIOMMU_X``,
+``HW_ARCH_ARMV7L``) and makes an i686 image skip x86_64 hosts. Here each
+property is read on its own against the catalogue
+(``image_type_common.image_metadata``):
+
+- a value with an os-traits trait Placement knows requires it on the root
+  provider; "No valid host" names it when no host carries it;
+- a value whose hosts may carry one of several traits (i686: I686 or
+  X86_64) forbids the family's other traits instead, since Nova's
+  ``root_required`` has no any-of;
+- a value with no such trait adds nothing and is logged once; the other
+  properties keep their constraints.
+
+Volume-backed requests are read too: Nova puts the volume's image metadata
+in ``request_spec.image``.
+"""
+
+import dataclasses
+import logging
+
+from image_type_common import image_metadata
+from image_type_common import text
+from image_type_filter import exceptions
+from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import spec_fields
+from image_type_filter.scheduler import trait_catalog
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """What one image property asks of the host."""
+
+    family: image_metadata.Family
+    prop: str
+    value: str
+    #: The traits whose hosts boot the value, its own first; () for none.
+    hosts: tuple
+
+    @property
+    def required(self):
+        """The one trait a host must carry, or None."""
+        return self.hosts[0] if len(self.hosts) == 1 else None
+
+    @property
+    def forbidden(self):
+        """The family's traits a host must not carry (several hosts)."""
+        if len(self.hosts) < 2:
+            return frozenset()
+        return frozenset(self.family.traits) - set(self.hosts)
+
+    def __str__(self):
+        return '%s=%s' % (self.prop, self.value)
+
+    def describe(self):
+        """For faults and --explain: the property and the family."""
+        boots_on = (' (boots on %s)' % ' or '.join(self.hosts)
+                    if len(self.hosts) > 1 else '')
+        return 'for %s%s, image_metadata_prefilter family %s' % (
+            self, boots_on, self.family.name)
+
+
+def needs(properties, families):
+    """A Need per image property of the enabled families that is set.
+
+    ``properties`` is a dict or Nova's ImageMetaProps; a legacy name is read
+    only when its current one is unset, as Nova's ImageMeta does.
+    """
+    found = []
+    for family in families:
+        for prop in family.properties:
+            current = image_metadata.LEGACY_PROPERTIES.get(prop)
+            if current and spec_fields.field(properties, current) is not None:
+                continue
+            raw = spec_fields.field(properties, prop)
+            if raw is None:
+                continue
+            value = image_metadata.canonical(prop, raw)
+            hosts = family.hosts_for(value) if value is not None else ()
+            found.append(Need(family, prop, value if value is not None
+                              else text.safe_repr(raw), hosts))
+    return found
+
+
+class RequireImageMetadataSupport:
+    """Require (or forbid) the traits the image's hardware properties need.
+
+    Off unless ``[image_metadata_prefilter] families`` names a family.
+    """
+
+    name = 'require_image_metadata_support'
+
+    def __init__(self, settings, placement=None, catalog=None, **_):
+        self.families = tuple(image_metadata.FAMILIES[name] for name in
+                              settings.image_metadata_families)
+        self.family_names = frozenset(f.name for f in self.families)
+        self.catalog = catalog or trait_catalog.for_placement(placement,
+                                                             settings)
+        self._warned = request_filter.WarnOnce()
+
+    def needs(self, request_spec):
+        if not self.families:
+            return []
+        return needs(spec_fields.image_properties(request_spec),
+                     self.families)
+
+    def __call__(self, ctxt, request_spec):
+        added = False
+        for need in self.needs(request_spec):
+            if need.required:
+                added |= self._require(need, request_spec)
+            elif need.hosts:
+                added |= self._forbid(need, request_spec)
+            else:
+                self._warn(need, 'has no os-traits trait')
+        return added
+
+    def _known(self, traits):
+        return set(traits) if self.catalog is None else \
+            self.catalog.known(traits)
+
+    def _require(self, need, request_spec):
+        trait = need.required
+        if not self._known({trait}):
+            self._warn(need, 'needs %s, which Placement does not know' % trait)
+            return False
+        if self.catalog is not None and self.catalog.carried(trait) is False:
+            raise exceptions.NoValidHost(
+                'No compute host reports %s, which the image needs %s.'
+                % (trait, need.describe()))
+        if trait in request_spec.root_required:
+            return False
+        request_spec.root_required.add(trait)
+        return True
+
+    def _forbid(self, need, request_spec):
+        forbidden = self._known(need.forbidden) - set(
+            request_spec.root_forbidden)
+        for trait in sorted(forbidden):
+            request_spec.root_forbidden.add(trait)
+        return bool(forbidden)
+
+    def _warn(self, need, why):
+        if self._warned.first_time((need.prop, need.value[:64])):
+            LOG.warning('image property %s %s: no host is filtered by it '
+                        '(image_metadata_prefilter family %s)', need, why,
+                        need.family.name)
+
+    def describe_trait(self, trait, request_spec=None):
+        """Which of the request's properties asks for or forbids ``trait``."""
+        family = image_metadata.family_of_trait(trait)
+        if family is None or family.name not in self.family_names:
+            return None
+        if request_spec is not None:
+            for need in self.needs(request_spec):
+                if trait == need.required or trait in need.forbidden:
+                    return need.describe()
+        return 'image_metadata_prefilter family %s' % family.name
