@@ -28,6 +28,7 @@ CANDIDATES_REQUIRED = (1, 17)
 PROVIDERS_REQUIRED = (1, 18)
 FORBIDDEN_TRAITS = (1, 22)
 ROOT_REQUIRED = (1, 35)
+ANY_OF_TRAITS = (1, 39)
 
 #: Retrying these cannot help: the configuration has to change.
 CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,

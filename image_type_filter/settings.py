@@ -27,6 +27,8 @@ class FilterSettings:
     traits_refresh_interval: float = 10.0
     #: ``[image_metadata_prefilter] families``; empty is off.
     image_metadata_families: tuple = ()
+    #: Nova's own ``[scheduler] image_metadata_prefilter``.
+    novas_metadata_prefilter: bool = False
 
     @property
     def rejects_unknown_format(self):
@@ -41,8 +43,10 @@ class FilterSettings:
         def isolation(name):
             return loading.read(conf, name, 'image_isolation')
 
-        nova_option = (scheduler_conf.NOVA_OPTION in conf.scheduler
-                       and scheduler(scheduler_conf.NOVA_OPTION))
+        def novas(name):
+            return bool(name in conf.scheduler and scheduler(name))
+
+        nova_option = novas(scheduler_conf.NOVA_OPTION)
         return cls(
             image_type_enabled=bool(
                 scheduler('filter_hosts_by_image_type_support')
@@ -55,7 +59,9 @@ class FilterSettings:
             traits_refresh_interval=scheduler(
                 'image_type_traits_refresh_interval'),
             image_metadata_families=tuple(dict.fromkeys(loading.read(
-                conf, 'families', 'image_metadata_prefilter'))))
+                conf, 'families', 'image_metadata_prefilter'))),
+            novas_metadata_prefilter=novas(
+                scheduler_conf.NOVA_METADATA_OPTION))
 
 
 @dataclasses.dataclass(frozen=True)

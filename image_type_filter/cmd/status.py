@@ -6,6 +6,7 @@ from cliff import lister
 
 from image_type_common import cli
 from image_type_common import exceptions
+from image_type_common import image_metadata
 from image_type_filter import settings
 from image_type_filter.cmd import common
 from image_type_filter.diagnostics import readiness
@@ -26,7 +27,9 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     Compute nodes are the providers Nova marks with the COMPUTE_NODE trait
     (VCPU inventory where Placement or Nova predates it, and the check says
     so); the "Image formats" row counts hosts per format and lists the
-    formats no host boots.
+    formats no host boots. Each image-metadata family enabled (or named
+    with --family) gets a row: compute nodes that report none of its
+    traits would receive no boot of an image that sets its properties.
 
     Exit codes: 0 ready (every compute node reports); 1 warnings only;
     2 not ready (some compute nodes report nothing: enabling the filter now
@@ -37,6 +40,12 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
+        parser.add_argument(
+            '--family', action='append', default=None,
+            choices=image_metadata.NAMES + ('all',),
+            help='Check this image-metadata family as if it were enabled '
+                 '(repeatable; "all" for every one). Default: the families '
+                 '[image_metadata_prefilter] enables in the config files.')
 
         def usage_error(message):
             # A usage error is "could not check" too, never "not ready".
@@ -49,9 +58,15 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     def take_action(self, parsed_args):
         try:
             conf, client = self.conf_and_client(parsed_args)
+            read = settings.ClientSettings.from_conf(conf)
+            families = parsed_args.family or \
+                read.filters.image_metadata_families
+            if 'all' in families:
+                families = image_metadata.NAMES
             checks = readiness.ReadinessChecks(
-                client, survey.take(client),
-                settings.ClientSettings.from_conf(conf).trait_parameter)
+                client, survey.take(client), read.trait_parameter,
+                families=tuple(dict.fromkeys(families)),
+                novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
             results = checks.results()
         except exceptions.Error as exc:
             raise CouldNotCheck('could not check: %s' % exc) from exc

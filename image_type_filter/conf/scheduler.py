@@ -19,6 +19,7 @@ scheduler_group = cfg.OptGroup(
 IGNORE, REJECT = 'ignore', 'reject'
 
 NOVA_OPTION = 'query_placement_for_image_type_support'
+NOVA_METADATA_OPTION = 'image_metadata_prefilter'
 
 filter_opts = [
     cfg.BoolOpt(
@@ -75,6 +76,16 @@ nova_opts = [
              'project\'s tools: it turns the image-type filter on like '
              '``filter_hosts_by_image_type_support``. Inside nova-scheduler '
              'this is Nova\'s option and is not declared again.'),
+    cfg.BoolOpt(
+        NOVA_METADATA_OPTION,
+        default=False,
+        help='Nova\'s own image-metadata request filter, read here only so '
+             'that ``image-type-filter status`` and the request filters can '
+             'warn when it is on beside ``[image_metadata_prefilter] '
+             'families``: it drops every trait of a request when one '
+             'computed name is not in os-traits, and sends i686 images only '
+             'to HW_ARCH_I686 hosts. Inside nova-scheduler this is Nova\'s '
+             'option and is not declared again.'),
 ]
 
 

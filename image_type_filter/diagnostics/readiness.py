@@ -9,8 +9,10 @@ configuration wrong.
 
 from oslo_upgradecheck import upgradecheck
 
+from image_type_common import image_metadata
 from image_type_common import placement_client as pc
 from image_type_filter.conf import scheduler_client as client_conf
+from image_type_filter.scheduler import image_metadata as metadata_filter
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
@@ -27,10 +29,14 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     the client's negotiated microversion)."""
 
     def __init__(self, client, fleet,
-                 trait_parameter=client_conf.ROOT_REQUIRED):
+                 trait_parameter=client_conf.ROOT_REQUIRED, families=(),
+                 novas_metadata_prefilter=False):
         self.client = client
         self.fleet = fleet
         self.trait_parameter = trait_parameter
+        #: Image-metadata families to check, as if enabled.
+        self.families = tuple(families)
+        self.novas_metadata_prefilter = novas_metadata_prefilter
 
     def _check_compute_nodes(self):
         hosts = len(self.fleet.hosts)
@@ -88,9 +94,62 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         ('Image formats', _check_formats),
     )
 
+    def _check_family(self, family, carried):
+        """Hosts that report no trait of the family would get no boot of
+        an image that sets one of its properties: not ready."""
+        holders = _holders_of_any(self.client,
+                                  sorted(set(family.traits) & carried))
+        hosts = self.fleet.hosts.values()
+        lacking = sorted(h.name for h in hosts if h.uuid not in holders)
+        reported = sorted(t[len(family.prefix):].lower()
+                          for t in set(family.traits) & carried)
+        props = ' or '.join(family.properties)
+        if not hosts:
+            return Result(Code.WARNING, 'no compute node found')
+        if lacking:
+            return Result(Code.FAILURE, (
+                '%d of %d compute node(s) report no %s* trait, so no image '
+                'that sets %s would go there: %s. Enable this family only '
+                'once they do (values reported in the fleet: %s).' % (
+                    len(lacking), len(hosts), family.prefix, props,
+                    ', '.join(lacking), ', '.join(reported) or 'none')))
+        return Result(Code.SUCCESS, 'all %d compute node(s) report a %s* '
+                      'trait; values reported: %s' % (
+                          len(hosts), family.prefix, ', '.join(reported)))
+
+    def _check_novas_prefilter(self):
+        if self.novas_metadata_prefilter and self.families:
+            return Result(Code.WARNING,
+                          metadata_filter.NOVAS_PREFILTER_BESIDE)
+        return Result(Code.SUCCESS, 'on' if self.novas_metadata_prefilter
+                      else 'off')
+
     def results(self):
         """[(name, Result)] without printing (oslo's check() prints)."""
-        return [(name, check(self)) for name, check in self._upgrade_checks]
+        results = [(name, check(self))
+                   for name, check in self._upgrade_checks]
+        if self.families:
+            carried = self.client.list_associated_traits()
+            results.extend(
+                ('Image metadata: %s' % name,
+                 self._check_family(image_metadata.FAMILIES[name], carried))
+                for name in self.families)
+        results.append(('Nova\'s image_metadata_prefilter',
+                        self._check_novas_prefilter()))
+        return results
+
+
+def _holders_of_any(client, traits):
+    """The providers that carry at least one of ``traits``: one query at
+    1.39 (``in:``), else one per trait."""
+    if not traits:
+        return set()
+    if client.microversion >= pc.ANY_OF_TRAITS:
+        queries = ['in:' + ','.join(traits)]
+    else:
+        queries = traits
+    return {rp['uuid'] for query in queries
+            for rp in client.list_resource_providers(required=query)}
 
 
 def exit_code(results):

@@ -30,6 +30,11 @@ from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import trait_catalog
 
 LOG = logging.getLogger(__name__)
+NOVAS_PREFILTER_BESIDE = (
+    'Nova\'s own [scheduler] image_metadata_prefilter is on beside '
+    '[image_metadata_prefilter] families: it drops every trait of a request '
+    'when one name is not in os-traits and sends i686 images only to '
+    'HW_ARCH_I686 hosts; turn it off')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +107,8 @@ class RequireImageMetadataSupport:
         self.catalog = catalog or trait_catalog.for_placement(placement,
                                                              settings)
         self._warned = request_filter.WarnOnce()
+        if self.families and settings.novas_metadata_prefilter:
+            LOG.warning(NOVAS_PREFILTER_BESIDE)
 
     def needs(self, request_spec):
         if not self.families:
