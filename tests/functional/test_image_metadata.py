@@ -186,3 +186,26 @@ def test_status_per_family_and_novas_own_prefilter(fresh_placement,
     assert code == 1, proc.stderr
     assert rows['Image metadata: storage_bus']['result'] == 'Success'
     assert rows["Nova's image_metadata_prefilter"]['result'] == 'Warning'
+
+
+def test_rare_architecture_benchmark_smoke(tmp_path):
+    """The benchmark at a tiny size: it runs, and what it counts is right
+    (every rare host is found; the prefilter offers no other). No timing
+    is asserted."""
+    out = tmp_path / 'arch.json'
+    proc = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.image_metadata', '--hosts', '30',
+         '--backend', 'sqlite', '--asks', '2', '--runs', '1', '--json',
+         str(out)], capture_output=True, text=True, timeout=600,
+        env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result['hosts'] == 30
+    for arch in ('aarch64', 'ppc64le', 's390x'):
+        row = result['no_valid_host'][arch]
+        assert row['hosts'] == 1
+        for variant in ('image_properties_filter', 'prefilter'):
+            cell = row['default_order/' + variant]
+            assert cell == {'no_valid_host': 0, 'asks': 2, 'rate_pct': 0.0,
+                            'wrong_hosts': 0}
+    assert '| aarch64 | 1 | default_order | 0 of 2 | 0 of 2 |' in proc.stdout
