@@ -13,6 +13,7 @@ from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
+from image_type_filter.cmd import families
 from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import survey
 
@@ -28,9 +29,11 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     With --explain, every compute host that was left out is listed too,
     with the reason: it lacks the image's trait (and which formats it does
     boot), has a forbidden trait, or lacks capacity for a resource class
-    (with what it has free). The image-type filter is on for this command
-    whatever the config file says; other options ([scheduler],
-    [image_isolation]) come from --config-file.
+    (with what it has free); a trait an image property asked for is named
+    with the property and its family. The image-type filter is on for this
+    command whatever the config file says; other options ([scheduler],
+    [image_isolation], [image_metadata_prefilter], or --family) come from
+    --config-file.
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement error; 2 bad
@@ -46,15 +49,19 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
                             help='Requested resources, CLASS=AMOUNT,... '
                                  '(default %(default)s).')
         parser.add_argument('--volume-backed', action='store_true',
-                            help='Boot from volume: the image does not '
-                                 'constrain the host, and no DISK_GB is '
-                                 'asked for (as Nova asks).')
+                            help='Boot from volume: the disk_format does not '
+                                 'constrain the host (the image properties '
+                                 'still do, as the volume\'s image '
+                                 'metadata), and no DISK_GB is asked for '
+                                 '(as Nova asks).')
         parser.add_argument('--image-property', action='append', default=[],
                             metavar='KEY=VALUE',
                             help='An image property (repeatable): for '
-                                 '[image_isolation] rules, and '
-                                 'trait:CUSTOM_X=required, which Nova always '
-                                 'honours.')
+                                 '[image_isolation] rules, the '
+                                 'image-metadata families (hw_disk_bus=scsi) '
+                                 'and trait:CUSTOM_X=required, which Nova '
+                                 'always honours.')
+        families.add_argument(parser, 'see what it would do')
         parser.add_argument('--explain', action='store_true',
                             help='Also list left-out hosts and why.')
         return parser
@@ -67,7 +74,9 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         read = settings.ClientSettings.from_conf(conf)
         # The image-type filter is on here, whatever the file says.
         read = dataclasses.replace(read, filters=dataclasses.replace(
-            read.filters, image_type_enabled=True))
+            read.filters, image_type_enabled=True,
+            image_metadata_families=families.chosen(
+                parsed_args, read.filters.image_metadata_families)))
         sched = scheduler_client.SchedulerClient(client, read, conf=conf)
         if parsed_args.volume_backed:
             # As Nova asks for a volume-backed server: no root disk.

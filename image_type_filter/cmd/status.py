@@ -6,9 +6,9 @@ from cliff import lister
 
 from image_type_common import cli
 from image_type_common import exceptions
-from image_type_common import image_metadata
 from image_type_filter import settings
 from image_type_filter.cmd import common
+from image_type_filter.cmd import families
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 
@@ -40,12 +40,7 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
-        parser.add_argument(
-            '--family', action='append', default=None,
-            choices=image_metadata.NAMES + ('all',),
-            help='Check this image-metadata family as if it were enabled '
-                 '(repeatable; "all" for every one). Default: the families '
-                 '[image_metadata_prefilter] enables in the config files.')
+        families.add_argument(parser, 'check it')
 
         def usage_error(message):
             # A usage error is "could not check" too, never "not ready".
@@ -59,13 +54,10 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         try:
             conf, client = self.conf_and_client(parsed_args)
             read = settings.ClientSettings.from_conf(conf)
-            families = parsed_args.family or \
-                read.filters.image_metadata_families
-            if 'all' in families:
-                families = image_metadata.NAMES
             checks = readiness.ReadinessChecks(
                 client, survey.take(client), read.trait_parameter,
-                families=tuple(dict.fromkeys(families)),
+                families=families.chosen(
+                    parsed_args, read.filters.image_metadata_families),
                 novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
             results = checks.results()
         except exceptions.Error as exc:

@@ -142,6 +142,18 @@ def test_explain_names_the_property_and_family(fresh_placement, tmp_path):
         'has forbidden HW_ARCH_AARCH64 for hw_architecture=i686 (boots on '
         'HW_ARCH_I686 or HW_ARCH_X86_64), image_metadata_prefilter family '
         'architecture']
+    # --family tries a family the file does not enable.
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'qcow2', '--image-property', 'hw_vif_model=e1000',
+               '--family', 'vif_model', '-f', 'value', '-c', 'name')
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(proc.stdout.split()) == ['kvm-arm', 'kvm-x86']
+    proc = cli('candidates', '--config-file', str(conf), '--disk-format',
+               'qcow2', '--image-property', 'hw_vif_model=vmxnet3',
+               '--family', 'all')
+    assert proc.returncode == 3
+    assert 'COMPUTE_NET_VIF_MODEL_VMXNET3' in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 def status(conf, *args):
