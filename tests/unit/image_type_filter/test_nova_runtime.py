@@ -296,3 +296,14 @@ def test_an_image_metadata_trait_no_host_reports_fails_naming_it(nova):
             properties={'hw_vif_model': 'vmxnet3'}))
     assert 'COMPUTE_NET_VIF_MODEL_VMXNET3' in err.value.reason
     assert 'hw_vif_model=vmxnet3' in err.value.reason
+
+
+@pytest.mark.parametrize('arch,passes', [('x86_64', True), ('i686', True),
+                                         ('aarch64', False)])
+def test_a_rebuild_checks_the_new_images_architecture(nova, arch, passes):
+    enable(nova, image_metadata_prefilter__families=['architecture'])
+    host_filter = rebuild_filter(nova)
+    vmware = types.SimpleNamespace(uuid='vmware-host')  # HW_ARCH_X86_64
+    assert host_filter.host_passes(vmware, nova_spec(
+        'vmdk', rebuild=True,
+        properties={'hw_architecture': arch})) is passes
