@@ -24,9 +24,9 @@ class Demo(command.Command):
     """Show the filter at work on a mixed fleet, with no cloud needed.
 
     Starts a real Placement on 127.0.0.1, reports a mixed fleet (libvirt on
-    qcow2, Ceph and LVM, Parallels, VMware, ironic, z/VM, Hyper-V, and a
-    host set aside for Trove) through the real reporter, then asks for hosts
-    for every disk format with the filters on, once with them off, once
+    qcow2, Ceph and LVM, Parallels, VMware, ironic, z/VM, and a host set
+    aside for Trove) through the real reporter, then asks for hosts for
+    every disk format with the filters on, once with them off, once
     volume-backed, and once for a Trove image.
     """
 
