@@ -5,12 +5,12 @@ import os
 import select
 import threading
 
-from cliff import command
+from cliff import display
 
+from image_type_common import cli
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_demo import demo
-from image_type_filter.cmd import common
 from placement_runner import embedded
 from placement_runner import server as embedded_server
 
@@ -18,9 +18,18 @@ LOG = logging.getLogger(__name__)
 #: The database URL may come from here instead of the command line, where
 #: any user could read its password.
 DATABASE_URL_ENV = 'IMAGE_TYPE_FILTER_DEMO_DATABASE_URL'
+#: The formats that print the whole document, {hosts, requests}; the
+#: others print tables of it.
+WHOLE_DOCUMENT = ('json', 'yaml')
+HOSTS_TITLE = 'Hosts (each reported from its own nova.conf):'
+HOST_COLUMNS = ('host', 'compute_driver', 'formats')
+REQUESTS_TITLE = 'Boot requests (%s):' % ', '.join(
+    '%s:%d' % kv for kv in demo.RESOURCES.items())
+REQUEST_COLUMNS = ('disk_format', 'image properties', 'filters',
+                   'volume-backed', 'hosts')
 
 
-class Demo(command.Command):
+class Demo(display.DisplayCommandBase):
     """Show the filter at work on a mixed fleet, with no cloud needed.
 
     Starts a real Placement on 127.0.0.1, reports a mixed fleet (libvirt on
@@ -28,11 +37,18 @@ class Demo(command.Command):
     aside for Trove) through the real reporter, then asks for hosts for
     every disk format with the filters on, once with them off, once
     volume-backed, and once for a Trove image.
+
+    Output (cliff's formatters, as every command): table (default) shows
+    the hosts and the boot requests as two tables; json and yaml give the
+    whole document; value and csv the boot requests table. -c picks table
+    columns.
     """
+
+    formatter_namespace = 'cliff.formatter.list'
+    formatter_default = 'table'
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        common.add_format_argument(parser)
         parser.add_argument(
             '--serve', action='store_true',
             help='Then keep the demo\'s Placement and fleet running for '
@@ -67,13 +83,23 @@ class Demo(command.Command):
                  '(default 4, at most %d).' % embedded_server.MAX_WORKERS)
         return parser
 
+    def run(self, parsed_args):
+        """As cliff's display commands run, except that the document is
+        printed while the demo still runs (``--serve`` then keeps it
+        running), not after."""
+        parsed_args = self._run_before_hooks(parsed_args)
+        self.formatter = self._formatter_plugins[parsed_args.formatter].obj
+        tables(parsed_args, {'hosts': [], 'requests': []})  # -c, at once
+        return self.take_action(parsed_args)
+
     def take_action(self, parsed_args):
         if self.app.options.verbose_level <= 1 and not self.app.options.debug:
             # The fleet's own reporter lines would bury the result.
             logging.getLogger('virt_capabilities').setLevel(logging.WARNING)
 
-        def show(placement, result):
-            self.emit(parsed_args, result)
+        def show(placement, document):
+            self.produce_output(parsed_args, ('hosts', 'requests'),
+                                (document['hosts'], document['requests']))
             if parsed_args.serve:
                 self.serve(parsed_args, placement)
 
@@ -92,27 +118,27 @@ class Demo(command.Command):
                 'workers': parsed_args.placement_workers,
                 'patch': parsed_args.placement_patch}
 
-    def emit(self, parsed_args, result):
-        common.emit(self.app.stdout, parsed_args, result, [
-            ('Hosts (each reported from its own nova.conf):',
-             ['host', 'compute_driver', 'formats'],
-             [(h['name'], h['compute_driver'], ', '.join(h['formats']))
-              for h in result['hosts']]),
-            ('Boot requests (VCPU:1, MEMORY_MB:512, DISK_GB:5):',
-             ['disk_format', 'image properties', 'filters',
-              'volume-backed', 'hosts'],
-             [(r['disk_format'],
-               ', '.join('%s=%s' % kv for kv in r['image_properties'].items())
-               or '-', 'on' if r['filter_enabled'] else 'off',
-               'yes' if r['volume_backed'] else 'no',
-               ', '.join(r['candidates']) or r['reason'])
-              for r in result['requests']]),
-        ])
+    def produce_output(self, parsed_args, column_names, data):
+        """The document through the chosen cliff formatter: json and yaml
+        format it as one object; the others format its tables."""
+        stdout = self.app.stdout
+        if parsed_args.formatter in WHOLE_DOCUMENT:
+            self.formatter.emit_one(column_names, data, stdout, parsed_args)
+            return 0
+        for title, columns, rows in tables(parsed_args,
+                                           dict(zip(column_names, data,
+                                                    strict=True))):
+            if parsed_args.formatter == 'table':
+                stdout.write(title + '\n')
+            self.formatter.emit_list(columns, rows, stdout, parsed_args)
+            if parsed_args.formatter == 'table':
+                stdout.write('\n')
+        return 0
 
     def serve(self, parsed_args, placement):
         """Print how to reach Placement, then wait for Ctrl-C or SIGTERM."""
         # Machine formats keep stdout clean: the help goes to stderr then.
-        out = (self.app.stdout if parsed_args.output_format == 'table'
+        out = (self.app.stdout if parsed_args.formatter == 'table'
                else self.app.stderr)
         control = self.app.control
         died = _watch(placement.process, control)
@@ -136,6 +162,58 @@ class Demo(command.Command):
                 'serving; stopping'
                 % (placement.pid, placement.process.poll()))
         self.app.stderr.write('stopping the demo\'s Placement\n')
+
+
+def tables(parsed_args, document):
+    """(title, columns, rows) of each table ``parsed_args`` shows: both
+    with ``-f table``, the boot requests with value and csv (one table a
+    program can read); each with the ``-c`` columns it has, and left out
+    if it has none. A ``-c`` no table has is a ConfigError, and so is -c
+    with json or yaml, which give the whole document."""
+    shown = [
+        (HOSTS_TITLE, HOST_COLUMNS,
+         [(h['name'], h['compute_driver'], cli.ListColumn(h['formats']))
+          for h in document['hosts']]),
+        (REQUESTS_TITLE, REQUEST_COLUMNS,
+         [(r['disk_format'],
+           ', '.join('%s=%s' % kv for kv in r['image_properties'].items())
+           or '-', 'on' if r['filter_enabled'] else 'off',
+           'yes' if r['volume_backed'] else 'no',
+           cli.ListColumn(r['candidates']) if r['candidates']
+           else r['reason'])
+          for r in document['requests']]),
+    ]
+    if parsed_args.formatter != 'table':
+        shown = shown[-1:]
+    if not parsed_args.columns:
+        return shown
+    if parsed_args.formatter in WHOLE_DOCUMENT:
+        raise exceptions.ConfigError(
+            '-c picks table columns; -f %s gives the whole document'
+            % parsed_args.formatter)
+    wanted = {_normalized(c) for c in parsed_args.columns}
+    known = {_normalized(c) for _, columns, _ in shown for c in columns}
+    unknown = [c for c in parsed_args.columns
+               if _normalized(c) not in known]
+    if unknown:
+        raise exceptions.ConfigError(
+            '-c: -f %s shows no column %s; its columns are %s'
+            % (parsed_args.formatter, ', '.join(unknown), ', '.join(
+                c for _, columns, _ in shown for c in columns)))
+    selected = []
+    for title, columns, rows in shown:
+        keep = [_normalized(c) in wanted for c in columns]
+        if any(keep):
+            selected.append((
+                title, [c for c, k in zip(columns, keep, strict=True) if k],
+                [[v for v, k in zip(row, keep, strict=True) if k]
+                 for row in rows]))
+    return selected
+
+
+def _normalized(column):
+    """As cliff matches -c: case and spaces do not matter."""
+    return column.lower().strip().replace(' ', '_')
 
 
 def _watch(process, control):

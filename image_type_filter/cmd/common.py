@@ -1,11 +1,6 @@
-"""What the image-type-filter commands share: config, output, arguments."""
+"""What the image-type-filter commands share: config and arguments."""
 
-import csv
-import json
 import re
-
-import prettytable
-import yaml
 
 from image_type_common import cli
 from image_type_common import exceptions
@@ -72,44 +67,3 @@ def check_resource_classes(client, resources):
         raise exceptions.ConfigError(
             '--resources: Placement knows no resource class %s'
             % ', '.join(unknown))
-
-
-FORMATS = ('table', 'json', 'yaml', 'value', 'csv')
-
-
-def add_format_argument(parser):
-    parser.add_argument('-f', '--format', dest='output_format',
-                        choices=FORMATS, default='table',
-                        help='Output format (default: table). json and yaml '
-                             'give the whole document; value and csv the '
-                             'rows of the last table.')
-
-
-def emit(stdout, parsed_args, data, tables):
-    """``data`` as json or yaml; the last table's rows as value or csv;
-    else each (title, columns, rows) as a table."""
-    fmt = parsed_args.output_format
-    if fmt == 'json':
-        json.dump(data, stdout, indent=2, sort_keys=False)
-        stdout.write('\n')
-        return
-    if fmt == 'yaml':
-        yaml.safe_dump(data, stdout, default_flow_style=False,
-                       sort_keys=False)
-        return
-    if fmt in ('value', 'csv'):
-        _, columns, rows = tables[-1]
-        if fmt == 'value':
-            for row in rows:
-                stdout.write(' '.join(str(c) for c in row) + '\n')
-            return
-        writer = csv.writer(stdout, lineterminator='\n')
-        writer.writerow(columns)
-        writer.writerows(rows)
-        return
-    for title, columns, rows in tables:
-        table = prettytable.PrettyTable(columns)
-        table.align = 'l'
-        for row in rows:
-            table.add_row(row)
-        stdout.write('%s\n%s\n\n' % (title, table.get_string()))

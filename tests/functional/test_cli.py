@@ -370,16 +370,48 @@ def test_readme_main_command_exactly_as_written(tmp_path):
 
 @pytest.mark.parametrize('fmt', ['yaml', 'value', 'csv'])
 def test_demo_every_output_format(fmt):
-    proc = cli('demo', '-f', fmt)
+    """Through cliff's formatters: yaml the whole document, value and csv
+    the boot requests (with cliff's -c and csv quoting)."""
+    args = {'yaml': (), 'value': ('-c', 'disk_format', '-c', 'hosts'),
+            'csv': ('--quote', 'all')}[fmt]
+    proc = cli('demo', '-f', fmt, *args)
     assert proc.returncode == 0, proc.stderr
     assert "['" not in proc.stdout
     if fmt == 'yaml':
-        vmdk = [r for r in yaml.safe_load(proc.stdout)['requests']
+        document = yaml.safe_load(proc.stdout)
+        assert set(document) == {'hosts', 'requests'}
+        assert {'name': 'vmware-2', 'compute_driver':
+                'vmwareapi.VMwareVCDriver', 'formats': ['iso', 'vmdk']} \
+            in document['hosts']
+        vmdk = [r for r in document['requests']
                 if r['disk_format'] == 'vmdk' and r['filter_enabled']
                 and not r['volume_backed']]
         assert vmdk[0]['candidates'] == ['vmware-1', 'vmware-2']
+    elif fmt == 'value':
+        lines = proc.stdout.splitlines()
+        assert 'ploop parallels-1' in lines
+        assert 'vmdk vmware-1, vmware-2' in lines
     else:
-        assert 'vmware-1, vmware-2' in proc.stdout
+        lines = proc.stdout.splitlines()
+        assert lines[0] == ('"disk_format","image properties","filters",'
+                            '"volume-backed","hosts"')
+        assert '"vmdk","-","on","no","vmware-1, vmware-2"' in lines
+
+
+@pytest.mark.parametrize('args,says', [
+    (('-f', 'json', '-c', 'hosts'), '-f json gives the whole document'),
+    (('-f', 'csv', '-c', 'compute_driver'),
+     '-f csv shows no column compute_driver'),
+])
+def test_demo_columns_it_cannot_show_are_one_line_exit_2(tmp_path, args,
+                                                         says):
+    private_tmp = _private_tmp(tmp_path)
+    proc = cli('demo', *args, env=clean_env(TMPDIR=str(private_tmp)))
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0], lines
+    # Refused before anything started.
+    assert proc.stdout == '' and list(private_tmp.iterdir()) == []
 
 
 def test_demo_serve_keeps_placement_for_hands_on_use_until_ctrl_c():

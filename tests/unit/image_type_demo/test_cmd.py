@@ -1,0 +1,147 @@
+"""The demo's document goes out through cliff's formatter plugins only.
+
+A hand-written document, so the expected output is this file's own: each
+format is checked for what only that cliff formatter does (its options,
+its quoting, its key order), which a second printing path would not.
+"""
+
+import csv
+import io
+import json
+import types
+
+import pytest
+import yaml
+
+from image_type_common import exceptions
+from image_type_demo import cmd
+
+DOCUMENT = {
+    'hosts': [
+        {'name': 'vmware-1', 'compute_driver': 'vmwareapi.VMwareVCDriver',
+         'formats': ['iso', 'vmdk']},
+        {'name': 'zvm-1', 'compute_driver': 'zvm.ZVMDriver',
+         'formats': ['raw']},
+    ],
+    'requests': [
+        {'disk_format': 'vmdk', 'filter_enabled': True,
+         'volume_backed': False, 'image_properties': {},
+         'candidates': ['vmware-1'], 'reason': None},
+        {'disk_format': 'vmdk', 'filter_enabled': False,
+         'volume_backed': True,
+         'image_properties': {'trait:CUSTOM_TROVE': 'required'},
+         'candidates': ['vmware-1', 'zvm-1'], 'reason': None},
+        {'disk_format': 'vdi', 'filter_enabled': True,
+         'volume_backed': False, 'image_properties': {}, 'candidates': [],
+         'reason': 'No valid host: nobody boots vdi'},
+    ],
+}
+
+
+def render(*args):
+    """What ``demo ARGS`` prints for DOCUMENT: stdout, after -c is checked
+    the way the command checks it before starting anything."""
+    out = io.StringIO()
+    demo = cmd.Demo(types.SimpleNamespace(stdout=out), None)
+    parsed_args = demo.get_parser('image-type-filter demo').parse_args(args)
+    demo.formatter = demo._formatter_plugins[parsed_args.formatter].obj
+    cmd.tables(parsed_args, {'hosts': [], 'requests': []})
+    demo.produce_output(parsed_args, ('hosts', 'requests'),
+                        (DOCUMENT['hosts'], DOCUMENT['requests']))
+    return out.getvalue()
+
+
+def test_the_formats_are_cliffs_own():
+    demo = cmd.Demo(types.SimpleNamespace(stdout=io.StringIO()), None)
+    action = [a for a in demo.get_parser('demo')._actions
+              if '-f' in a.option_strings][0]
+    assert sorted(action.choices) == ['csv', 'json', 'table', 'value', 'yaml']
+    assert action.default == 'table'
+
+
+def test_json_is_the_whole_document_unchanged():
+    assert json.loads(render('-f', 'json')) == DOCUMENT
+    assert render('-f', 'json') == json.dumps(DOCUMENT, indent=2) + '\n'
+
+
+def test_json_takes_cliffs_noindent():
+    text = render('-f', 'json', '--noindent')
+    assert text.count('\n') == 1 and json.loads(text) == DOCUMENT
+
+
+def test_yaml_is_the_whole_document_with_sorted_keys():
+    text = render('-f', 'yaml')
+    assert yaml.safe_load(text) == DOCUMENT
+    # cliff's YAML formatter sorts keys: compute_driver before name.
+    assert text.startswith('hosts:\n- compute_driver: vmwareapi.VMware')
+
+
+def test_table_is_both_tables_titled():
+    text = render()
+    hosts, requests, rest = text.split('\n\n')
+    assert rest == ''
+    assert hosts.splitlines()[0] == (
+        'Hosts (each reported from its own nova.conf):')
+    assert requests.splitlines()[0] == (
+        'Boot requests (VCPU:1, MEMORY_MB:512, DISK_GB:5):')
+    assert '| vmware-1 | vmwareapi.VMwareVCDriver | iso, vmdk |' in hosts
+    rows = [[cell.strip() for cell in line.split('|')[1:-1]]
+            for line in requests.splitlines() if line.startswith('| ')]
+    assert rows == [
+        ['disk_format', 'image properties', 'filters', 'volume-backed',
+         'hosts'],
+        ['vmdk', '-', 'on', 'no', 'vmware-1'],
+        ['vmdk', 'trait:CUSTOM_TROVE=required', 'off', 'yes',
+         'vmware-1, zvm-1'],
+        ['vdi', '-', 'on', 'no', 'No valid host: nobody boots vdi'],
+    ]
+
+
+def test_table_takes_cliffs_max_width():
+    def widest(text):
+        return max(len(line) for line in text.splitlines())
+    assert widest(render('--max-width', '60')) < widest(render())
+
+
+def test_value_is_the_boot_requests():
+    assert render('-f', 'value').splitlines() == [
+        'vmdk - on no vmware-1',
+        'vmdk trait:CUSTOM_TROVE=required off yes vmware-1, zvm-1',
+        'vdi - on no No valid host: nobody boots vdi',
+    ]
+
+
+def test_csv_is_the_boot_requests_quoted_as_cliff_quotes():
+    text = render('-f', 'csv')
+    # cliff's default quoting, nonnumeric: every text cell quoted.
+    assert text.splitlines()[0] == (
+        '"disk_format","image properties","filters","volume-backed","hosts"')
+    assert list(csv.reader(io.StringIO(text)))[1:] == [
+        ['vmdk', '-', 'on', 'no', 'vmware-1'],
+        ['vmdk', 'trait:CUSTOM_TROVE=required', 'off', 'yes',
+         'vmware-1, zvm-1'],
+        ['vdi', '-', 'on', 'no', 'No valid host: nobody boots vdi'],
+    ]
+    assert render('-f', 'csv', '--quote', 'minimal').splitlines()[1] == (
+        'vmdk,-,on,no,vmware-1')
+
+
+def test_columns_pick_from_each_table():
+    assert render('-f', 'value', '-c', 'disk_format', '-c', 'Hosts'
+                  ).splitlines() == [
+        'vmdk vmware-1', 'vmdk vmware-1, zvm-1',
+        'vdi No valid host: nobody boots vdi']
+    hosts_only = render('-c', 'host', '-c', 'formats')
+    assert 'Boot requests' not in hosts_only
+    assert '| zvm-1    | raw       |' in hosts_only
+
+
+@pytest.mark.parametrize('args,says', [
+    (('-f', 'json', '-c', 'hosts'), '-f json gives the whole document'),
+    (('-f', 'yaml', '-c', 'disk_format'), '-f yaml gives the whole document'),
+    (('-f', 'value', '-c', 'host'), '-f value shows no column host'),
+    (('-c', 'nosuch'), '-f table shows no column nosuch'),
+])
+def test_columns_that_cannot_be_shown_are_refused(args, says):
+    with pytest.raises(exceptions.ConfigError, match=says):
+        render(*args)
