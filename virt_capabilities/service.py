@@ -75,9 +75,13 @@ class ReportJob:
         return report
 
     def dry_run(self, wait=0.0):
-        """(uuid, added, removed) per provider; writes nothing."""
-        return [(uuid, *self.reporter.preview(uuid))
-                for uuid in self.resolve(wait)]
+        """(ref, uuid, added, removed) per provider found; writes nothing.
+        Those not found are in ``missing``."""
+        uuids = self.resolve(wait)
+        # resolve gives the uuids of the refs it found, in ref order.
+        found = [ref for ref in self.plan.refs if ref not in self.missing]
+        return [(ref, uuid, *self.reporter.preview(uuid))
+                for ref, uuid in zip(found, uuids, strict=True)]
 
 
 def summarize(report):

@@ -1,5 +1,7 @@
 """The reporter against a real Placement: owned traits only, few requests."""
 
+import csv
+import io
 import json
 import signal
 import stat
@@ -248,18 +250,55 @@ def test_show_is_what_report_then_keeps(placement, write_conf, unique):
     assert traits - {'HW_CPU_X86_AVX2'} == set(shown['traits'])
 
 
-def test_report_dry_run_prints_the_diff_and_writes_nothing(
+def test_report_dry_run_lists_the_diff_and_writes_nothing(
         placement, write_conf, unique):
     client = placement.client()
     uuid = make_provider(client, 'dry-' + unique, {T['vmdk'], T['raw']})
     _, generation = client.get_provider_traits(uuid)
     path = write_conf('compute_driver = zvm.ZVMDriver\n', placement)
-    proc = run_cli('report', '--config-file', path, '--provider',
-                   'dry-' + unique, '--dry-run')
+    dry_run = ('report', '--config-file', path, '--provider',
+               'dry-' + unique, '--dry-run')
+    # z/VM boots raw only: nothing to add, vmdk to remove.
+    proc = run_cli(*dry_run, '-f', 'json')
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == '%s add: - remove: %s\n' % (uuid, T['vmdk'])
+    assert json.loads(proc.stdout) == [{'provider': 'dry-' + unique,
+                                        'uuid': uuid, 'add': [],
+                                        'remove': [T['vmdk']]}]
+    proc = run_cli(*dry_run)
+    assert proc.returncode == 0, proc.stderr
+    rows = [[cell.strip() for cell in line.split('|')[1:-1]]
+            for line in proc.stdout.splitlines() if line.startswith('| ')]
+    assert rows == [['provider', 'uuid', 'add', 'remove'],
+                    ['dry-' + unique, uuid, '-', T['vmdk']]]
     assert client.get_provider_traits(uuid) == ({T['vmdk'], T['raw']},
                                                 generation)
+
+
+def test_report_dry_run_lists_those_found_and_names_the_missing(
+        placement, write_conf, unique):
+    uuid = make_provider(placement.client(), 'dry-in-sync-' + unique,
+                         {T['raw']})
+    path = write_conf('compute_driver = zvm.ZVMDriver\n', placement)
+    proc = run_cli('report', '--config-file', path, '--dry-run', '-f', 'csv',
+                   '--provider', 'ghost-' + unique,
+                   '--provider', 'dry-in-sync-' + unique)
+    assert proc.returncode == 1
+    assert list(csv.reader(io.StringIO(proc.stdout))) == [
+        ['provider', 'uuid', 'add', 'remove'],
+        ['dry-in-sync-' + unique, uuid, '', '']]
+    errors = [line for line in proc.stderr.splitlines()
+              if line.startswith('ERROR')]
+    assert len(errors) == 1 and "'ghost-%s'" % unique in errors[0]
+
+
+@pytest.mark.parametrize('args', [('-f', 'json'), ('-c', 'uuid')])
+def test_report_output_options_go_with_dry_run_only(write_conf, listener,
+                                                    args):
+    path = write_conf(LIBVIRT_CONF, listener)
+    proc = run_cli('report', '--config-file', path, *args)
+    assert proc.returncode == 2 and proc.stdout == ''
+    assert proc.stderr.count('\n') == 1 and '--dry-run' in proc.stderr
+    assert listener.requests == []
 
 
 def test_one_missing_provider_does_not_stop_the_others(placement,

@@ -3,7 +3,7 @@
 import functools
 import math
 
-from cliff import command
+from cliff import lister
 
 from image_type_common import cli
 from image_type_common import exceptions
@@ -14,18 +14,23 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
+#: What --dry-run lists: the provider as given (or found in nova.conf),
+#: its uuid, and the traits a sync would add and remove.
+COLUMNS = ('provider', 'uuid', 'add', 'remove')
 
 
-class Report(command.Command):
+class Report(lister.Lister):
     """Sync this node's COMPUTE_IMAGE_TYPE_* traits to Placement.
 
     Only the image-type traits (and configured custom traits) are owned;
     every other trait on the provider stays as it was. One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    stops at once, leaving nothing half-written, and exits 0.
+    stops at once, leaving nothing half-written, and exits 0. A sync prints
+    no result (its log says what changed); --dry-run lists, per provider,
+    what a sync would add and remove, in any -f format.
 
-    Exit codes: 0 in sync; 1 Placement error after retries, or traits
-    Placement lacks; 2 bad configuration or usage.
+    Exit codes: 0 in sync; 1 Placement error after retries, traits
+    Placement lacks, or a provider not found; 2 bad configuration or usage.
     """
 
     def get_parser(self, prog_name):
@@ -46,11 +51,27 @@ class Report(command.Command):
             help='Run as a service, syncing about every SECONDS (jittered).')
         parser.add_argument(
             '--dry-run', action='store_true',
-            help='Read each provider and print what a sync would add and '
-                 'remove; write nothing.')
+            help='Read each provider and list what a sync would add and '
+                 'remove (-f table, json, yaml, value or csv); write '
+                 'nothing.')
+        # No default: -f and -c are refused where nothing would be listed.
+        parser.set_defaults(formatter=None)
         return parser
 
-    def take_action(self, parsed_args):
+    def run(self, parsed_args):
+        self.check_arguments(parsed_args)
+        if not parsed_args.dry_run:
+            return self.sync(parsed_args)
+        parsed_args.formatter = parsed_args.formatter or self.formatter_default
+        super().run(parsed_args)  # take_action's rows, through -f
+        if self.job.missing:
+            self.app.LOG.error(
+                'no resource provider found for %s; the others were read',
+                '; '.join(ref.describe() for ref in self.job.missing))
+            return 1
+        return 0
+
+    def check_arguments(self, parsed_args):
         if parsed_args.interval is not None and not (
                 math.isfinite(parsed_args.interval)
                 and MIN_INTERVAL <= parsed_args.interval <= MAX_INTERVAL):
@@ -60,11 +81,15 @@ class Report(command.Command):
         if not (math.isfinite(parsed_args.wait) and parsed_args.wait >= 0):
             raise exceptions.ConfigError(
                 '--wait must be a number of seconds, 0 or more')
-        if parsed_args.dry_run:
-            if parsed_args.interval is not None:
-                raise exceptions.ConfigError(
-                    '--dry-run and --interval do not go together')
-            return self.dry_run(parsed_args)
+        if parsed_args.dry_run and parsed_args.interval is not None:
+            raise exceptions.ConfigError(
+                '--dry-run and --interval do not go together')
+        if not parsed_args.dry_run and (parsed_args.formatter
+                                        or parsed_args.columns):
+            raise exceptions.ConfigError(
+                '-f and -c go with --dry-run: a sync lists nothing')
+
+    def sync(self, parsed_args):
         if parsed_args.interval:
             return service.run_service(
                 lambda sleep: service.ReportJob(
@@ -77,13 +102,14 @@ class Report(command.Command):
             parsed_args.os_cloud, config_dirs=parsed_args.config_dir),
             parsed_args.wait)
 
-    def dry_run(self, parsed_args):
-        job = service.ReportJob(parsed_args.config_file,
-                                parsed_args.provider, parsed_args.os_cloud,
-                                config_dirs=parsed_args.config_dir)
-        for uuid, added, removed in job.dry_run(parsed_args.wait):
-            self.app.stdout.write('%s add: %s remove: %s\n' % (
-                uuid, ','.join(added) or '-', ','.join(removed) or '-'))
-        for ref in job.missing:
-            self.app.stdout.write('%s not found\n' % ref.describe())
-        return 1 if job.missing else 0
+    def take_action(self, parsed_args):
+        """The dry run: one row per provider found, what a sync would add
+        and remove there."""
+        self.job = service.ReportJob(parsed_args.config_file,
+                                     parsed_args.provider,
+                                     parsed_args.os_cloud,
+                                     config_dirs=parsed_args.config_dir)
+        return COLUMNS, [
+            (ref.value, uuid, cli.ListColumn(added), cli.ListColumn(removed))
+            for ref, uuid, added, removed in self.job.dry_run(
+                parsed_args.wait)]
