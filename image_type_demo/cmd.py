@@ -33,10 +33,11 @@ class Demo(display.DisplayCommandBase):
     """Show the filter at work on a mixed fleet, with no cloud needed.
 
     Starts a real Placement on 127.0.0.1, reports a mixed fleet (libvirt on
-    qcow2, Ceph and LVM, Parallels, VMware, ironic, z/VM, and a host set
-    aside for Trove) through the real reporter, then asks for hosts for
-    every disk format with the filters on, once with them off, once
-    volume-backed, and once for a Trove image.
+    qcow2, Ceph and LVM, Parallels, an Arm server, VMware, ironic, z/VM,
+    and a host set aside for Trove) through the real reporter, then asks
+    for hosts for every disk format with the filters on, once with them
+    off, once volume-backed, once for a Trove image, and once for an image
+    of each image-metadata family (hw_disk_bus, hw_vif_model, ...).
 
     Output (cliff's formatters, as every command): table (default) shows
     the hosts and the boot requests as two tables; json and yaml give the

@@ -6,6 +6,7 @@ reporter; every request goes through the real request filter and Placement.
 
 import logging
 
+from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
 from image_type_demo import fleet
@@ -21,11 +22,24 @@ LOG = logging.getLogger(__name__)
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
+#: One image per image-metadata family: (disk_format, properties).
+METADATA_IMAGES = [
+    ('vmdk', {'hw_disk_bus': 'scsi'}),
+    ('qcow2', {'hw_vif_model': 'e1000e'}),
+    ('qcow2', {'hw_video_model': 'qxl'}),
+    ('qcow2', {'hw_architecture': 'aarch64'}),
+    ('qcow2', {'hw_emulation_architecture': 'aarch64'}),
+    ('qcow2', {'hw_viommu_model': 'smmuv3'}),
+]
+
+
 def scheduler_settings(enabled):
-    """Both filters on (with the Trove rule), or both off: Nova unaided."""
+    """Every filter on (with the Trove rule and every image-metadata
+    family), or every one off: Nova unaided."""
     return settings.ClientSettings(filters=settings.FilterSettings(
         image_type_enabled=enabled, isolation_enabled=enabled,
-        isolation_rules=(fleet.TROVE_RULE,)))
+        isolation_rules=(fleet.TROVE_RULE,),
+        image_metadata_families=image_metadata.NAMES if enabled else ()))
 
 
 def run(progress_stream=None, then=None, placement_args=None):
@@ -51,6 +65,8 @@ def run(progress_stream=None, then=None, placement_args=None):
         cases = [(fmt, True, False, {}) for fmt in image_types.FORMATS]
         cases += [('vmdk', False, False, {}), ('vmdk', True, True, {}),
                   ('qcow2', True, False, fleet.TROVE_TAG)]
+        cases += [(fmt, True, False, properties)
+                  for fmt, properties in METADATA_IMAGES]
         requests = []
         for disk_format, enabled, volume_backed, properties in cases:
             spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,
@@ -93,8 +109,11 @@ def nova_conf(placement):
             '# The Trove host takes only requests asking for %(rule)s.\n'
             'enabled = True\n'
             'rules = %(rule)s\n'
+            '[image_metadata_prefilter]\n'
+            'families = %(families)s\n'
             % {'placement': placement.nova_conf_section(),
-               'rule': fleet.TROVE_RULE})
+               'rule': fleet.TROVE_RULE,
+               'families': ', '.join(image_metadata.NAMES)})
 
 
 def connection_help(placement):
@@ -106,6 +125,8 @@ def connection_help(placement):
             '  export OS_AUTH_TYPE=admin_token '
             'OS_ENDPOINT=%(endpoint)s OS_TOKEN=%(token)s\n\nThen try:\n'
             '  image-type-filter candidates --disk-format vmdk --explain\n'
+            '  image-type-filter candidates --disk-format qcow2 '
+            '--image-property hw_architecture=aarch64 --explain\n'
             '  image-type-filter status\n'
             '  openstack image-type candidates --disk-format ploop\n'
             % {'endpoint': placement.endpoint, 'token': placement.token,

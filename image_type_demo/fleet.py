@@ -22,15 +22,57 @@ DEFAULT_INVENTORY = {
 }
 
 
+def _traits(prefix, *values):
+    return tuple(prefix + v for v in values)
+
+
+#: What nova-compute itself reports besides COMPUTE_NODE, per kind of host
+#: (nova 34.0.0): libvirt's static_traits for KVM and Parallels
+#: (virt/libvirt/driver.py 10170-10191; buses from blockinfo.py 96-105 and
+#: the domain capabilities, VIF models from vif.py 52-82, video and vIOMMU
+#: models from the domain capabilities, HW_ARCH_* from the host CPU and
+#: COMPUTE_ARCH_* from the emulators installed), and VMware's one
+#: HW_ARCH_X86_64 (virt/vmwareapi/driver.py 532-539). Ironic and z/VM
+#: report none of these.
+KVM_VIF = _traits('COMPUTE_NET_VIF_MODEL_', 'VIRTIO', 'NE2K_PCI', 'PCNET',
+                  'RTL8139', 'E1000', 'E1000E', 'SPAPR_VLAN', 'VMXNET3',
+                  'IGB')
+KVM_X86_64 = (
+    *_traits('COMPUTE_STORAGE_BUS_', 'VIRTIO', 'SCSI', 'IDE', 'USB', 'FDC',
+             'SATA'),
+    *KVM_VIF,
+    *_traits('COMPUTE_GRAPHICS_MODEL_', 'VGA', 'CIRRUS', 'VMVGA', 'QXL',
+             'VIRTIO', 'NONE', 'BOCHS'),
+    *_traits('COMPUTE_VIOMMU_MODEL_', 'AUTO', 'INTEL', 'VIRTIO'),
+    'HW_ARCH_X86_64', 'COMPUTE_ARCH_X86_64')
+KVM_AARCH64 = (
+    *_traits('COMPUTE_STORAGE_BUS_', 'VIRTIO', 'SCSI', 'USB', 'SATA'),
+    *KVM_VIF,
+    *_traits('COMPUTE_GRAPHICS_MODEL_', 'VIRTIO', 'NONE'),
+    *_traits('COMPUTE_VIOMMU_MODEL_', 'AUTO', 'SMMUV3', 'VIRTIO'),
+    'HW_ARCH_AARCH64', 'COMPUTE_ARCH_AARCH64')
+PARALLELS = (
+    *_traits('COMPUTE_STORAGE_BUS_', 'IDE', 'SCSI'),
+    *_traits('COMPUTE_NET_VIF_MODEL_', 'VIRTIO', 'RTL8139', 'E1000'),
+    'HW_ARCH_X86_64')
+VMWARE = ('HW_ARCH_X86_64',)
+
+
 @dataclasses.dataclass
 class Host:
     name: str
     nova_conf: str
     inventory: dict = dataclasses.field(
         default_factory=lambda: dict(DEFAULT_INVENTORY))
+    #: What nova-compute reports of its own, besides COMPUTE_NODE.
+    nova_compute_traits: tuple = ()
     uuid: str = None
     compute_driver: str = None
     formats: list = None
+
+    @property
+    def own_traits(self):
+        return (NOVA_COMPUTE_NODE, *self.nova_compute_traits)
 
 
 #: The demo's mixed fleet: each kind of node as its nova.conf says it.
@@ -40,13 +82,13 @@ DEMO_FLEET = [
         compute_driver = libvirt.LibvirtDriver
         [libvirt]
         images_type = qcow2
-        '''),
+        ''', nova_compute_traits=KVM_X86_64),
     Host('libvirt-qcow2-2', '''
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
         [libvirt]
         images_type = qcow2
-        '''),
+        ''', nova_compute_traits=KVM_X86_64 + ('COMPUTE_ARCH_AARCH64',)),
     Host('libvirt-ceph-1', '''
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
@@ -54,7 +96,7 @@ DEMO_FLEET = [
         images_type = rbd
         [compute]
         image_type_exclude_list = qcow2
-        '''),
+        ''', nova_compute_traits=KVM_X86_64),
     Host('libvirt-ceph-2', '''
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
@@ -62,29 +104,36 @@ DEMO_FLEET = [
         images_type = rbd
         [compute]
         image_type_exclude_list = qcow2
-        '''),
+        ''', nova_compute_traits=KVM_X86_64),
     Host('libvirt-lvm-1', '''
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
         force_raw_images = False
         [libvirt]
         images_type = lvm
-        '''),
+        ''', nova_compute_traits=KVM_X86_64),
     Host('parallels-1', '''
         [DEFAULT]
         compute_driver = libvirt.LibvirtDriver
         [libvirt]
         virt_type = parallels
         images_type = ploop
-        '''),
+        ''', nova_compute_traits=PARALLELS),
+    # An Arm server: a KVM host whose CPU is aarch64.
+    Host('libvirt-arm-1', '''
+        [DEFAULT]
+        compute_driver = libvirt.LibvirtDriver
+        [libvirt]
+        images_type = qcow2
+        ''', nova_compute_traits=KVM_AARCH64),
     Host('vmware-1', '''
         [DEFAULT]
         compute_driver = vmwareapi.VMwareVCDriver
-        '''),
+        ''', nova_compute_traits=VMWARE),
     Host('vmware-2', '''
         [DEFAULT]
         compute_driver = nova.virt.vmwareapi.VMwareVCDriver
-        '''),
+        ''', nova_compute_traits=VMWARE),
     Host('ironic-1', '''
         [DEFAULT]
         compute_driver = ironic.IronicDriver
@@ -99,7 +148,7 @@ DEMO_FLEET = [
         compute_driver = libvirt.LibvirtDriver
         [virt_capabilities]
         custom_traits = CUSTOM_TROVE
-        '''),
+        ''', nova_compute_traits=KVM_X86_64),
 ]
 
 #: The demo's isolation rule: the Trove host takes only requests whose image
@@ -155,9 +204,10 @@ def build(placement, hosts, progress=None, reuse=False):
     with tempfile.TemporaryDirectory(prefix='fleet-') as workdir:
         for host in hosts:
             host.uuid = (reuse and reuse_provider(client, host.name,
-                                                  host.inventory)
+                                                  host.inventory,
+                                                  host.own_traits)
                          or create_provider(client, host.name,
-                                            host.inventory))
+                                            host.inventory, host.own_traits))
             own = os.path.join(workdir, host.name + '.conf')
             with open(own, 'w') as f:
                 f.write(textwrap.dedent(host.nova_conf))

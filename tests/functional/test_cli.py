@@ -22,6 +22,20 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
+#: The demo's image per family -> the hosts offered (from the demo fleet's
+#: traits as Nova 34's drivers report them).
+DEMO_METADATA_HOSTS = {
+    ('hw_disk_bus', 'scsi'): [],
+    ('hw_vif_model', 'e1000e'): ['libvirt-arm-1', 'libvirt-qcow2-1',
+                                 'libvirt-qcow2-2'],
+    ('hw_video_model', 'qxl'): ['libvirt-qcow2-1', 'libvirt-qcow2-2'],
+    ('hw_architecture', 'aarch64'): ['libvirt-arm-1'],
+    ('hw_emulation_architecture', 'aarch64'): ['libvirt-arm-1',
+                                               'libvirt-qcow2-2'],
+    ('hw_viommu_model', 'smmuv3'): ['libvirt-arm-1'],
+}
+
+
 def cli(*args, env=None, timeout=120):
     return subprocess.run(
         [sys.executable, '-m', 'image_type_filter.cmd.main', *args],
@@ -65,11 +79,18 @@ def test_demo_json(tmp_path, backend):
         assert (request['reason'] is None) == bool(expected)
     vdi = [r for r in filtered if r['disk_format'] == 'vdi'][0]
     assert vdi['candidates'] == [] and 'No valid host' in vdi['reason']
-    trove = [r for r in result['requests'] if r['image_properties']]
+    trove = [r for r in result['requests']
+             if r['image_properties'] == fleet.TROVE_TAG]
     assert trove == [{'disk_format': 'qcow2', 'filter_enabled': True,
                       'volume_backed': False,
                       'image_properties': fleet.TROVE_TAG,
                       'candidates': ['trove-1'], 'reason': None}]
+    # One image per image-metadata family: the hosts whose nova-compute
+    # (or reporter) reports the trait, among those that boot the format.
+    metadata = {tuple(r['image_properties'].items())[0]: r['candidates']
+                for r in result['requests'] if r['image_properties']
+                and r['image_properties'] != fleet.TROVE_TAG}
+    assert metadata == DEMO_METADATA_HOSTS
     off = [r for r in result['requests'] if not r['filter_enabled']]
     assert len(off) == 1 and off[0]['candidates'] == sorted(hosts)
     bfv = [r for r in result['requests'] if r['volume_backed']]

@@ -26,6 +26,7 @@ EXPECTED_FORMATS = {
     'libvirt-ceph-2': LIBVIRT,
     'libvirt-lvm-1': LIBVIRT,       # lvm without force_raw_images
     'parallels-1': LIBVIRT | {'qcow2', 'ploop'},
+    'libvirt-arm-1': LIBVIRT | {'qcow2'},
     'vmware-1': {'iso', 'vmdk'},
     'vmware-2': {'iso', 'vmdk'},
     'ironic-1': {'ami', 'qcow2', 'raw'},
