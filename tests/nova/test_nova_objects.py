@@ -59,7 +59,8 @@ class TestOnNovaObjects(NovaTestCase):
                         ('image_isolation', 'rules'): RULES})
         spec = nova_spec({'disk_format': 'raw', 'properties': {
             'os_distro': 'rhel', 'trait:CUSTOM_TROVE': 'required'}})
-        self.assertEqual([True, True], self.run_ours(spec))
+        # The image-metadata prefilter is installed too, and off.
+        self.assertEqual([True, True, False], self.run_ours(spec))
         self.assertEqual({'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_RHEL',
                           'CUSTOM_TROVE'}, spec.root_required)
         self.assertIn('CUSTOM_GPU', spec.root_forbidden)
@@ -105,11 +106,12 @@ class TestOnNovaObjects(NovaTestCase):
         self.install()
         self.install()  # nova-scheduler may build its HostManager again
         ours = integration.installed_filters()
-        self.assertEqual(2, len(ours))
+        self.assertEqual(3, len(ours))
         names = [f.__name__ for f in nova_request_filter.ALL_REQUEST_FILTERS]
         self.assertEqual(['image_type_filter.require_image_type_support',
-                          'image_type_filter.isolate_image_properties'],
-                         names[-2:])
+                          'image_type_filter.isolate_image_properties',
+                          'image_type_filter.require_image_metadata_support'],
+                         names[-3:])
         self.assertLess(names.index('require_image_type_support'),
                         names.index(
                             'image_type_filter.require_image_type_support'))
