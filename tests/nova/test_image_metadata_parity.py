@@ -1,9 +1,12 @@
 """Issue 21: the image-metadata prefilter against Nova's own, on Nova's code.
 
-The parity table (``tests/nova/image_metadata_parity.md``, made by
+First the parity table (``tests/nova/image_metadata_parity.md``, made by
 ``tests/nova/parity.py``): what Nova's ``transform_image_metadata`` and ours
 put in a Nova ``RequestSpec`` for each image-property combination, and why
-they differ.
+they differ. Then servers booted through Nova's functional harness onto
+three fake computes whose providers carry the traits real drivers report:
+each image lands on a host the table allows, and with Nova's own prefilter
+instead, the same images go where the table says Nova sends them.
 """
 
 import os
@@ -13,9 +16,11 @@ import pytest
 
 pytest.importorskip('nova')
 
+from nova.virt import fake  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
 from image_type_common import image_metadata  # noqa: E402
+from tests.nova import base  # noqa: E402
 from tests.nova import parity  # noqa: E402
 
 # -- the table -------------------------------------------------------------
@@ -78,3 +83,188 @@ def test_the_renamed_traits_are_what_novas_libvirt_driver_reports():
     # is no trait and reports no HW_ARCH_* at all.
     assert libvirt_driver.LibvirtDriver._get_cpu_arch_traits(
         _libvirt(cpu_arch='armv7l')) == {'HW_ARCH_ARMV7L': False}
+
+
+# -- servers booted through Nova ----------------------------------------
+
+
+# A subset of what Nova's libvirt driver reports for KVM on each CPU (the
+# aarch64 host has no x86_64 emulator, so no COMPUTE_VIOMMU_MODEL_INTEL and
+# no IDE or floppy bus); VMware's driver reports HW_ARCH_X86_64 only.
+LIBVIRT = ('COMPUTE_STORAGE_BUS_VIRTIO', 'COMPUTE_STORAGE_BUS_SCSI',
+           'COMPUTE_STORAGE_BUS_SATA', 'COMPUTE_STORAGE_BUS_USB',
+           'COMPUTE_NET_VIF_MODEL_VIRTIO', 'COMPUTE_NET_VIF_MODEL_E1000',
+           'COMPUTE_GRAPHICS_MODEL_VIRTIO', 'COMPUTE_GRAPHICS_MODEL_VGA',
+           'COMPUTE_VIOMMU_MODEL_AUTO', 'COMPUTE_VIOMMU_MODEL_VIRTIO')
+#: host -> (the guests it lists in supported_instances, which
+#: ImagePropertiesFilter reads; its traits).
+HOSTS = {
+    'kvm-x86': ((('i686', 'kvm', 'hvm'), ('x86_64', 'kvm', 'hvm')), (
+        *LIBVIRT, 'COMPUTE_STORAGE_BUS_IDE', 'COMPUTE_STORAGE_BUS_FDC',
+        'HW_ARCH_X86_64', 'COMPUTE_ARCH_X86_64',
+        'COMPUTE_VIOMMU_MODEL_INTEL')),
+    'kvm-arm': ((('aarch64', 'kvm', 'hvm'),), (
+        *LIBVIRT, 'HW_ARCH_AARCH64', 'COMPUTE_ARCH_AARCH64',
+        'COMPUTE_VIOMMU_MODEL_SMMUV3')),
+    # supported_instances: nova/virt/vmwareapi/host.py; the trait: the
+    # VMware driver's update_provider_tree.
+    'vmware': ((('i686', 'vmware', 'hvm'), ('x86_64', 'vmware', 'hvm')),
+               ('HW_ARCH_X86_64',)),
+}
+#: The roomiest host: the weighers send every boot there unless a
+#: constraint keeps it away.
+ROOMIEST = 'vmware'
+
+#: Rows of the table, and the hosts that can take them, written out.
+BOOTS = [
+    # An x86_64 host runs i686 guests; Nova's prefilter wants HW_ARCH_I686.
+    ({'hw_architecture': 'i686'}, {'kvm-x86', 'vmware'}),
+    ({'architecture': 'amd64'}, {'kvm-x86', 'vmware'}),
+    ({'hw_architecture': 'aarch64'}, {'kvm-arm'}),
+    # Nova asks for COMPUTE_VIOMMU_INTEL, no trait, and drops it.
+    ({'hw_viommu_model': 'intel'}, {'kvm-x86'}),
+    ({'hw_viommu_model': 'smmuv3'}, {'kvm-arm'}),
+    ({'hw_viommu_model': 'intel', 'hw_architecture': 'x86_64'},
+     {'kvm-x86'}),
+    # COMPUTE_ARCH_I686 is no trait: that property adds nothing, the bus
+    # still counts (Nova drops both).
+    ({'hw_emulation_architecture': 'i686', 'hw_disk_bus': 'scsi'},
+     {'kvm-x86', 'kvm-arm'}),
+    ({'hw_emulation_architecture': 'armv7l', 'hw_architecture': 'aarch64'},
+     {'kvm-arm'}),
+    ({'hw_architecture': 'i686', 'hw_disk_bus': 'scsi'}, {'kvm-x86'}),
+    ({'hw_cdrom_bus': 'ide'}, {'kvm-x86'}),
+    ({'hw_video_model': 'vga', 'hw_vif_model': 'e1000'},
+     {'kvm-x86', 'kvm-arm'}),
+    # No host reports vmxnet3 (VMware's driver boots it but reports no VIF
+    # trait): "No valid host", naming the trait and the property.
+    ({'hw_vif_model': 'vmxnet3', 'hw_video_model': 'vmvga',
+      'hw_emulation_architecture': 'i686'}, set()),
+]
+
+
+def table_row(properties):
+    for row in parity.rows():
+        if row.given == properties:
+            return row
+    raise AssertionError('%s is not a row of the table' % properties)
+
+
+class _ThreeHosts(base.InsideNova):
+    """An x86_64 libvirt-like host, an aarch64 one and a VMware-like one,
+    their traits written to Placement the way an operator or a reporter
+    writes them (added to what nova-compute set)."""
+
+    def _setup_scheduler_service(self):
+        # Only free RAM weighs, so which allowed host a boot lands on is
+        # known (with all of Nova's weighers, one boot on the roomiest host
+        # moved the next one elsewhere).
+        self.flags(weight_classes=['nova.scheduler.weights.ram.RAMWeigher'],
+                   group='filter_scheduler')
+        return super()._setup_scheduler_service()
+
+    def _setup_compute_service(self):
+        # Nova loads drivers only from nova.virt: each host is Nova's
+        # MediumFakeDriver, told which guests it runs (and the roomiest,
+        # its size) before its first resource update reports them.
+        compute = None
+        for host, (guests, _) in HOSTS.items():
+            compute = self._start_compute(host)
+            driver = compute.manager.driver
+            driver.host_status_base['supported_instances'] = [
+                list(guest) for guest in guests]
+            if host == ROOMIEST:
+                driver.vcpus, driver.memory_mb = 20, 16384
+                driver.resources = fake.Resources(
+                    vcpus=20, memory_mb=16384, local_gb=driver.local_gb)
+        return compute
+
+    def setUp(self):
+        super().setUp()
+        self.flags(instances=50, cores=100, ram=100 * 1024, group='quota')
+        self._run_periodics()
+        self.uuids = {h: self._get_provider_uuid_by_host(h) for h in HOSTS}
+        for host, (_, traits) in HOSTS.items():
+            self.add_traits(self.uuids[host], traits)
+        # nova-compute keeps traits it does not own: through its periodic
+        # resource update, and when the service is disabled and enabled
+        # again (it rewrites the provider's traits then).
+        for status in ('disabled', 'enabled'):
+            for host in HOSTS:
+                (service,) = self.api.get_services(binary='nova-compute',
+                                                   host=host)
+                self.api.put_service(service['id'], {'status': status})
+            self._run_periodics()
+        self.traits = {}
+        for host, (_, traits) in HOSTS.items():
+            self.traits[host] = set(self._get_provider_traits(
+                self.uuids[host]))
+            self.assertLessEqual(set(traits), self.traits[host], host)
+            self.assertNotIn('COMPUTE_STATUS_DISABLED', self.traits[host])
+
+    def add_traits(self, uuid, traits):
+        path = '/resource_providers/%s/traits' % uuid
+        now = self.placement.get(path, version='1.6').body
+        self.placement.put(path, {
+            'resource_provider_generation':
+                now['resource_provider_generation'],
+            'traits': sorted(set(now['traits']) | set(traits))},
+            version='1.6')
+
+    def boot_image(self, properties, expected='ACTIVE'):
+        return self.boot(self.image('raw', **properties), expected=expected)
+
+    def allowed(self, row):
+        """The hosts whose traits meet what ours asks for the row."""
+        return {host for host, traits in self.traits.items()
+                if row.ours_required <= traits
+                and not row.ours_forbidden & traits}
+
+
+class TestBootsLandWhereTheTableSays(_ThreeHosts):
+    scheduler_options = {('image_metadata_prefilter', 'families'):
+                         list(image_metadata.NAMES)}
+
+    def test_each_image_lands_on_a_host_the_table_allows(self):
+        # Unconstrained, a boot goes to the roomiest host.
+        self.assertEqual(ROOMIEST, self.host_of(self.boot_image({})))
+        for properties, hosts in BOOTS:
+            with self.subTest(properties=properties):
+                row = table_row(properties)
+                self.assertEqual(hosts, self.allowed(row))
+                if hosts:
+                    server = self.boot_image(properties)
+                    self.assertIn(self.host_of(server), hosts)
+                    continue
+                failed = self.boot_image(properties, expected='ERROR')
+                message = failed['fault']['message']
+                self.assertIn('No valid host', message)
+                self.assertIn('COMPUTE_NET_VIF_MODEL_VMXNET3', message)
+                self.assertIn('hw_vif_model=vmxnet3', message)
+
+    def test_volume_backed_boots_read_the_volumes_image(self):
+        server = self._create_server_boot_from_volume(
+            image_args={'properties': {'hw_viommu_model': 'smmuv3'}},
+            networks='none')
+        self.assertEqual('kvm-arm', self.host_of(server))
+
+
+class TestNovasOwnPrefilter(_ThreeHosts):
+    """Nova's ``[scheduler] image_metadata_prefilter`` alone, ours off:
+    the same images go where the table says Nova sends them."""
+
+    scheduler_options = {('scheduler', 'image_metadata_prefilter'): True}
+
+    def test_novas_prefilter_refuses_i686_and_drops_the_rest(self):
+        i686 = {'hw_architecture': 'i686'}
+        self.assertEqual({'HW_ARCH_I686'}, table_row(i686).nova_required)
+        failed = self.boot_image(i686, expected='ERROR')
+        self.assertIn('No valid host', failed['fault']['message'])
+        # Nothing required: the roomiest host, which reports neither a
+        # vIOMMU model nor a storage bus.
+        for dropped in ({'hw_viommu_model': 'intel'},
+                        {'hw_emulation_architecture': 'i686',
+                         'hw_disk_bus': 'scsi'}):
+            self.assertEqual(frozenset(), table_row(dropped).nova_required)
+            self.assertEqual('vmware',
+                             self.host_of(self.boot_image(dropped)))
