@@ -7,6 +7,7 @@ import dataclasses
 
 from image_type_common import image_types
 from image_type_common import trait_names
+from virt_capabilities import metadata_traits
 
 
 @dataclasses.dataclass(frozen=True)
@@ -15,18 +16,25 @@ class Ownership:
 
     It owns the whole image-type namespace (unless nova-compute does), the
     custom traits it is configured with, and the custom traits it set earlier
-    (so that dropping one from the configuration removes it). Every other
-    trait belongs to someone else: a standard trait handed over in
-    ``owned_custom`` (from a state file, say) is never owned.
+    (so that dropping one from the configuration removes it). Of the
+    image-metadata traits (``metadata_traits``, which nova-compute never
+    writes) it owns exactly those handed over in ``owned_metadata``: the
+    ones it reports and the ones it set earlier, never the whole prefix.
+    Every other trait belongs to someone else: a standard trait handed over
+    in ``owned_custom``, or one outside the metadata table handed over in
+    ``owned_metadata`` (from a state file, say), is never owned.
     """
 
     desired: frozenset
     owned_custom: frozenset = frozenset()
     image_types: bool = True
+    owned_metadata: frozenset = frozenset()
 
     def __post_init__(self):
         object.__setattr__(self, 'owned_custom', frozenset(
             t for t in self.owned_custom if trait_names.is_custom(t)))
+        object.__setattr__(self, 'owned_metadata', frozenset(
+            self.owned_metadata) & metadata_traits.ALL_TRAITS)
         foreign = sorted(t for t in self.desired if not self.owns(t))
         if foreign:
             raise ValueError('desired traits outside the owned namespace: %s'
@@ -34,7 +42,8 @@ class Ownership:
 
     def owns(self, trait):
         return ((self.image_types and image_types.is_owned_trait(trait))
-                or trait in self.owned_custom)
+                or trait in self.owned_custom
+                or trait in self.owned_metadata)
 
     def target(self, current):
         """``current`` with the owned namespace set to ``desired``."""
@@ -47,7 +56,7 @@ class Ownership:
         ``absent`` traits (which Placement does not know) are left out.
         """
         owned = set(image_types.TRAITS if self.image_types else ()) | \
-            self.owned_custom
+            self.owned_custom | self.owned_metadata
         desired = self.desired - set(absent)
         forbidden = owned - self.desired - set(absent)
         return sorted(desired) + ['!' + t for t in sorted(forbidden)]

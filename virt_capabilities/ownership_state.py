@@ -1,10 +1,14 @@
 """Remembers which custom traits the reporter set on which provider.
 
 Without it a trait dropped from ``custom_traits`` could not be told apart from
-one somebody else set. It is state that cannot hurt:
+one somebody else set. The image-metadata traits it set (``metadata_traits``)
+are remembered the same way, so that switching them off removes those and no
+other. It is state that cannot hurt:
 
-* only well-formed ``CUSTOM_*`` names are ever read from it, so whatever the
-  file says, no standard trait (``COMPUTE_STATUS_DISABLED`` and the rest of
+* only well-formed ``CUSTOM_*`` names, and the few standard names the caller
+  allows (the image-metadata traits of this node's driver, which
+  nova-compute never writes), are ever read from it, so whatever the file
+  says, no other standard trait (``COMPUTE_STATUS_DISABLED`` and the rest of
   nova-compute's) is ever removed because of it;
 * a file that exists and is not the reporter's own JSON is refused (a
   ConfigError, before anything is sent) and never replaced;
@@ -98,9 +102,9 @@ def check(path):
     read_document(path)
 
 
-def _parse(path, document):
-    """{uuid: frozenset of CUSTOM_* names}; everything else is warned
-    about, once, and left out."""
+def _parse(path, document, standard=frozenset()):
+    """{uuid: frozenset of CUSTOM_* names and ``standard`` names};
+    everything else is warned about, once, and left out."""
     if document is None:
         return {}
     providers = document.get('providers', {})
@@ -115,8 +119,8 @@ def _parse(path, document):
             ignored.append('%s: %s, not a list' % (
                 _short(uuid), type(traits).__name__))
             continue
-        good = frozenset(t for t in traits if trait_names.is_custom(t))
-        bad = [t for t in traits if not trait_names.is_custom(t)]
+        good = frozenset(t for t in traits if _allowed(t, standard))
+        bad = [t for t in traits if not _allowed(t, standard)]
         if bad:
             ignored.append('%s: %s' % (_short(uuid), ', '.join(
                 _short(t) for t in bad)))
@@ -125,17 +129,27 @@ def _parse(path, document):
     if ignored:
         more = len(ignored) - _MAX_NAMED
         LOG.warning('ownership state %s: ignored %s%s (only lists of '
-                    'CUSTOM_* trait names are kept; a standard trait is '
-                    'never the reporter\'s to remove)', path,
+                    'CUSTOM_* trait names, and of this driver\'s '
+                    'image-metadata traits, are kept; any other standard '
+                    'trait is never the reporter\'s to remove)', path,
                     '; '.join(ignored[:_MAX_NAMED]),
                     ' and %d more' % more if more > 0 else '')
     return owned
 
 
+def _allowed(trait, standard):
+    return trait_names.is_custom(trait) or (isinstance(trait, str)
+                                            and trait in standard)
+
+
 class OwnershipState:
-    def __init__(self, path):
+    """``standard``: the standard traits it may remember (this node's
+    driver's image-metadata traits); any other is never read."""
+
+    def __init__(self, path, standard=frozenset()):
         self.path = path
-        self._owned = _parse(path, read_document(path))
+        self.standard = frozenset(standard)
+        self._owned = _parse(path, read_document(path), self.standard)
 
     def owned(self, uuid):
         return self._owned.get(uuid, frozenset())
@@ -153,21 +167,32 @@ class OwnershipState:
         if other is None or other is self:
             return
         for uuid, traits in other._owned.items():
-            self._owned[uuid] = self.owned(uuid) | traits
+            traits = frozenset(t for t in traits
+                               if _allowed(t, self.standard))
+            if traits:
+                self._owned[uuid] = self.owned(uuid) | traits
 
     def record(self, uuid, custom_traits):
         self.record_many([uuid], custom_traits)
 
     def record_many(self, uuids, custom_traits):
-        """Set what we own on these providers; one file write at most."""
-        custom_traits = frozenset(custom_traits)
+        """Set what we own on these providers; one file write at most.
+
+        ``custom_traits``: the custom traits set, and the image-metadata
+        ones (of ``standard``); any other standard trait is left out."""
+        self.record_each({uuid: custom_traits for uuid in uuids})
+
+    def record_each(self, traits_by_uuid):
+        """``record_many`` with each provider's own set."""
         changed = False
-        for uuid in uuids:
-            if self._owned.get(uuid, frozenset()) == custom_traits:
+        for uuid, traits in traits_by_uuid.items():
+            traits = frozenset(t for t in traits
+                               if _allowed(t, self.standard))
+            if self._owned.get(uuid, frozenset()) == traits:
                 continue
             changed = True
-            if custom_traits:
-                self._owned[uuid] = custom_traits
+            if traits:
+                self._owned[uuid] = traits
             else:
                 self._owned.pop(uuid, None)
         if changed:

@@ -10,6 +10,7 @@ import logging
 
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
+from virt_capabilities import metadata_traits
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
@@ -72,17 +73,40 @@ class NodePlan:
         return self.settings.owns_image_types
 
     @property
+    def metadata_rows(self):
+        """The image-metadata traits reported (``metadata_traits`` rows):
+        none when ``image_metadata_traits`` is off."""
+        if not self.settings.image_metadata_traits:
+            return ()
+        return metadata_traits.rows_for(self.capabilities.compute_driver,
+                                        self.settings.host_architecture)
+
+    @property
+    def metadata_traits(self):
+        return frozenset(r.trait for r in self.metadata_rows)
+
+    @property
+    def metadata_traits_ownable(self):
+        """The image-metadata traits this node's reporter may own, on or
+        off: those the table could give its driver. One it remembers
+        setting is removed when no longer reported; no other is touched."""
+        return metadata_traits.possible_traits(
+            self.capabilities.compute_driver)
+
+    @property
     def traits(self):
         """Every trait the reporter keeps on the provider."""
         image_traits = (self.capabilities.traits if self.owns_image_types
                         else frozenset())
-        return image_traits | self.custom_traits
+        return image_traits | self.custom_traits | self.metadata_traits
 
     def as_dict(self):
         result = self.capabilities.as_dict()
         result.update({
             'traits': sorted(self.traits),
             'custom_traits': sorted(self.custom_traits),
+            'image_metadata_traits': sorted(r.describe()
+                                            for r in self.metadata_rows),
             'image_type_traits_owner': self.settings.image_type_traits_owner,
             'providers': ([ref.describe() for ref in self.refs] or
                           [str(self.provider_needed)]),

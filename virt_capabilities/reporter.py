@@ -66,15 +66,22 @@ class Reporter:
 
     ``desired`` is what the plan decided (the owner rule already applied);
     ``owns_image_types`` says whether the image-type namespace is ours.
+    ``metadata_traits`` are the image-metadata traits among ``desired``;
+    of those it set before (in ``state``), only the ``metadata_ownable``
+    ones are owned, so removed when no longer desired.
     """
 
     def __init__(self, client, desired, custom_traits=frozenset(),
                  state=None, conflict_retries=8, backoff=0.05,
-                 sleep=time.sleep, owns_image_types=True):
+                 sleep=time.sleep, owns_image_types=True,
+                 metadata_traits=frozenset(), metadata_ownable=frozenset()):
         self.client = client
         self.owns_image_types = owns_image_types
         self.desired = frozenset(desired)
         self.custom_traits = frozenset(custom_traits)
+        self.metadata_traits = frozenset(metadata_traits)
+        self.metadata_ownable = frozenset(metadata_ownable) | \
+            self.metadata_traits
         self.state = state
         self.conflict_retries = conflict_retries
         self.backoff = backoff
@@ -91,7 +98,19 @@ class Reporter:
         return merge.Ownership(
             desired=self.desired - self.missing,
             owned_custom=frozenset(previous | self.custom_traits),
-            image_types=self.owns_image_types)
+            image_types=self.owns_image_types,
+            owned_metadata=(previous & self.metadata_ownable)
+            | self.metadata_traits)
+
+    def _set_by_us(self, uuid, added=()):
+        """What the state remembers as set by this reporter on ``uuid``
+        after a sync: its custom traits (those Placement has), and of the
+        image-metadata traits still reported only those it added, now or
+        before. One somebody else had set first is never its to remove."""
+        metadata = self.metadata_traits & (
+            set(added) | (self.state.owned(uuid) if self.state else set()))
+        return ((self.custom_traits - self.missing)
+                | (metadata - self.missing))
 
     def _handle_unknown(self, exc, asked_for):
         """Create missing custom traits; remember (and warn of) standard ones.
@@ -157,7 +176,7 @@ class Reporter:
                      ','.join(result.removed) or '-')
             break
         if self.state is not None:
-            self.state.record(uuid, self.custom_traits - self.missing)
+            self.state.record(uuid, self._set_by_us(uuid, result.added))
         return result
 
     # -- many providers ---------------------------------------------------
@@ -190,8 +209,8 @@ class Reporter:
             todo = [u for u in uuids if u not in in_sync]
             report.skipped_in_sync = len(uuids) - len(todo)
             if self.state is not None:
-                self.state.record_many(in_sync,
-                                       self.custom_traits - self.missing)
+                self.state.record_each({uuid: self._set_by_us(uuid)
+                                        for uuid in in_sync})
         bar = progress or progress_mod.Progress(len(todo), 'syncing providers')
         for uuid in todo:
             self.sleep(0)  # a stop request ends the sync here

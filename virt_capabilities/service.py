@@ -37,12 +37,16 @@ class ReportJob:
             raise self.plan.provider_needed
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
-        state = ownership_state.OwnershipState(self.plan.state_file)
+        state = ownership_state.OwnershipState(
+            self.plan.state_file,
+            standard=self.plan.metadata_traits_ownable)
         self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.traits, self.plan.custom_traits, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
-            owns_image_types=self.plan.owns_image_types)
+            owns_image_types=self.plan.owns_image_types,
+            metadata_traits=self.plan.metadata_traits,
+            metadata_ownable=self.plan.metadata_traits_ownable)
         self.sleep = sleep
         self.uuids = None
         self.missing = []

@@ -40,6 +40,10 @@ class NodeSettings:
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str = None
     conflict_retries: int = 8
+    #: Report the driver's image-metadata traits nova-compute never writes.
+    image_metadata_traits: bool = True
+    #: The host CPU architecture, as ``uname -m`` prints it (lower case).
+    host_architecture: str = None
 
     @property
     def owns_image_types(self):
@@ -69,4 +73,8 @@ class NodeSettings:
             state_file=explicit_state or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
                 else None),
-            conflict_retries=read('conflict_retries', 'virt_capabilities'))
+            conflict_retries=read('conflict_retries', 'virt_capabilities'),
+            image_metadata_traits=read('image_metadata_traits',
+                                       'virt_capabilities'),
+            host_architecture=(read('host_architecture', 'virt_capabilities')
+                               or os.uname().machine).strip().lower())

@@ -195,17 +195,34 @@ def test_cli_report_one_shot(placement, write_conf, unique):
                                      'raw')} | {keep}
 
 
+#: VMware's image-metadata traits (on by default), with their family:
+#: Nova 34's VMware driver boots these and never reports them.
+VMWARE_METADATA = {
+    'COMPUTE_GRAPHICS_MODEL_VMVGA': 'graphics_model',
+    'COMPUTE_NET_VIF_MODEL_E1000': 'vif_model',
+    'COMPUTE_NET_VIF_MODEL_E1000E': 'vif_model',
+    'COMPUTE_NET_VIF_MODEL_PCNET': 'vif_model',
+    'COMPUTE_NET_VIF_MODEL_SRIOV': 'vif_model',
+    'COMPUTE_NET_VIF_MODEL_VMXNET': 'vif_model',
+    'COMPUTE_NET_VIF_MODEL_VMXNET3': 'vif_model',
+    'COMPUTE_STORAGE_BUS_IDE': 'storage_bus',
+    'COMPUTE_STORAGE_BUS_SCSI': 'storage_bus'}
+
+
 def test_cli_show_json(write_conf):
     path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n'
                       '[virt_capabilities]\ncustom_traits = CUSTOM_TROVE\n')
     proc = run_cli('show', '--config-file', path, '--provider', 'vm-7', '-f',
                    'json')
     assert proc.returncode == 0, proc.stderr
+    metadata = VMWARE_METADATA
     assert json.loads(proc.stdout) == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',
         'formats': ['iso', 'vmdk'],
-        'traits': [T['iso'], T['vmdk'], 'CUSTOM_TROVE'],
+        'traits': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE', *metadata]),
         'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
+        'image_metadata_traits': ['%s (%s)' % item
+                                  for item in sorted(metadata.items())],
         'image_type_traits_owner': 'reporter',
         'providers': ["name 'vm-7' (from --provider)"]}
 
@@ -383,7 +400,8 @@ def test_service_mode_sighup_and_sigterm(placement, write_conf, unique):
             f.write(text + '[compute]\nimage_type_exclude_list = raw\n')
         child.send(signal.SIGHUP)
         helpers.wait_until(lambda: client.get_provider_traits(uuid)[0]
-                           == {T['vmdk'], T['iso']}, 'sync after SIGHUP')
+                           == {T['vmdk'], T['iso'], *VMWARE_METADATA},
+                           'sync after SIGHUP')
         child.send(signal.SIGTERM)
         assert child.finish() == 0, child.err.text()
     assert child.err.count('configuration re-read') == 1
@@ -567,3 +585,24 @@ def test_reload_drops_a_custom_trait_removed_from_the_config(
     assert sorted(p.name for p in tmp_path.iterdir()) == (
         ['nova.conf', 'virt_capabilities.json']
         if state == 'with state_path' else ['nova.conf'])
+
+
+def test_image_metadata_traits_switched_off_remove_only_its_own(
+        placement, write_conf, unique):
+    """VMware's image-metadata traits: reported beside nova-compute's own,
+    and once switched off only those the reporter set are removed (its
+    state file says which), never one somebody else had set."""
+    client = placement.client()
+    name = 'meta-' + unique
+    others = {'COMPUTE_NODE', 'HW_ARCH_X86_64', 'COMPUTE_STORAGE_BUS_IDE'}
+    uuid = make_provider(client, name, others)
+    vmware = 'compute_driver = vmwareapi.VMwareVCDriver\n'
+    on = write_conf(vmware, placement)
+    assert service.ReportJob([on], [name]).sync(0).ok
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == others | {T['iso'], T['vmdk'], *VMWARE_METADATA}
+    off = write_conf(vmware + '[virt_capabilities]\n'
+                     'image_metadata_traits = False\n', placement)
+    assert service.ReportJob([off], [name]).sync(0).ok
+    traits, _ = client.get_provider_traits(uuid)
+    assert traits == others | {T['iso'], T['vmdk']}

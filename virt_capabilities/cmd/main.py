@@ -6,7 +6,9 @@ from image_type_common import cli
 
 DESCRIPTION = """\
 Report which disk image formats this compute node's virt driver can boot, as
-COMPUTE_IMAGE_TYPE_* traits on its resource provider in Placement.
+COMPUTE_IMAGE_TYPE_* traits on its resource provider in Placement, and the
+image-metadata traits (disk buses, VIF and video models, architecture) the
+driver boots but nova-compute never reports.
 
 Exit codes: 0 in sync (or shown); 1 Placement error after retries, or traits
 Placement lacks; 2 bad configuration or usage.

@@ -6,7 +6,8 @@ from image_type_common import cli
 from virt_capabilities import plan
 
 COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
-           'excluded', 'image_type_traits_owner', 'providers')
+           'image_metadata_traits', 'excluded', 'image_type_traits_owner',
+           'providers')
 
 
 class Show(show.ShowOne):
@@ -14,7 +15,9 @@ class Show(show.ShowOne):
 
     The dry run of report's decisions: the same validation (a configuration
     report refuses, show refuses with the same message and exit code 2) and
-    the same traits, custom ones included. Reads only the config files;
+    the same traits, custom ones included; ``image_metadata_traits`` lists
+    the image-metadata traits (with the family each serves) the driver
+    boots and nova-compute never writes. Reads only the config files;
     talks to no service. ``report --dry-run`` also reads the provider and
     shows what a sync would change.
     """

@@ -36,15 +36,46 @@ reporter_opts = [
              'traits: a trait dropped from this list is removed from the '
              'provider on the next sync, and no other trait is touched. '
              'Names must match ``CUSTOM_[A-Z0-9_]+``.'),
+    cfg.BoolOpt(
+        'image_metadata_traits',
+        default=True,
+        help='Also report the image-metadata traits this node\'s driver '
+             'boots but nova-compute never writes, so that the image-'
+             'metadata prefilter (``hw_disk_bus``, ``hw_cdrom_bus``, '
+             '``hw_vif_model``, ``hw_video_model``, ``hw_architecture``) '
+             'can offer the node. Nova 34\'s VMware driver: '
+             'COMPUTE_STORAGE_BUS_IDE and _SCSI (also what the legacy '
+             '``vmware_adaptertype`` property becomes), '
+             'COMPUTE_NET_VIF_MODEL_E1000, _E1000E, _PCNET, _SRIOV, '
+             '_VMXNET and _VMXNET3, and COMPUTE_GRAPHICS_MODEL_VMVGA. The '
+             'libvirt driver on an armv7l host: HW_ARCH_ARMV7 (nova-compute '
+             'computes a name os-traits lacks and reports no architecture '
+             'there). Other drivers and hosts: none. Whoever owns the '
+             'image-type traits, these are the reporter\'s: nova-compute '
+             'never sets or removes them. Switched off, the reporter '
+             'removes only those it remembers setting (see ``state_file``) '
+             'and leaves any other alone. ``virt-capabilities show`` lists '
+             'them with the family each serves.'),
+    cfg.StrOpt(
+        'host_architecture',
+        sample_default='<this machine, as uname -m prints it>',
+        help='The host CPU architecture the image-metadata traits are '
+             'worked out for, as ``uname -m`` prints it (``armv7l``, '
+             '``x86_64`` ...). Default: the machine the reporter runs on, '
+             'which for the libvirt driver is what libvirt reports too. Set '
+             'it only when the reporter runs on another machine than the '
+             'node it reports for.'),
     cfg.StrOpt(
         'state_file',
-        help='Where the reporter remembers which custom traits it set on '
-             'which provider, so that a trait dropped from '
-             '``custom_traits`` is removed even after a restart. Default: '
-             '``$state_path/virt_capabilities.json`` when ``[DEFAULT] '
-             'state_path`` is set; otherwise nothing is written anywhere, '
-             'and a dropped custom trait is removed only by a service that '
-             'kept running since it set it.'),
+        help='Where the reporter remembers which custom traits (and '
+             'image-metadata traits) it set on which provider, so that a '
+             'trait dropped from ``custom_traits``, or all of '
+             '``image_metadata_traits`` once switched off, is removed even '
+             'after a restart. '
+             'Default: ``$state_path/virt_capabilities.json`` when '
+             '``[DEFAULT] state_path`` is set; otherwise nothing is written '
+             'anywhere, and a dropped trait is removed only by a service '
+             'that kept running since it set it.'),
     cfg.IntOpt(
         'conflict_retries',
         default=8,

@@ -1,0 +1,132 @@
+"""Image-metadata traits a driver boots but nova-compute never writes.
+
+Nova's image-metadata prefilter (and this project's) turns ``hw_disk_bus``,
+``hw_cdrom_bus``, ``hw_vif_model``, ``hw_video_model``, ``hw_architecture``
+... into required traits. Where a Nova 34 driver boots a value but never
+reports its trait, no host of that driver is offered for such an image.
+This table lists exactly those traits, per driver, each row naming the Nova
+34.0.0 source that boots the value; nothing is derived or guessed at run
+time.
+
+Every trait here is one nova-compute never writes for that driver: neither
+its ``update_provider_tree`` (VMware adds only ``HW_ARCH_X86_64``:
+nova/virt/vmwareapi/driver.py:536-539; libvirt's ``static_traits`` drops
+the name it computes on armv7l) nor the resource tracker (it sets and unsets
+only ``capabilities_as_traits``, nova/virt/driver.py:219-259, and
+``COMPUTE_NODE``, ``OWNER_NOVA``, ``COMPUTE_STATUS_DISABLED``:
+nova/compute/resource_tracker.py:1247-1287). So the reporter may own them
+whoever owns the image-type traits, and never fights nova-compute over one.
+"""
+
+import dataclasses
+
+import os_traits
+
+from virt_capabilities import drivers
+
+#: The prefilter's families (image property -> trait prefix), as named in
+#: issue 21; only those a row below serves are listed.
+STORAGE_BUS = 'storage_bus'        # hw_disk_bus, hw_cdrom_bus
+VIF_MODEL = 'vif_model'            # hw_vif_model
+GRAPHICS_MODEL = 'graphics_model'  # hw_video_model
+ARCHITECTURE = 'architecture'      # hw_architecture
+
+VMWARE = 'vmwareapi.VMwareVCDriver'
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    trait: str
+    family: str
+    #: Where Nova 34.0.0 boots the value (paths under nova/).
+    source: str
+
+    def describe(self):
+        return '%s (%s)' % (self.trait, self.family)
+
+
+#: VMware: the values its spawn path honours. nova/virt/vmwareapi/driver.py
+#: update_provider_tree (432-539) reports none of them.
+VMWARE_ROWS = (
+    # hw_disk_bus=ide -> the IDE adapter; CD-ROMs (ISO images, config
+    # drives) always go on IDE. Nova turns the legacy vmware_adaptertype
+    # property into hw_disk_bus=ide/scsi (objects/image_meta.py:697-702).
+    Row('COMPUTE_STORAGE_BUS_IDE', STORAGE_BUS,
+        'virt/vmwareapi/images.py:164-165, virt/vmwareapi/vmops.py:895-899'),
+    # hw_disk_bus=scsi -> a SCSI adapter of hw_scsi_model's kind.
+    Row('COMPUTE_STORAGE_BUS_SCSI', STORAGE_BUS,
+        'virt/vmwareapi/images.py:154-163, 166-168'),
+    # hw_vif_model (images.py:170-178 -> vmops.py:275-278, and
+    # vmops.py:1907-1909 on attach) through convert_vif_model
+    # (vm_util.py:419): these six, anything else is refused. Nova
+    # canonicalises VMware's legacy names (VirtualVmxnet3 -> vmxnet3,
+    # objects/fields.py:631-651).
+    Row('COMPUTE_NET_VIF_MODEL_E1000', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:393-394'),
+    Row('COMPUTE_NET_VIF_MODEL_E1000E', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:395-396'),
+    Row('COMPUTE_NET_VIF_MODEL_PCNET', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:397-398'),
+    Row('COMPUTE_NET_VIF_MODEL_SRIOV', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:399-400'),
+    Row('COMPUTE_NET_VIF_MODEL_VMXNET', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:401-402'),
+    Row('COMPUTE_NET_VIF_MODEL_VMXNET3', VIF_MODEL,
+        'virt/vmwareapi/vm_util.py:403-404'),
+    # The driver never reads hw_video_model: every VM gets vSphere's
+    # VirtualMachineVideoCard (only its video RAM is set, from
+    # hw_video_ram), the VMware SVGA adapter, which Nova's VideoModel calls
+    # vmvga (objects/fields.py:619). An image asking for vmvga gets exactly
+    # that; any other model would be ignored, so none is reported.
+    Row('COMPUTE_GRAPHICS_MODEL_VMVGA', GRAPHICS_MODEL,
+        'virt/vmwareapi/vm_util.py:246-249, 292-300'),
+)
+
+#: libvirt, by the host CPU's architecture (``uname -m``, what libvirt's
+#: capabilities report). On armv7l ``_get_cpu_arch_traits`` computes
+#: HW_ARCH_ARMV7L (virt/libvirt/driver.py:13937-13943), which os-traits
+#: lacks (its name is HW_ARCH_ARMV7), so ``static_traits`` drops it
+#: (driver.py:10184-10187): nova-compute neither adds nor removes any
+#: HW_ARCH_* trait there. Every other architecture Nova knows gets its
+#: trait from nova-compute, so it is none of ours.
+LIBVIRT_ROWS_BY_MACHINE = {
+    'armv7l': (Row('HW_ARCH_ARMV7', ARCHITECTURE,
+                   'virt/libvirt/driver.py:13937-13943, 10184-10187'),),
+}
+
+_KNOWN = frozenset(os_traits.get_traits())
+
+
+def _known(rows):
+    # An os-traits older than this table: never report what it lacks.
+    return tuple(r for r in rows if r.trait in _KNOWN)
+
+
+def rows_for(compute_driver, machine):
+    """The rows a node of ``compute_driver`` (a drivers table key) on a
+    host of CPU architecture ``machine`` reports."""
+    if compute_driver == VMWARE:
+        return _known(VMWARE_ROWS)
+    if compute_driver == drivers.LIBVIRT:
+        return _known(LIBVIRT_ROWS_BY_MACHINE.get((machine or '').lower(),
+                                                  ()))
+    return ()
+
+
+def possible_traits(compute_driver):
+    """Every trait this table could give ``compute_driver``, on any host:
+    what the reporter may own on its provider (and remove, once it set
+    one). Nothing else, so a libvirt node never touches a storage bus."""
+    if compute_driver == VMWARE:
+        rows = VMWARE_ROWS
+    elif compute_driver == drivers.LIBVIRT:
+        rows = [r for rows in LIBVIRT_ROWS_BY_MACHINE.values() for r in rows]
+    else:
+        rows = ()
+    return frozenset(r.trait for r in _known(rows))
+
+
+#: Every trait of the table: no other standard trait is ever owned.
+ALL_TRAITS = frozenset(r.trait for r in _known(
+    VMWARE_ROWS + tuple(r for rows in LIBVIRT_ROWS_BY_MACHINE.values()
+                        for r in rows)))
