@@ -7,6 +7,7 @@ validation, the same traits, custom ones included.
 
 import dataclasses
 import logging
+import os
 
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
@@ -73,13 +74,25 @@ class NodePlan:
         return self.settings.owns_image_types
 
     @property
+    def host_architecture(self):
+        """The host CPU architecture the image-metadata traits depend on:
+        the option, else this machine's ``uname -m`` (what libvirt reports
+        as the host's). Only the libvirt driver's depend on it, so only
+        then is the machine asked."""
+        if self.settings.host_architecture:
+            return self.settings.host_architecture
+        if self.capabilities.compute_driver == drivers.LIBVIRT:
+            return os.uname().machine.lower()
+        return None
+
+    @property
     def metadata_rows(self):
         """The image-metadata traits reported (``metadata_traits`` rows):
         none when ``image_metadata_traits`` is off."""
         if not self.settings.image_metadata_traits:
             return ()
         return metadata_traits.rows_for(self.capabilities.compute_driver,
-                                        self.settings.host_architecture)
+                                        self.host_architecture)
 
     @property
     def metadata_traits(self):

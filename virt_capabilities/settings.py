@@ -42,7 +42,8 @@ class NodeSettings:
     conflict_retries: int = 8
     #: Report the driver's image-metadata traits nova-compute never writes.
     image_metadata_traits: bool = True
-    #: The host CPU architecture, as ``uname -m`` prints it (lower case).
+    #: ``[virt_capabilities] host_architecture`` (lower case), or None:
+    #: this machine's (``NodePlan.host_architecture``).
     host_architecture: str = None
 
     @property
@@ -77,4 +78,4 @@ class NodeSettings:
             image_metadata_traits=read('image_metadata_traits',
                                        'virt_capabilities'),
             host_architecture=(read('host_architecture', 'virt_capabilities')
-                               or os.uname().machine).strip().lower())
+                               or '').strip().lower() or None)

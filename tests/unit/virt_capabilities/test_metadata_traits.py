@@ -152,8 +152,23 @@ def test_host_architecture_read_from_the_machine(tmp_path, monkeypatch):
                        real.version, ARMV7L))
     monkeypatch.setattr(os, 'uname', lambda: fake)
     result = plan_for(tmp_path, 'libvirt.LibvirtDriver')
-    assert result.settings.host_architecture == ARMV7L
+    assert result.settings.host_architecture is None  # not set
+    assert result.host_architecture == ARMV7L
     assert result.metadata_traits == {'HW_ARCH_ARMV7'}
+
+
+def test_the_machine_is_asked_only_for_libvirt(tmp_path, monkeypatch):
+    """Other drivers' traits do not depend on it (and Nova's harness
+    forbids asking)."""
+    import os
+
+    def forbidden():
+        raise AssertionError('os.uname called')
+    monkeypatch.setattr(os, 'uname', forbidden)
+    for driver in ('vmwareapi.VMwareVCDriver', 'fake.FakeDriver'):
+        result = plan_for(tmp_path, driver)
+        assert result.host_architecture is None
+        result.as_dict()
 
 
 @pytest.mark.parametrize('value,expected', [
