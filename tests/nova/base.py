@@ -83,15 +83,25 @@ class InsideNova(integrated_helpers._IntegratedTestBase):
     def host_of(self, server):
         return server['OS-EXT-SRV-ATTR:host']
 
-    def run_reporter(self, host, extra=''):
+    def run_reporter(self, host, extra='', **kwargs):
         """Our reporter, once, on a node's own nova.conf, into Nova's
         Placement; it finds the provider nova-compute created by ``host``."""
-        workdir = self.useFixture(fixtures.TempDir()).path
-        path = os.path.join(workdir, 'nova.conf')
-        with open(path, 'w') as f:
-            f.write('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
-                    'host = %s\nstate_path = %s\n%s\n'
-                    '[placement]\nauth_type = admin_token\nendpoint = %s\n'
-                    'token = admin\n' % (host, workdir, extra,
-                                         self.placement.fixture.endpoint))
-        return service.run_once(lambda: service.ReportJob([path]), 0)
+        return run_reporter(self, host, extra, **kwargs)
+
+
+def run_reporter(test, host, extra='', driver='fake.FakeDriver',
+                 providers=(), workdir=None):
+    """The reporter, once, for ``test`` (any of Nova's integrated test
+    cases): a nova.conf of ``driver`` with ``extra`` appended to [DEFAULT],
+    its state in ``workdir`` (a fresh one unless given), the providers by
+    name or uuid (default: the driver's own rule)."""
+    workdir = workdir or test.useFixture(fixtures.TempDir()).path
+    path = os.path.join(workdir, 'nova.conf')
+    with open(path, 'w') as f:
+        f.write('[DEFAULT]\ncompute_driver = %s\n'
+                'host = %s\nstate_path = %s\n%s\n'
+                '[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                'token = admin\n' % (driver, host, workdir, extra,
+                                     test.placement.fixture.endpoint))
+    return service.run_once(
+        lambda: service.ReportJob([path], list(providers)), 0)
