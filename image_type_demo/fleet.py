@@ -32,8 +32,8 @@ def _traits(prefix, *values):
 #: the domain capabilities, VIF models from vif.py 52-82, video and vIOMMU
 #: models from the domain capabilities, HW_ARCH_* from the host CPU and
 #: COMPUTE_ARCH_* from the emulators installed), and VMware's one
-#: HW_ARCH_X86_64 (virt/vmwareapi/driver.py 532-539). Ironic and z/VM
-#: report none of these.
+#: HW_ARCH_X86_64 (virt/vmwareapi/driver.py 532-539; the reporter adds the
+#: buses and models VMware boots). Ironic and z/VM report none of these.
 KVM_VIF = _traits('COMPUTE_NET_VIF_MODEL_', 'VIRTIO', 'NE2K_PCI', 'PCNET',
                   'RTL8139', 'E1000', 'E1000E', 'SPAPR_VLAN', 'VMXNET3',
                   'IGB')

@@ -22,14 +22,15 @@ import dataclasses
 
 import os_traits
 
+from image_type_common import image_metadata
 from virt_capabilities import drivers
 
-#: The prefilter's families (image property -> trait prefix), as named in
-#: issue 21; only those a row below serves are listed.
-STORAGE_BUS = 'storage_bus'        # hw_disk_bus, hw_cdrom_bus
-VIF_MODEL = 'vif_model'            # hw_vif_model
-GRAPHICS_MODEL = 'graphics_model'  # hw_video_model
-ARCHITECTURE = 'architecture'      # hw_architecture
+#: The prefilter's families (the shared catalogue's names); only those a
+#: row below serves.
+STORAGE_BUS = image_metadata.FAMILIES['storage_bus'].name
+VIF_MODEL = image_metadata.FAMILIES['vif_model'].name
+GRAPHICS_MODEL = image_metadata.FAMILIES['graphics_model'].name
+ARCHITECTURE = image_metadata.FAMILIES['architecture'].name
 
 VMWARE = 'vmwareapi.VMwareVCDriver'
 

@@ -23,9 +23,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 
 
 #: The demo's image per family -> the hosts offered (from the demo fleet's
-#: traits as Nova 34's drivers report them).
+#: traits as Nova 34's drivers, and the reporter, report them).
 DEMO_METADATA_HOSTS = {
-    ('hw_disk_bus', 'scsi'): [],
+    # VMware's storage buses come from the reporter (nova-compute reports
+    # none): virt_capabilities/metadata_traits.py.
+    ('hw_disk_bus', 'scsi'): ['vmware-1', 'vmware-2'],
     ('hw_vif_model', 'e1000e'): ['libvirt-arm-1', 'libvirt-qcow2-1',
                                  'libvirt-qcow2-2'],
     ('hw_video_model', 'qxl'): ['libvirt-qcow2-1', 'libvirt-qcow2-2'],

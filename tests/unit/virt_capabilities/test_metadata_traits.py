@@ -304,3 +304,14 @@ def test_switched_off_without_state_removes_nothing(tmp_path):
     result = reporter_for(client, state, on=False).sync_provider(U1)
     assert client.traits == {'COMPUTE_NODE'} | VMWARE
     assert not result.changed
+
+
+def test_every_row_is_a_trait_of_its_family_in_the_shared_catalogue():
+    """What the reporter reports is what the request filter asks for."""
+    from image_type_common import image_metadata
+    rows = metadata_traits.VMWARE_ROWS + tuple(
+        r for rows in metadata_traits.LIBVIRT_ROWS_BY_MACHINE.values()
+        for r in rows)
+    for row in rows:
+        family = image_metadata.FAMILIES[row.family]
+        assert any(row.trait in family.hosts_for(v) for v in family.values)
