@@ -12,6 +12,7 @@ from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_demo import demo
 from placement_runner import embedded
+from placement_runner import patched
 from placement_runner import server as embedded_server
 
 LOG = logging.getLogger(__name__)
@@ -72,12 +73,7 @@ class Demo(display.DisplayCommandBase):
                  'instead; it is kept, and so is what the demo writes (a '
                  'second run reuses the demo\'s hosts). Default: $%s, which '
                  'keeps a password off the process list.' % DATABASE_URL_ENV)
-        placement.add_argument(
-            '--placement-patch', metavar='PATCH',
-            help='Serve Placement with a patch applied, from a cached patched '
-                 'copy (the installed package is not touched): '
-                 '"root-required-prefilter" (contrib/placement/README.md: '
-                 'root_required as cheap as required), or a patch file.')
+        patched.add_argument(placement)
         placement.add_argument(
             '--placement-workers', type=int, metavar='N',
             help='gunicorn API workers for a database other than SQLite '

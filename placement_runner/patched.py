@@ -38,8 +38,23 @@ DISTRIBUTION = 'openstack-placement'
 PATCH_TIMEOUT = 60
 
 
+#: ``--placement-patch``'s help, the same wherever it is offered.
+ARGUMENT_HELP = (
+    'Serve Placement with a patch applied, from a cached patched copy (the '
+    'installed package is not touched): "root-required-prefilter" '
+    '(contrib/placement/README.md: root_required as cheap as required), or '
+    'a patch file.')
+
+
 class OverlayError(RuntimeError):
     """The patched copy could not be built."""
+
+
+def add_argument(parser, option='--placement-patch'):
+    """``--placement-patch PATCH`` on an argparse parser (or group): the
+    demo's and the benchmarks' one spelling. The value is a name from
+    ``PATCHES`` or a file; ``patch_file`` resolves it."""
+    return parser.add_argument(option, metavar='PATCH', help=ARGUMENT_HELP)
 
 
 def default_cache_dir():
