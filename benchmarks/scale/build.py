@@ -1,7 +1,10 @@
 """Build the fleet concurrently, the way nova-compute creates its nodes.
 
 Each host gets a provider, its inventory and nova-compute's own traits
-(three requests); the image-type traits are left to the reporters' storm.
+(three requests; a nested host two more, for its child provider and the
+child's inventory). The image-type traits are left to the reporters'
+storm, unless ``image_traits`` (a run without the storm) puts them on the
+root with nova-compute's.
 The work is spread over a few processes of several threads each, so the
 client side is not the bottleneck.
 """
@@ -17,28 +20,39 @@ from benchmarks.scale import shapes
 SPAWN = multiprocessing.get_context('spawn')
 
 
-def _create_share(endpoint, token, share, threads):
-    """Create this process's share: [(index, name)] -> [(index, uuid)]."""
+def _create_share(endpoint, token, share, threads, shape='flat'):
+    """Create this process's share: [(index, name, traits)] ->
+    [(index, root uuid)]."""
     from image_type_demo import fleet
 
     local = threading.local()
+    root_inventory, child_inventory = shapes.inventories(shape)
 
     def create(item):
-        index, name = item
+        index, name, traits = item
         client = getattr(local, 'client', None)
         if client is None:
             client = local.client = clients.new_client(endpoint, token)
-        return index, fleet.create_provider(
-            client, name, shapes.INVENTORY, traits=shapes.OTHERS_TRAITS)
+        root = fleet.create_provider(client, name, root_inventory,
+                                     traits=traits)
+        if child_inventory:
+            child = client.create_resource_provider(name + '-numa0',
+                                                    parent=root)
+            client.put_inventories(child['uuid'], child['generation'],
+                                   child_inventory)
+        return index, root
 
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
         return list(pool.map(create, share))
 
 
-def build(placement, size, processes=4, threads=8):
-    """Create ``size`` hosts; returns ([(uuid, kind)], seconds)."""
+def build(placement, size, processes=4, threads=8, shape='flat',
+          image_traits=False):
+    """Create ``size`` hosts; returns ([(root uuid, kind)], seconds)."""
     kinds = shapes.kinds(size)
-    items = [(i, 'bench-%05d' % i) for i in range(size)]
+    items = [(i, 'bench-%05d' % i, shapes.OTHERS_TRAITS
+              | (shapes.KIND_TRAITS[kinds[i]] if image_traits else set()))
+             for i in range(size)]
     common = [it for it in items if kinds[it[0]] != 'parallels']
     rare = [it for it in items if kinds[it[0]] == 'parallels']
     uuids = {}
@@ -50,7 +64,8 @@ def build(placement, size, processes=4, threads=8):
             for done in pool.map(_create_share,
                                  [placement.endpoint] * processes,
                                  [placement.token] * processes, shares,
-                                 [threads] * processes):
+                                 [threads] * processes,
+                                 [shape] * processes):
                 uuids.update(done)
     seconds = time.perf_counter() - start
     return [(uuids[i], kinds[i]) for i in range(size)], seconds

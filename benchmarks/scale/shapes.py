@@ -4,6 +4,11 @@
 format. The Parallels hosts are the last ones built, as hosts added to an
 existing cloud are: with Placement's default candidate order they come
 after the first ``max_placement_results``.
+
+Two fleet shapes: "flat" hosts are one provider with VCPU, MEMORY_MB and
+DISK_GB; "nested" hosts keep DISK_GB and every trait on the root and put
+VCPU and MEMORY_MB on a child (``<name>-numa0``), the shape
+benchmarks/root_required_patch.py measures too.
 """
 
 import os_traits
@@ -23,6 +28,19 @@ OTHERS_TRAITS = frozenset({os_traits.COMPUTE_NODE, 'HW_CPU_X86_AVX2'})
 INVENTORY = {'VCPU': {'total': 32, 'allocation_ratio': 4.0},
              'MEMORY_MB': {'total': 131072}, 'DISK_GB': {'total': 2000}}
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
+SHAPES = ('flat', 'nested')
+#: The child's share of INVENTORY in a nested host; the root keeps the rest.
+CHILD_RESOURCES = frozenset({'VCPU', 'MEMORY_MB'})
+
+
+def inventories(shape):
+    """(root inventory, child inventory or None) of one host."""
+    if shape == 'flat':
+        return INVENTORY, None
+    return ({rc: inv for rc, inv in INVENTORY.items()
+             if rc not in CHILD_RESOURCES},
+            {rc: inv for rc, inv in INVENTORY.items()
+             if rc in CHILD_RESOURCES})
 VMWARE_SHARE = 0.2
 RARE_SHARE = 0.005
 
