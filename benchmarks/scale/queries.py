@@ -17,6 +17,7 @@ import time
 
 import requests
 
+from benchmarks import root_required_patch
 from benchmarks.scale import shapes
 from image_type_common import image_types
 from image_type_filter.client import query
@@ -64,26 +65,110 @@ def timed(func, runs):
     return round(statistics.median(samples), 2), result
 
 
-def latencies(placement, nodes, runs):
-    """(a) and (c) for a vmdk boot."""
+def _alternating(placements, variant, qs, trait, runs, check):
+    """Every placement asked the same query in turn (the first one
+    alternating), ``WARM_UPS`` then ``runs`` times each; ``check(name,
+    size, hosts, body)`` sees every answer, outside the clock.
+    Returns {name: [ms]}."""
+    asks = {}
+    for name, placement in placements.items():
+        client = placement.client()
+        assert client.microversion  # discovery before the clock starts
+
+        def ask(client=client):
+            resp = client.request('GET', '/allocation_candidates?' + qs)
+            body = json.loads(resp.content)
+            return len(resp.content), hosts_found(body, variant, trait), body
+        asks[name] = ask
+    samples = {name: [] for name in placements}
+    order = list(asks.items())
+    for i in range(WARM_UPS + runs):
+        order.reverse()  # neither server is always the first
+        for name, ask in order:
+            start = time.perf_counter()
+            size, hosts, body = ask()
+            elapsed = (time.perf_counter() - start) * 1000
+            if i >= WARM_UPS:
+                samples[name].append(elapsed)
+            check(name, size, hosts, body)
+    return samples
+
+
+def _ratios(results):
+    def ms(key):
+        return results[key]['median_ms']
+
+    default = ms('root_required/limit')
+    ratios = {
+        'scheduler_side_over_default_limit': round(
+            ms('scheduler_side/limit') / default, 2),
+        'scheduler_side_over_default_all': round(
+            ms('scheduler_side/all') / ms('root_required/all'), 2),
+        'scheduler_side_over_required_limit': round(
+            ms('scheduler_side/limit') / ms('required/limit'), 2),
+        'root_required_over_required_limit': round(
+            default / ms('required/limit'), 2),
+        'root_required_over_required_all': round(
+            ms('root_required/all') / ms('required/all'), 2),
+    }
+    if 'bare_requests/limit' in results:
+        ratios['client_overhead_pct'] = round(
+            (default / ms('bare_requests/limit') - 1) * 100, 1)
+    return ratios
+
+
+def latencies(placement, nodes, runs, patched=None):
+    """(a) and (c) for a vmdk boot. ``patched``: a second Placement on
+    the same data (a patched one), timed in the same runs, taking turns
+    with ``placement``, and checked to answer every query the same way
+    (allocation requests and provider summaries, order aside; under the
+    limit, each answer a valid part of the full one)."""
+    placements = {'stock': placement}
+    if patched is not None:
+        placements['patched'] = patched
     client = placement.client()
     trait = image_types.TRAIT_BY_FORMAT['vmdk']
     vmware = {uuid for uuid, kind in nodes if kind == 'vmware'}
-    results = {}
-    for limit in (NOVA_LIMIT, None):
-        for variant in VARIANTS:
+    results = {name: {} for name in placements}
+    checks = {}
+    # Without the limit first: the full answer a limited one must be part
+    # of.
+    for variant in VARIANTS:
+        full = None
+        for limit in (None, NOVA_LIMIT):
+            key = '%s/%s' % (variant, 'limit' if limit else 'all')
             qs = query_string(client, 'vmdk', variant, limit)
+            seen = {name: {'correct': True} for name in placements}
+            check = {'answers_compared': 0, 'mismatches': 0}
 
-            def ask(qs=qs, variant=variant):
-                resp = client.request('GET', '/allocation_candidates?' + qs)
-                return len(resp.content), hosts_found(
-                    json.loads(resp.content), variant, trait)
-
-            ms, (size, hosts) = timed(ask, runs)
-            results['%s/%s' % (variant, 'limit' if limit else 'all')] = {
-                'median_ms': ms, 'bytes': size, 'hosts': len(hosts),
+            def compare(name, size, hosts, body, limit=limit, seen=seen,
+                        check=check):
+                nonlocal full
+                answer = root_required_patch.canonical(body)
+                if 'reference' not in check:
+                    check['reference'] = answer  # the first answer
+                    if limit is None:
+                        full = answer
+                    check['candidates'] = len(answer['allocation_requests'])
+                else:
+                    check['answers_compared'] += 1
+                    check['mismatches'] += not root_required_patch.\
+                        same_answer(check['reference'], answer, limit, full)
+                first = seen[name]
+                first.setdefault('bytes', size)
+                first.setdefault('hosts', len(hosts))
                 # Under a limit, a subset; without, exactly the VMware hosts.
-                'correct': hosts <= vmware if limit else hosts == vmware}
+                first['correct'] &= (hosts <= vmware if limit
+                                     else hosts == vmware)
+
+            samples = _alternating(placements, variant, qs, trait, runs,
+                                   compare)
+            for name, times in samples.items():
+                results[name][key] = {
+                    'median_ms': round(statistics.median(times), 2),
+                    'min_ms': round(min(times), 2), **seen[name]}
+            del check['reference']
+            checks[key] = check
     session = requests.Session()
     url = '%s/allocation_candidates?%s' % (placement.endpoint, query_string(
         client, 'vmdk', client_conf.ROOT_REQUIRED, NOVA_LIMIT))
@@ -96,24 +181,18 @@ def latencies(placement, nodes, runs):
         resp.raise_for_status()
         return resp.content
 
-    results['bare_requests/limit'] = {'median_ms': timed(bare, runs)[0]}
-    default = results['root_required/limit']['median_ms']
-    results['ratios'] = {
-        'scheduler_side_over_default_limit': round(
-            results['scheduler_side/limit']['median_ms'] / default, 2),
-        'scheduler_side_over_default_all': round(
-            results['scheduler_side/all']['median_ms']
-            / results['root_required/all']['median_ms'], 2),
-        'scheduler_side_over_required_limit': round(
-            results['scheduler_side/limit']['median_ms']
-            / results['required/limit']['median_ms'], 2),
-        'root_required_over_required_limit': round(
-            default / results['required/limit']['median_ms'], 2),
-        'client_overhead_pct': round(
-            (default / results['bare_requests/limit']['median_ms'] - 1) * 100,
-            1),
-    }
-    return results
+    stock = results['stock']
+    stock['bare_requests/limit'] = {'median_ms': timed(bare, runs)[0]}
+    stock['ratios'] = _ratios(stock)
+    # Every answer against the first one of its query: with a patched
+    # Placement, stock against patched; alone, stock against itself.
+    stock['answers'] = {
+        'identical': not any(c['mismatches'] for c in checks.values()),
+        'queries': checks}
+    if patched is not None:
+        results['patched']['ratios'] = _ratios(results['patched'])
+        stock['patched'] = results['patched']
+    return stock
 
 
 def miss_probability(hosts, rare, limit):
