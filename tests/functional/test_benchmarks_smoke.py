@@ -1,8 +1,11 @@
 """A tiny run of every benchmark, so they keep working (no speed asserted)."""
 
 import json
+import shutil
 import subprocess
 import sys
+
+import pytest
 
 
 def test_benchmarks_smoke(tmp_path):
@@ -61,3 +64,63 @@ def test_scale_benchmark_smoke(tmp_path):
     for row in pg['throughput']:
         assert row['booted'] == 4 and row['errors'] == 0, row
     assert 'postgresql' in proc.stdout and 'JSON:' in proc.stdout
+
+
+@pytest.mark.skipif(shutil.which('patch') is None,
+                    reason='patch(1) is not installed')
+@pytest.mark.parametrize('shape', ['flat', 'nested'])
+def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
+    """The latency step alone, with a patched Placement beside the stock
+    one, on both backends: both answer, every answer is compared, and both
+    find exactly the VMware-like hosts."""
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    out = tmp_path / 'scale.json'
+    proc = subprocess.run(
+        [sys.executable, '-m', 'benchmarks.scale', '--sizes', '20',
+         '--sqlite-sizes', '10', '--workers', '2', '--runs', '1',
+         '--steps', 'latency', '--shape', shape,
+         '--placement-patch', 'root-required-prefilter',
+         '--json', str(out), '--plot', str(tmp_path / 'scale.png')],
+        capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())
+    assert result['shape'] == shape
+    assert result['placement_patch'] == 'root-required-prefilter'
+    for backend, size in (('postgresql', 20), ('sqlite', 10)):
+        run = result['backends'][backend][str(size)]
+        assert 'storm_first_start' not in run
+        latency = run['latency']
+        assert latency['patched']['patch'] == 'root-required-prefilter'
+        answers = latency['answers']
+        assert answers['identical'] is True, answers
+        for key, check in answers['queries'].items():
+            # Warm-ups and timed runs, both servers, less the reference.
+            assert check['answers_compared'] == 2 * (4 + 1) - 1, key
+            assert check['candidates'] == (
+                size if key.startswith('scheduler_side') else size // 5)
+        for figures in (latency, latency['patched']):
+            for variant in ('root_required', 'required', 'scheduler_side'):
+                for scope in ('limit', 'all'):
+                    row = figures['%s/%s' % (variant, scope)]
+                    assert row['correct'] is True, (variant, scope)
+                    assert row['hosts'] == size // 5
+                    assert row['min_ms'] <= row['median_ms']
+            assert 'root_required_over_required_limit' in figures['ratios']
+    assert 'identical' in proc.stdout and 'DIFFERENT' not in proc.stdout
+
+
+def test_scale_benchmark_refuses_what_cannot_work():
+    """Bad combinations stop before any fleet is built."""
+    for extra, words in (
+            (['--steps', 'storm,nothing'], 'nothing'),
+            (['--shape', 'nested'], 'throughput'),
+            (['--steps', 'storm', '--placement-patch',
+              'root-required-prefilter'], 'latency step'),
+            (['--steps', 'latency', '--placement-patch', 'no-such-patch'],
+             'root-required-prefilter')):
+        proc = subprocess.run(
+            [sys.executable, '-m', 'benchmarks.scale', '--sizes', '10',
+             '--sqlite-sizes', ''] + extra,
+            capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2, (extra, proc.stderr)
+        assert words in proc.stderr, (extra, proc.stderr)
