@@ -22,10 +22,17 @@ def write(results, path):
                       [runs[s]['latency'][key]['median_ms'] for s in sizes],
                       STYLES.get(backend, '--'), marker='o',
                       label='%s (%s)' % (label, backend))
+        if all('patched' in runs[s]['latency'] for s in sizes):
+            axes.plot([int(s) for s in sizes],
+                      [runs[s]['latency']['patched']['root_required/limit']
+                       ['median_ms'] for s in sizes],
+                      STYLES.get(backend, '--'), marker='x',
+                      label='%s, patched Placement (%s)' % (
+                          LABELS['root_required/limit'], backend))
     axes.set_xlabel('compute hosts (providers)')
     axes.set_ylabel('GET /allocation_candidates, median ms')
-    axes.set_title('vmdk boot, limit=%d (Nova default); 20%% of hosts fit'
-                   % results['limit'])
+    axes.set_title('vmdk boot, limit=%d (Nova default); 20%% of %s hosts '
+                   'fit' % (results['limit'], results.get('shape', 'flat')))
     axes.grid(True, alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
