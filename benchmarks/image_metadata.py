@@ -26,23 +26,21 @@ line if anything fails.
 """
 
 import argparse
-import concurrent.futures
 import contextlib
 import json
-import multiprocessing
 import os
 import platform
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import timeit
 
 import os_traits
 
-from benchmarks.scale import clients
+from benchmarks.scale import build as scale_build
 from benchmarks.scale import queries
+from benchmarks.scale import shapes
 from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
@@ -51,10 +49,7 @@ from image_type_filter.scheduler import image_metadata
 from placement_runner import embedded
 from placement_runner import postgres
 
-SPAWN = multiprocessing.get_context('spawn')
-RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
-INVENTORY = {'VCPU': {'total': 32, 'allocation_ratio': 4.0},
-             'MEMORY_MB': {'total': 131072}, 'DISK_GB': {'total': 2000}}
+RESOURCES = shapes.RESOURCES
 #: Architecture -> share of the fleet; x86_64 takes the rest.
 RARE = {'aarch64': 0.01, 'ppc64le': 0.001, 's390x': 0.0005}
 ARCH_TRAIT = {'x86_64': 'HW_ARCH_X86_64', 'aarch64': 'HW_ARCH_AARCH64',
@@ -98,40 +93,15 @@ def arches(hosts):
     return ['x86_64'] * (hosts - len(rare)) + rare
 
 
-def _create_share(endpoint, token, share, threads):
-    """In a worker process: [(index, name, arch)] -> [(index, uuid)]."""
-    from image_type_demo import fleet
-    local = threading.local()
-
-    def create(item):
-        index, name, arch = item
-        client = getattr(local, 'client', None)
-        if client is None:
-            client = local.client = clients.new_client(endpoint, token)
-        return index, fleet.create_provider(
-            client, name, INVENTORY,
-            traits=(os_traits.COMPUTE_NODE, ARCH_TRAIT[arch]))
-
-    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(create, share))
-
-
-def build(placement, host_arches, processes=4, threads=8):
-    """{uuid: arch}, and the seconds it took."""
-    items = [(i, 'arch-%05d' % i, arch) for i, arch in enumerate(host_arches)]
-    batches = [[it for it in items if it[2] == 'x86_64'],
-               [it for it in items if it[2] != 'x86_64']]
-    uuids = {}
+def build(placement, host_arches):
+    """{uuid: arch}, and the seconds it took (the scale benchmark's
+    builder: same inventory, nova-compute's own traits)."""
+    items = [(i, 'arch-%05d' % i, {os_traits.COMPUTE_NODE, ARCH_TRAIT[arch]})
+             for i, arch in enumerate(host_arches)]
     start = time.perf_counter()
-    with concurrent.futures.ProcessPoolExecutor(
-            processes, mp_context=SPAWN) as pool:
-        for batch in batches:  # the rare ones added last
-            shares = [batch[i::processes] for i in range(processes)]
-            for done in pool.map(_create_share,
-                                 [placement.endpoint] * processes,
-                                 [placement.token] * processes, shares,
-                                 [threads] * processes):
-                uuids.update(done)
+    uuids = scale_build.create(placement, [  # the rare ones added last
+        [it for it in items if host_arches[it[0]] == 'x86_64'],
+        [it for it in items if host_arches[it[0]] != 'x86_64']])
     return ({uuids[i]: arch for i, arch in enumerate(host_arches)},
             time.perf_counter() - start)
 

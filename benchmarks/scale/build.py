@@ -55,11 +55,21 @@ def build(placement, size, processes=4, threads=8, shape='flat',
              for i in range(size)]
     common = [it for it in items if kinds[it[0]] != 'parallels']
     rare = [it for it in items if kinds[it[0]] == 'parallels']
-    uuids = {}
     start = time.perf_counter()
+    # The rare kind is added last.
+    uuids = create(placement, (common, rare), processes, threads, shape)
+    seconds = time.perf_counter() - start
+    return [(uuids[i], kinds[i]) for i in range(size)], seconds
+
+
+def create(placement, batches, processes=4, threads=8, shape='flat'):
+    """Create each batch of [(index, name, traits)] hosts in turn (a later
+    batch as hosts added to an existing cloud); returns {index: root uuid}.
+    """
+    uuids = {}
     with concurrent.futures.ProcessPoolExecutor(
             processes, mp_context=SPAWN) as pool:
-        for batch in (common, rare):  # the rare kind is added last
+        for batch in batches:
             shares = [batch[i::processes] for i in range(processes)]
             for done in pool.map(_create_share,
                                  [placement.endpoint] * processes,
@@ -67,5 +77,4 @@ def build(placement, size, processes=4, threads=8, shape='flat',
                                  [threads] * processes,
                                  [shape] * processes):
                 uuids.update(done)
-    seconds = time.perf_counter() - start
-    return [(uuids[i], kinds[i]) for i in range(size)], seconds
+    return uuids
