@@ -97,12 +97,11 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     def _check_family(self, family, carried):
         """Hosts that report no trait of the family would get no boot of
         an image that sets one of its properties: not ready."""
-        holders = _holders_of_any(self.client,
-                                  sorted(set(family.traits) & carried))
+        carried_here = sorted(set(family.traits) & carried)
+        holders = _holders_of_any(self.client, carried_here)
         hosts = self.fleet.hosts.values()
         lacking = sorted(h.name for h in hosts if h.uuid not in holders)
-        reported = sorted(t[len(family.prefix):].lower()
-                          for t in set(family.traits) & carried)
+        reported = [t[len(family.prefix):].lower() for t in carried_here]
         props = ' or '.join(family.properties)
         if not hosts:
             return Result(Code.WARNING, 'no compute node found')
