@@ -130,7 +130,7 @@ def add_config_argument(parser):
              '[placement] section is used to reach Placement.')
     parser.add_argument(
         '--config-dir', action='append', default=[], metavar='DIR',
-        help='A nova.conf.d directory: its *.conf files are read in name '
+        help='A nova.conf.d directory: the .conf files in it are read in name '
              'order after the --config-file ones, as nova-compute reads '
              'split files such as nova-compute.conf (repeatable).')
 
