@@ -1,6 +1,7 @@
 """Every configuration block we give operators parses as Nova parses it.
 
-README's ``ini`` blocks, the files under ``etc/`` and the nova.conf the
+README's ``ini`` blocks, the documentation's ``.. code-block:: ini`` blocks
+(``doc/source/**/*.rst``), the files under ``etc/`` and the nova.conf the
 devstack plugin leaves are each written to a file and loaded by oslo.config
 with Nova's own option types (``[filter_scheduler] available_filters`` is a
 MultiStrOpt and ``enabled_filters`` a ListOpt in nova/conf/scheduler.py)
@@ -11,6 +12,7 @@ becomes part of it, and after a section header it is a parse error.
 import glob
 import os
 import re
+import textwrap
 
 from oslo_config import cfg
 import pytest
@@ -46,6 +48,22 @@ def readme_blocks():
     with open(os.path.join(REPO, 'README.md')) as f:
         text = f.read()
     return re.findall(r'^```ini\n(.*?)^```', text, re.S | re.M)
+
+
+def doc_blocks():
+    """(page, block) for every ``.. code-block:: ini`` of the docs."""
+    found = []
+    pattern = re.compile(
+        r'^( *)\.\. code-block:: ini\n((?:\1 +:.*\n)*)\n'
+        r'((?:(?:\1 +.*)?\n)+)', re.M)
+    for path in sorted(glob.glob(os.path.join(REPO, 'doc', 'source', '**',
+                                              '*.rst'), recursive=True)):
+        with open(path) as f:
+            text = f.read()
+        for match in pattern.finditer(text + '\n'):
+            body = textwrap.dedent(match.group(3)).strip('\n') + '\n'
+            found.append((os.path.relpath(path, REPO), body))
+    return found
 
 
 def etc_files():
@@ -86,7 +104,7 @@ def assert_no_comment_in_values(values):
 
 
 def test_readme_has_the_blocks_this_test_reads():
-    assert len(readme_blocks()) >= 3
+    assert len(readme_blocks()) >= 1
 
 
 @pytest.mark.parametrize('index', range(len(readme_blocks())))
@@ -96,22 +114,62 @@ def test_readme_block_parses_as_nova_reads_it(tmp_path, index):
     assert_no_comment_in_values(values)
 
 
-def test_readme_scheduler_block_means_what_it_says(tmp_path):
-    block = [b for b in readme_blocks() if '[filter_scheduler]' in b][0]
+def test_the_docs_have_the_blocks_this_test_reads():
+    pages = {page for page, _ in doc_blocks()}
+    assert {'doc/source/install/scheduler.rst',
+            'doc/source/admin/isolation.rst',
+            'doc/source/admin/image-metadata.rst'} <= pages
+
+
+@pytest.mark.parametrize('page,block', doc_blocks(),
+                         ids=lambda v: v if v.endswith('.rst') else '')
+def test_doc_block_parses_as_nova_reads_it(tmp_path, page, block):
     values = parse_as_nova(tmp_path, block)
+    assert values  # it set options Nova or we know
+    assert_no_comment_in_values(values)
+
+
+def assert_loads_the_filters(values):
     assert values[('filter_scheduler', 'available_filters')] == [
         'nova.scheduler.filters.all_filters',
         'image_type_filter.nova.all_filters']
     assert 'ImageTypeRebuildFilter' in values[
         ('filter_scheduler', 'enabled_filters')]
     assert values[('scheduler', 'filter_hosts_by_image_type_support')] is True
+
+
+def test_readme_scheduler_block_means_what_it_says(tmp_path):
+    block = [b for b in readme_blocks() if '[filter_scheduler]' in b][0]
+    assert_loads_the_filters(parse_as_nova(tmp_path, block))
+
+
+def test_install_guides_scheduler_block_means_what_it_says(tmp_path):
+    block = [b for p, b in doc_blocks()
+             if p.endswith('install/scheduler.rst')][0]
+    values = parse_as_nova(tmp_path, block)
+    assert_loads_the_filters(values)
     assert values[('image_isolation', 'rules')] == ['CUSTOM_TROVE']
 
 
-def test_readme_reporter_block_names_the_trait_alone(tmp_path):
-    block = [b for b in readme_blocks() if '[virt_capabilities]' in b][0]
+def test_isolation_guides_reporter_block_names_the_trait_alone(tmp_path):
+    block = [b for p, b in doc_blocks() if '[virt_capabilities]' in b][0]
     values = parse_as_nova(tmp_path, block)
     assert values[('virt_capabilities', 'custom_traits')] == ['CUSTOM_TROVE']
+
+
+def test_a_doc_block_is_read_whole(tmp_path, monkeypatch):
+    """The reader itself: an indented block, its options, a blank line
+    inside it, and the text after it left out."""
+    page = tmp_path / 'doc' / 'source' / 'page.rst'
+    page.parent.mkdir(parents=True)
+    page.write_text('Text.\n\n.. code-block:: ini\n   :caption: x\n\n'
+                    '   [image_isolation]\n   enabled = True\n\n'
+                    '   # reserved\n   rules = CUSTOM_TROVE\n\nAfter.\n')
+    monkeypatch.setitem(globals(), 'REPO', str(tmp_path))
+    [(name, block)] = doc_blocks()
+    assert name == os.path.join('doc', 'source', 'page.rst')
+    assert block == ('[image_isolation]\nenabled = True\n\n# reserved\n'
+                     'rules = CUSTOM_TROVE\n')
 
 
 @pytest.mark.parametrize('path', etc_files(),
