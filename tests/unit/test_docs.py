@@ -1,0 +1,155 @@
+"""The documentation says what the code does.
+
+The option reference and the command reference are generated (oslo.config's
+and cliff's Sphinx extensions); these tests build the docs once, as text, and
+hold the generated pages to the code: every option ``list_opts`` gives, in
+its group, in the reference and in the sample file; every command an entry
+point in ``setup.cfg`` declares, on its command line's page. The hand-written
+pages may name only modules that exist, and README's links into the docs
+must lead somewhere.
+"""
+
+import configparser
+import importlib
+import os
+import re
+
+import pytest
+from sphinx.cmd import build as sphinx_build
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+SOURCE = os.path.join(REPO, 'doc', 'source')
+PACKAGES = ('image_type_common', 'virt_capabilities', 'image_type_filter',
+            'placement_runner', 'image_type_demo')
+#: Command-line page of each command entry-point namespace, and how an
+#: entry point's name reads on the command line.
+COMMAND_PAGES = {
+    'virt_capabilities.commands': ('cli/virt-capabilities', str),
+    'image_type_filter.commands': ('cli/image-type-filter', str),
+    'openstack.image_type.v1': ('cli/openstack-image-type',
+                                lambda name: name.replace('_', ' ')),
+}
+
+
+def entry_points(namespace):
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(REPO, 'setup.cfg'))
+    lines = cfg['options.entry_points'][namespace].strip().splitlines()
+    return dict(tuple(part.strip() for part in line.split('=', 1))
+                for line in lines if line.strip())
+
+
+def entry_point_namespaces():
+    cfg = configparser.ConfigParser()
+    cfg.read(os.path.join(REPO, 'setup.cfg'))
+    return set(cfg['options.entry_points'])
+
+
+@pytest.fixture(scope='module')
+def text_docs(tmp_path_factory):
+    """The docs built once by Sphinx's text builder: page -> text."""
+    out = tmp_path_factory.mktemp('doc-text')
+    status = sphinx_build.build_main(
+        ['-q', '-E', '-b', 'text', '-d', str(out / 'doctrees'), SOURCE,
+         str(out / 'text')])
+    assert status == 0
+    pages = {}
+    for directory, _, files in os.walk(out / 'text'):
+        for name in files:
+            if name.endswith('.txt'):
+                path = os.path.join(directory, name)
+                page = os.path.relpath(path, out / 'text')[:-len('.txt')]
+                with open(path) as f:
+                    pages[page] = f.read()
+    return pages
+
+
+def sections(text, underline):
+    """{title: body} of a page's sections underlined with ``underline``."""
+    parts = re.split(r'^(\S[^\n]*)\n%s+\n' % re.escape(underline), text,
+                     flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def documented_options(text):
+    """{group: {option}} of a generated option reference (text)."""
+    return {group: set(re.findall(r'^(\w+)\n\n   Type:', body, re.M))
+            for group, body in sections(text, '=').items()}
+
+
+def code_options(namespace):
+    module, _, function = entry_points('oslo.config.opts')[namespace] \
+        .partition(':')
+    return {group if isinstance(group, str) else group.name:
+            {opt.dest for opt in opts}
+            for group, opts in getattr(importlib.import_module(module),
+                                       function)()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('namespace', ['virt_capabilities',
+                                       'image_type_filter'])
+def test_option_reference_has_every_option_of_list_opts(text_docs,
+                                                        namespace):
+    page = 'configuration/%s' % namespace.replace('_', '-')
+    expected = code_options(namespace)
+    assert documented_options(text_docs[page]) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('namespace', ['virt_capabilities',
+                                       'image_type_filter'])
+def test_sample_file_has_every_option_of_list_opts(text_docs, namespace):
+    sample = os.path.join(SOURCE, '_static', '%s.conf.sample'
+                          % namespace.replace('_', '-'))
+    found, group = {}, None
+    with open(sample) as f:
+        for line in f:
+            if line.startswith('['):
+                group = line.strip().strip('[]')
+            match = re.match(r'^#(\w+) =', line)
+            if match:
+                found.setdefault(group, set()).add(match.group(1))
+    for group, names in code_options(namespace).items():
+        assert names <= found.get(group, set()), group
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('namespace', sorted(COMMAND_PAGES))
+def test_command_reference_has_every_command(text_docs, namespace):
+    page, spelled = COMMAND_PAGES[namespace]
+    expected = {spelled(name) for name in entry_points(namespace)}
+    assert expected  # setup.cfg declares commands there
+    assert set(sections(text_docs[page], '=')) == expected
+
+
+@pytest.mark.slow
+def test_every_page_is_built(text_docs):
+    pages = {os.path.relpath(os.path.join(d, f), SOURCE)[:-len('.rst')]
+             for d, _, files in os.walk(SOURCE) for f in files
+             if f.endswith('.rst')}
+    assert pages <= set(text_docs)
+
+
+def test_architecture_names_only_modules_that_exist():
+    with open(os.path.join(SOURCE, 'contributor', 'architecture.rst')) as f:
+        text = f.read()
+    names = set(re.findall(r'``((?:%s)(?:\.\w+)*)``' % '|'.join(PACKAGES),
+                           text))
+    names -= entry_point_namespaces()
+    assert len(names) > 20  # the page still names the modules
+    missing = [name for name in sorted(names)
+               if not (os.path.isfile(os.path.join(REPO, *name.split('.'))
+                                      + '.py') or
+                       os.path.isdir(os.path.join(REPO, *name.split('.'))))]
+    assert not missing
+
+
+def test_readmes_links_lead_somewhere():
+    with open(os.path.join(REPO, 'README.md')) as f:
+        links = re.findall(r'\]\(([^)#]+)\)', f.read())
+    assert any(link.startswith('doc/source/') for link in links)
+    for link in links:
+        if '://' not in link:
+            assert os.path.exists(os.path.join(REPO, link)), link
