@@ -18,6 +18,8 @@ extensions), the command reference from the commands themselves (cliff's),
 the release notes from ``releasenotes/notes`` (reno's).
 """
 
+from importlib import metadata
+
 extensions = [
     'openstackdocstheme',
     'oslo_config.sphinxext',
@@ -43,6 +45,9 @@ openstackdocs_repo_name = 'x/image-type-filter'
 openstackdocs_bug_project = 'image-type-filter'
 openstackdocs_bug_tag = 'doc'
 openstackdocs_auto_name = False
+# The version setup.cfg declares, not one guessed from git (no tag yet).
+openstackdocs_auto_version = False
+version = release = metadata.version('image-type-filter')
 
 project = 'image-type-filter'
 copyright = 'The image-type-filter team'
