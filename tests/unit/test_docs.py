@@ -4,9 +4,10 @@ The option reference and the command reference are generated (oslo.config's
 and cliff's Sphinx extensions); these tests build the docs once, as text, and
 hold the generated pages to the code: every option ``list_opts`` gives, in
 its group, in the reference and in the sample file; every command an entry
-point in ``setup.cfg`` declares, on its command line's page. The hand-written
-pages may name only modules that exist, and README's links into the docs
-must lead somewhere.
+point in ``setup.cfg`` declares, on its command line's page. The one
+exit-code table has every code the commands use and no other; the
+hand-written pages may name only modules that exist, and README's links
+into the docs must lead somewhere.
 """
 
 import configparser
@@ -14,8 +15,13 @@ import importlib
 import os
 import re
 
+from oslo_upgradecheck import upgradecheck
 import pytest
 from sphinx.cmd import build as sphinx_build
+
+from image_type_common import exceptions as common_exceptions
+from image_type_filter.cmd import candidates
+from image_type_filter.diagnostics import readiness
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -153,3 +159,21 @@ def test_readmes_links_lead_somewhere():
     for link in links:
         if '://' not in link:
             assert os.path.exists(os.path.join(REPO, link)), link
+
+
+def exit_code_table():
+    """The codes of the one exit-code table (cli/index.rst)."""
+    with open(os.path.join(SOURCE, 'cli', 'index.rst')) as f:
+        text = f.read()
+    table = text[text.index('Exit codes\n'):]
+    return {int(code) for code in re.findall(r'^   \* - (\d+)$', table,
+                                             re.M)}
+
+
+def test_exit_code_table_has_every_code_the_commands_use():
+    codes = {0, candidates.NO_VALID_HOST, readiness.COULD_NOT_CHECK}
+    codes |= {code.value for code in upgradecheck.Code}
+    codes |= {error.exit_code
+              for error in vars(common_exceptions).values()
+              if isinstance(error, type) and hasattr(error, 'exit_code')}
+    assert exit_code_table() == codes
