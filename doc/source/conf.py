@@ -57,3 +57,4 @@ exclude_patterns = []
 pygments_style = 'native'
 html_theme = 'openstackdocs'
 html_static_path = ['_static']
+html_css_files = ['wide-tables.css']
