@@ -583,7 +583,8 @@ def test_reload_drops_a_custom_trait_removed_from_the_config(
         thread.join(helpers.SAFETY_TIMEOUT)
     assert result == {'code': 0}
     assert sorted(p.name for p in tmp_path.iterdir()) == (
-        ['nova.conf', 'virt_capabilities.json']
+        ['.virt_capabilities.json.lock', 'nova.conf',
+         'virt_capabilities.json']
         if state == 'with state_path' else ['nova.conf'])
 
 

@@ -10,8 +10,9 @@ COMPUTE_IMAGE_TYPE_* traits on its resource provider in Placement, and the
 image-metadata traits (disk buses, VIF and video models, architecture) the
 driver boots but nova-compute never reports.
 
-Exit codes: 0 in sync (or shown); 1 Placement error after retries, or traits
-Placement lacks; 2 bad configuration or usage.
+Exit codes: 0 in sync (or shown); 1 Placement error after retries, traits
+Placement lacks, or a state file that cannot be saved; 2 bad configuration
+or usage.
 """
 
 

@@ -31,7 +31,9 @@ class Report(lister.Lister):
     what a sync would add and remove, in any -f format.
 
     Exit codes: 0 in sync; 1 Placement error after retries, traits
-    Placement lacks, or a provider not found; 2 bad configuration or usage.
+    Placement lacks, a provider not found, or a state file that cannot be
+    saved (as a service: an ERROR each cycle until it can); 2 bad
+    configuration or usage.
     """
 
     def get_parser(self, prog_name):

@@ -75,7 +75,11 @@ reporter_opts = [
              'Default: ``$state_path/virt_capabilities.json`` when '
              '``[DEFAULT] state_path`` is set; otherwise nothing is written '
              'anywhere, and a dropped trait is removed only by a service '
-             'that kept running since it set it.'),
+             'that kept running since it set it. Reporters may share one '
+             'file: it is keyed by provider uuid, each changes only its '
+             'own providers\' entries, under a lock file beside it '
+             '(``.<name>.lock``). If it cannot be saved, report syncs '
+             'nothing more and exits 1 naming it.'),
     cfg.IntOpt(
         'conflict_retries',
         default=8,
