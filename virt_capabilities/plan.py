@@ -41,7 +41,8 @@ class NodePlan:
             refs = tuple([providers.validate(v, '--provider')
                           for v in provider_values]
                          or providers.default_refs(
-                             settings, capabilities.compute_driver))
+                             settings, capabilities.compute_driver,
+                             config_files))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
         plan = cls(conf, settings, capabilities, refs, provider_needed)

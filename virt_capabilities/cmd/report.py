@@ -14,6 +14,14 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
+#: The rule README's "The provider, as Nova names it" explains.
+PROVIDER_HELP = (
+    'Resource provider to keep in sync (repeatable). Default: the one '
+    'nova-compute uses: the uuid in its compute_id file (beside a '
+    '--config-file, else in [DEFAULT] state_path), else the node name the '
+    'driver gives (libvirt: the hostname libvirt reports, not [DEFAULT] '
+    'host; the fake driver: [DEFAULT] host); VMware, ironic and z/VM need '
+    'this option.')
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')
@@ -42,8 +50,7 @@ class Report(lister.Lister):
         cli.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help='Resource provider to keep in sync (repeatable). Default: '
-                 'the uuid in $state_path/compute_id, else [DEFAULT] host.')
+            help=PROVIDER_HELP)
         parser.add_argument(
             '--wait', type=float, default=0.0, metavar='SECONDS',
             help='Wait this long, with back-off, for the provider to appear '

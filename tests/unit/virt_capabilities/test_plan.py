@@ -24,9 +24,13 @@ def test_state_file_only_under_state_path_or_where_told(tmp_path, text,
     assert plan_for(tmp_path, text).state_file == expected
 
 
-def test_without_state_path_no_compute_id_is_looked_for(tmp_path):
-    (tmp_path / 'compute_id').write_text('not even a uuid')
-    assert [r.value for r in plan_for(tmp_path, '').refs] == ['h']
+def test_without_state_path_compute_id_is_still_read_beside_nova_conf(
+        tmp_path):
+    """nova-compute reads it beside its config files whatever
+    state_path says (nova/virt/node.py:54-55)."""
+    uuid = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
+    (tmp_path / 'compute_id').write_text(uuid)
+    assert [r.value for r in plan_for(tmp_path, '').refs] == [uuid]
 
 
 def test_nova_compute_as_owner_leaves_only_custom_traits(tmp_path):
