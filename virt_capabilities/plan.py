@@ -83,7 +83,9 @@ class NodePlan:
         if self.settings.host_architecture:
             return self.settings.host_architecture
         if self.capabilities.compute_driver == drivers.LIBVIRT:
-            return os.uname().machine.lower()
+            machine = os.uname().machine
+            return (settings_mod.canonical_architecture(machine)
+                    or machine.lower())
         return None
 
     @property

@@ -56,3 +56,30 @@ def test_an_empty_compute_id_is_refused_as_nova_compute_refuses_it(
     assert proc.stderr.count('\n') == 1
     assert str(var / 'compute_id') in proc.stderr
     assert listener.requests == []
+
+
+def test_a_misspelt_host_architecture_is_refused_and_the_trait_stays(
+        placement, tmp_path, unique):
+    """The armv7l node reports HW_ARCH_ARMV7 (nova-compute does not);
+    host_architecture = armv7, a name Nova's architecture field refuses,
+    is exit 2 with nothing sent, not a sync that drops the trait."""
+    client = placement.client()
+    name = 'arm-' + unique
+    uuid = client.create_resource_provider(name)['uuid']
+    _, _, conf = node_files(tmp_path, placement.nova_conf_section(),
+                            'host_architecture = armv7l\n')
+    proc = run_cli('report', '--config-file', conf, '--provider', name)
+    assert proc.returncode == 0, proc.stderr
+    assert 'HW_ARCH_ARMV7' in client.get_provider_traits(uuid)[0]
+    with open(conf) as f:
+        text = f.read()
+    for wrong in ('armv7', 'banana'):
+        with open(conf, 'w') as f:
+            f.write(text.replace('= armv7l', '= ' + wrong))
+        before = len(placement.requests_seen())
+        proc = run_cli('report', '--config-file', conf, '--provider', name)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.count('\n') == 1
+        assert "host_architecture: '%s'" % wrong in proc.stderr
+        assert len(placement.requests_seen()) == before
+    assert 'HW_ARCH_ARMV7' in client.get_provider_traits(uuid)[0]

@@ -64,7 +64,9 @@ reporter_opts = [
              '``x86_64`` ...). Default: the machine the reporter runs on, '
              'which for the libvirt driver is what libvirt reports too. Set '
              'it only when the reporter runs on another machine than the '
-             'node it reports for.'),
+             'node it reports for. Only the names Nova\'s architecture '
+             'field accepts (and its aliases, such as ``amd64``) are; '
+             'anything else, ``armv7`` for ``armv7l`` say, is refused.'),
     cfg.StrOpt(
         'state_file',
         help='Where the reporter remembers which custom traits (and '
