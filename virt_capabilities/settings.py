@@ -58,24 +58,27 @@ def _host_architecture(value):
 
 @dataclasses.dataclass(frozen=True)
 class NodeSettings:
-    compute_driver: str = None
-    force_raw_images: bool = True
-    host: str = None
-    state_path: str = None
-    images_type: str = 'default'
-    virt_type: str = 'kvm'
-    image_type_exclude_list: tuple = ()
-    image_type_traits_owner: str = reporter_conf.REPORTER
-    custom_traits: frozenset = frozenset()
+    """Every value comes from ``from_conf``: the defaults are the options'
+    own (virt_capabilities/conf/), written nowhere else."""
+
+    compute_driver: str
+    force_raw_images: bool
+    host: str
+    state_path: str
+    images_type: str
+    virt_type: str
+    image_type_exclude_list: tuple
+    image_type_traits_owner: str
+    custom_traits: frozenset
     #: Where ownership state is kept, or None (kept in memory only).
-    state_file: str = None
-    conflict_retries: int = 8
+    state_file: str
+    conflict_retries: int
     #: Report the driver's image-metadata traits nova-compute never writes.
-    image_metadata_traits: bool = True
+    image_metadata_traits: bool
     #: ``[virt_capabilities] host_architecture`` as Nova spells it (one of
     #: its Architecture names), or None: this machine's
     #: (``NodePlan.host_architecture``).
-    host_architecture: str = None
+    host_architecture: str
 
     @property
     def owns_image_types(self):

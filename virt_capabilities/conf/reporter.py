@@ -13,20 +13,22 @@ REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
 reporter_opts = [
     cfg.StrOpt(
         'image_type_traits_owner',
-        default=REPORTER,
+        default=NOVA_COMPUTE,
         choices=[
-            (REPORTER, 'This reporter keeps the COMPUTE_IMAGE_TYPE_* traits '
-                       'on the provider, and the custom traits.'),
             (NOVA_COMPUTE, 'nova-compute keeps the COMPUTE_IMAGE_TYPE_* '
-                           'traits (it does since Train); this reporter '
-                           'keeps only its custom traits and never touches '
-                           'an image-type trait.')],
+                           'traits (every supported Nova reports them); '
+                           'this reporter keeps only its custom and '
+                           'image-metadata traits and never touches an '
+                           'image-type trait.'),
+            (REPORTER, 'This reporter keeps the COMPUTE_IMAGE_TYPE_* traits '
+                       'on the provider too.')],
         help='Who owns the image-type traits on this node\'s provider. Both '
-             'give the same answer for the same nova.conf; choose '
-             '``nova-compute`` where nova-compute runs and reports them, so '
-             'that one writer owns them, and ``reporter`` for nodes whose '
-             'nova-compute does not (older than Train, or drivers that '
-             'report no capabilities).'),
+             'give the same answer for the same nova.conf. The default, '
+             '``nova-compute``, is right wherever nova-compute runs: every '
+             'supported Nova (31 to 34) reports them itself, so one writer '
+             'owns them. ``reporter`` is for a provider no nova-compute '
+             'reports image types for (a test bed, or a driver that reports '
+             'no capabilities).'),
     cfg.ListOpt(
         'custom_traits',
         default=[],

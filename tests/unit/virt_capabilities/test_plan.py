@@ -102,3 +102,22 @@ def test_armv7_is_refused_pointing_at_armv7l(tmp_path):
 def test_the_armv7l_node_keeps_its_arch_trait(tmp_path):
     assert libvirt_plan(tmp_path, 'armv7l').metadata_traits == {
         'HW_ARCH_ARMV7'}
+
+
+# -- who owns the image types: nova-compute unless told otherwise ------------
+
+def test_by_default_nova_compute_owns_the_image_type_traits(tmp_path):
+    """Every supported Nova (31 to 34) reports them itself: by default the
+    reporter leaves them to it, so one writer owns them."""
+    result = plan_for(tmp_path, '[virt_capabilities]\n'
+                      'custom_traits = CUSTOM_A\n')
+    assert result.settings.image_type_traits_owner == 'nova-compute'
+    assert not result.owns_image_types
+    assert result.traits == {'CUSTOM_A'}
+    assert result.as_dict()['image_type_traits_owner'] == 'nova-compute'
+
+
+def test_the_reporter_owns_them_only_when_told(tmp_path):
+    result = plan_for(tmp_path, '[virt_capabilities]\n'
+                      'image_type_traits_owner = reporter\n')
+    assert result.traits == {'COMPUTE_IMAGE_TYPE_RAW'}
