@@ -73,7 +73,7 @@ class TestComputeIdAsNovaReadsIt(testtools.TestCase):
             root = self.useFixture(fixtures.TempDir()).path
             dirs = [os.path.join(root, d) for d in ('etc', 'etc-compute',
                                                     'state')]
-            for directory, content in zip(dirs, contents):
+            for directory, content in zip(dirs, contents, strict=True):
                 os.makedirs(directory)
                 if content is not None:
                     mode = 'wb' if isinstance(content, bytes) else 'w'
