@@ -3,6 +3,7 @@ reporter's records are its own, whatever the sharing, and a state that
 cannot be saved is a failure naming the file, never success."""
 
 import json
+import logging
 import subprocess
 import sys
 
@@ -110,3 +111,18 @@ def test_as_a_service_an_error_each_cycle_until_it_can_be_saved(
         assert child.finish() == 0, child.err.text()
     saved = json.loads((blocker / 'state.json').read_text())
     assert saved['providers'] == {uuid: ['CUSTOM_L']}
+
+
+def test_the_demo_fleet_is_reported_without_a_warning(fresh_placement,
+                                                      caplog):
+    """The demo's twelve nodes share one state_path (libvirt, VMware,
+    ironic, z/VM): every reporter keeps the others' records quietly."""
+    from image_type_demo import fleet
+    with caplog.at_level(logging.WARNING):
+        hosts = fleet.build(fresh_placement, fleet.demo_fleet())
+    assert [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.WARNING] == []
+    vmware = [h for h in hosts if h.name.startswith('vmware')]
+    client = fresh_placement.client()
+    for host in vmware:  # the libvirt nodes reported after them
+        assert VMWARE_METADATA <= client.get_provider_traits(host.uuid)[0]
