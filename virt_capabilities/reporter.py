@@ -211,8 +211,12 @@ class Reporter:
         self.missing = set()  # Placement may have been upgraded: ask again
         report = SyncReport()
         try:
-            if self.state is not None:
-                self.state.prepare()  # before anything is written
+            if self.state is not None and (self.custom_traits
+                                           or self.metadata_traits):
+                # Before anything is written: what it sets must be
+                # remembered. A reporter that sets nothing of its own
+                # (only image types, or nothing) needs no writable state.
+                self.state.prepare()
             self._sync(uuids, report, progress)
         except ownership_state.StateNotSaved as exc:
             report.state_error = exc

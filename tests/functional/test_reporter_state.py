@@ -126,3 +126,16 @@ def test_the_demo_fleet_is_reported_without_a_warning(fresh_placement,
     client = fresh_placement.client()
     for host in vmware:  # the libvirt nodes reported after them
         assert VMWARE_METADATA <= client.get_provider_traits(host.uuid)[0]
+
+
+def test_a_reporter_that_sets_nothing_of_its_own_needs_no_writable_state(
+        placement, write_conf, unique):
+    """Only image types to keep (no custom, no image-metadata trait): no
+    record is ever needed, so an unwritable state_file is no failure."""
+    client = placement.client()
+    name = 'plain-' + unique
+    uuid = client.create_resource_provider(name)['uuid']
+    path = write_conf('compute_driver = zvm.ZVMDriver\n' + REPORTER_OWNS +
+                      'state_file = /proc/nonexist/x.json\n', placement)
+    report(path, name)
+    assert client.get_provider_traits(uuid)[0] == {T['raw']}
