@@ -28,11 +28,13 @@ COLUMNS = ('provider', 'uuid', 'add', 'remove')
 
 
 class Report(lister.Lister):
-    """Sync this node's COMPUTE_IMAGE_TYPE_* traits to Placement.
+    """Keep this node's own traits on its resource provider in Placement.
 
-    Only the image-type traits, configured custom traits and the driver's
-    image-metadata traits nova-compute never writes are owned; every other
-    trait on the provider stays as it was. One-shot by default;
+    Owned: the configured custom traits, the driver's image-metadata traits
+    nova-compute never writes and, with image_type_traits_owner =
+    reporter, the COMPUTE_IMAGE_TYPE_* traits (by default nova-compute
+    keeps those); every other trait on the provider stays as it was.
+    One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
     stops at once, leaving nothing half-written, and exits 0. A sync prints
     no result (its log says what changed); --dry-run lists, per provider,
