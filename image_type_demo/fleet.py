@@ -213,7 +213,10 @@ def build(placement, hosts, progress=None, reuse=False):
                 f.write(textwrap.dedent(host.nova_conf))
             node = os.path.join(workdir, host.name + '-node.conf')
             with open(node, 'w') as f:
-                f.write('[DEFAULT]\nstate_path = %s\n%s'
+                # No nova-compute runs here: the reporter keeps the
+                # image-type traits it would.
+                f.write('[DEFAULT]\nstate_path = %s\n[virt_capabilities]\n'
+                        'image_type_traits_owner = reporter\n%s'
                         % (workdir, placement.nova_conf_section()))
             job = service.ReportJob([own, node], [host.uuid])
             report = job.sync()

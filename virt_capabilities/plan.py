@@ -41,7 +41,8 @@ class NodePlan:
             refs = tuple([providers.validate(v, '--provider')
                           for v in provider_values]
                          or providers.default_refs(
-                             settings, capabilities.compute_driver))
+                             settings, capabilities.compute_driver,
+                             config_files))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
         plan = cls(conf, settings, capabilities, refs, provider_needed)
@@ -82,7 +83,9 @@ class NodePlan:
         if self.settings.host_architecture:
             return self.settings.host_architecture
         if self.capabilities.compute_driver == drivers.LIBVIRT:
-            return os.uname().machine.lower()
+            machine = os.uname().machine
+            return (settings_mod.canonical_architecture(machine)
+                    or machine.lower())
         return None
 
     @property

@@ -1,7 +1,8 @@
 """Find the resource providers a node reports for, as nova-compute names them.
 
-By default the uuid in nova-compute's ``compute_id`` file under ``[DEFAULT]
-state_path``, else the node name the virt driver gives (``NODENAMES``);
+By default the uuid in nova-compute's ``compute_id`` file, looked for where
+nova-compute looks (beside each config file, then under ``[DEFAULT]
+state_path``), else the node name the virt driver gives (``NODENAMES``);
 drivers whose node name only the hypervisor knows need ``--provider``.
 nova-compute may not have created the provider yet at start-up, so lookups
 can wait with back-off.
@@ -101,28 +102,62 @@ class ProviderNeeded(exceptions.ConfigError):
     """This driver's provider cannot be found from nova.conf alone."""
 
 
-def default_refs(settings, driver):
+def compute_id_locations(config_files, state_path):
+    """Where nova-compute looks for its ``compute_id`` file, in its order:
+    the directory of each config file, then ``state_path`` (Nova 34's
+    nova/virt/node.py:54-55, ``read_local_node_uuid``; the directories of
+    config dirs are not among them)."""
+    return ([os.path.dirname(f) for f in config_files]
+            + ([state_path] if state_path else []))
+
+
+def read_compute_id(locations):
+    """The node uuid nova-compute would read from ``locations``, or None
+    when no ``compute_id`` file is there.
+
+    Refused (ConfigError) where nova-compute refuses to start
+    (nova/virt/node.py:59-86): a file that does not parse as a uuid once
+    stripped, empty included (it reads the first 40 characters), or files
+    that disagree. Canonical form, as Nova writes it.
+    """
+    found = []
+    for location in locations:
+        path = os.path.join(location, COMPUTE_ID_FILE)
+        try:
+            with open(path) as f:
+                node_uuid = str(uuid_lib.UUID(f.read(40).strip()))
+        except FileNotFoundError:
+            continue
+        except ValueError:  # UnicodeDecodeError too, as for Nova
+            raise exceptions.ConfigError(
+                '%s does not hold a uuid; nova-compute refuses to start '
+                'with it (write the node\'s uuid there, or remove the file '
+                'if nova-compute never ran)' % path)
+        except OSError as exc:
+            raise exceptions.ConfigError('cannot read %s: %s' % (
+                path, exc.strerror or exc))
+        if found and node_uuid != found[0][0]:
+            raise exceptions.ConfigError(
+                'uuid %s in %s does not match %s in %s; nova-compute '
+                'refuses to start with both' % (node_uuid, path,
+                                                 *found[0]))
+        found.append((node_uuid, path))
+    return found[0] if found else None
+
+
+def default_refs(settings, driver, config_files=()):
     """The provider nova-compute itself uses for this node.
 
-    First the uuid in ``$state_path/compute_id`` (nova-compute writes it
-    since 2023.1), then the node name as the driver makes it; for drivers
-    whose node name only the hypervisor knows, ProviderNeeded.
+    First the uuid in its ``compute_id`` file (nova-compute writes it since
+    2023.1), found where nova-compute finds it: beside ``config_files``,
+    then under ``state_path``; then the node name as the driver makes it;
+    for drivers whose node name only the hypervisor knows, ProviderNeeded.
     """
-    state_path = settings.state_path
-    path = os.path.join(state_path, COMPUTE_ID_FILE) if state_path else None
-    try:
-        with open(path) as f:
-            value = f.read().strip()
-    except (FileNotFoundError, TypeError):
-        value = None
-    except OSError as exc:
-        raise exceptions.ConfigError('cannot read %s: %s' % (path, exc))
-    if value:
-        ref = validate(value, 'compute_id file %s' % path)
-        if not ref.is_uuid:
-            raise exceptions.ConfigError(
-                '%s does not hold a uuid: %r' % (path, value))
-        return [ref]
+    found = read_compute_id(compute_id_locations(config_files,
+                                                 settings.state_path))
+    if found:
+        node_uuid, path = found
+        return [ProviderRef(node_uuid, 'compute_id file %s' % path)]
     if driver in NODENAMES:
         nodename, source = NODENAMES[driver]
         return [validate(nodename(settings), source)]

@@ -16,6 +16,7 @@ from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_common import progress as progress_mod
 from virt_capabilities import merge
+from virt_capabilities import ownership_state
 from virt_capabilities import providers
 
 LOG = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ class SyncReport:
     missing_traits: frozenset = frozenset()
     missing_providers: list = dataclasses.field(default_factory=list)
     skipped_in_sync: int = 0
+    #: Why the ownership state could not be saved (the sync stopped
+    #: there), or None.
+    state_error: Exception = None
 
     @property
     def errors(self):
@@ -54,7 +58,7 @@ class SyncReport:
     @property
     def ok(self):
         return not (self.errors or self.missing_traits
-                    or self.missing_providers)
+                    or self.missing_providers or self.state_error)
 
 
 #: The longest wait between two tries after a 409, in seconds.
@@ -92,9 +96,10 @@ class Reporter:
 
     # -- ownership --------------------------------------------------------
 
-    def ownership(self, uuid=None):
+    def ownership(self, uuid=None, uuids=()):
+        """What it owns on ``uuid``, or on all of ``uuids``."""
         previous = (self.state.owned(uuid) if uuid else
-                    self.state.all_owned()) if self.state else frozenset()
+                    self.state.all_owned(uuids)) if self.state else frozenset()
         return merge.Ownership(
             desired=self.desired - self.missing,
             owned_custom=frozenset(previous | self.custom_traits),
@@ -186,7 +191,8 @@ class Reporter:
         if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
             return set()
         for _ in range(3):
-            tokens = self.ownership().in_sync_filter(absent=self.missing)
+            tokens = self.ownership(uuids=uuids).in_sync_filter(
+                absent=self.missing)
             try:
                 found = self.client.list_resource_providers(
                     required=','.join(tokens))
@@ -199,10 +205,25 @@ class Reporter:
         return set()
 
     def sync(self, uuids, progress=None):
-        """Sync every provider; one failure does not stop the others."""
+        """Sync every provider; one failure does not stop the others, a
+        state that cannot be saved stops them all (``state_error``)."""
         uuids = list(dict.fromkeys(uuids))
         self.missing = set()  # Placement may have been upgraded: ask again
         report = SyncReport()
+        try:
+            if self.state is not None and (self.custom_traits
+                                           or self.metadata_traits):
+                # Before anything is written: what it sets must be
+                # remembered. A reporter that sets nothing of its own
+                # (only image types, or nothing) needs no writable state.
+                self.state.prepare()
+            self._sync(uuids, report, progress)
+        except ownership_state.StateNotSaved as exc:
+            report.state_error = exc
+        report.missing_traits = frozenset(self.missing & self.desired)
+        return report
+
+    def _sync(self, uuids, report, progress):
         todo = uuids
         if len(uuids) >= providers.BULK_THRESHOLD:
             in_sync = self.find_in_sync(uuids)
@@ -216,12 +237,11 @@ class Reporter:
             self.sleep(0)  # a stop request ends the sync here
             try:
                 report.results.append(self.sync_provider(uuid))
-            except exceptions.PlacementUnavailable:
+            except (exceptions.PlacementUnavailable,
+                    ownership_state.StateNotSaved):
                 raise
             except exceptions.Error as exc:
                 LOG.error('provider %s: %s', uuid, exc)
                 report.results.append(SyncResult(uuid, error=exc))
             bar.advance()
         bar.done()
-        report.missing_traits = frozenset(self.missing & self.desired)
-        return report

@@ -103,6 +103,9 @@ def summarize(report):
         LOG.error('no resource provider found for %s; the others were '
                   'synced', '; '.join(r.describe()
                                       for r in report.missing_providers))
+    if report.state_error is not None:
+        # Last: the one line a failed run ends with.
+        LOG.error('%s', report.state_error)
     return 0 if report.ok else 1
 
 

@@ -6,9 +6,11 @@ malformed value fails here with one line naming it (exit 2).
 """
 
 import dataclasses
+import difflib
 import os
 
 from image_type_common import exceptions
+from image_type_common import image_metadata
 from image_type_common import trait_names
 from image_type_common.conf import loading
 from virt_capabilities.conf import reporter as reporter_conf
@@ -26,25 +28,57 @@ def _custom_traits(names):
     return frozenset(names)
 
 
+def canonical_architecture(name):
+    """``name`` as Nova's Architecture field stores it, or None when Nova
+    refuses it: lower-cased, its aliases rewritten (i386 ... to i686, amd64
+    to x86_64), then one of Nova's names (Nova 34's
+    nova/objects/fields.py:193-219 canonicalize, its list
+    nova/virt/arch.py:57-66, both in ``image_metadata``)."""
+    name = name.strip().lower()
+    name = image_metadata.ARCH_ALIASES.get(name, name)
+    return name if name in image_metadata.ARCHITECTURES else None
+
+
+def _host_architecture(value):
+    if value is None or not value.strip():
+        return None
+    canonical = canonical_architecture(value)
+    if canonical is None:
+        close = difflib.get_close_matches(value.strip().lower(),
+                                          image_metadata.ARCHITECTURES, 1)
+        raise exceptions.ConfigError(
+            '[virt_capabilities] host_architecture: %r is no architecture '
+            'Nova knows%s; accepted, as uname -m prints them: %s (and %s, '
+            'which Nova rewrites)'
+            % (value, ' (did you mean %s?)' % close[0] if close else '',
+               ', '.join(image_metadata.ARCHITECTURES),
+               ', '.join(sorted(image_metadata.ARCH_ALIASES))))
+    return canonical
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeSettings:
-    compute_driver: str = None
-    force_raw_images: bool = True
-    host: str = None
-    state_path: str = None
-    images_type: str = 'default'
-    virt_type: str = 'kvm'
-    image_type_exclude_list: tuple = ()
-    image_type_traits_owner: str = reporter_conf.REPORTER
-    custom_traits: frozenset = frozenset()
+    """Every value comes from ``from_conf``: the defaults are the options'
+    own (virt_capabilities/conf/), written nowhere else."""
+
+    compute_driver: str
+    force_raw_images: bool
+    host: str
+    state_path: str
+    images_type: str
+    virt_type: str
+    image_type_exclude_list: tuple
+    image_type_traits_owner: str
+    custom_traits: frozenset
     #: Where ownership state is kept, or None (kept in memory only).
-    state_file: str = None
-    conflict_retries: int = 8
+    state_file: str
+    conflict_retries: int
     #: Report the driver's image-metadata traits nova-compute never writes.
-    image_metadata_traits: bool = True
-    #: ``[virt_capabilities] host_architecture`` (lower case), or None:
-    #: this machine's (``NodePlan.host_architecture``).
-    host_architecture: str = None
+    image_metadata_traits: bool
+    #: ``[virt_capabilities] host_architecture`` as Nova spells it (one of
+    #: its Architecture names), or None: this machine's
+    #: (``NodePlan.host_architecture``).
+    host_architecture: str
 
     @property
     def owns_image_types(self):
@@ -77,5 +111,5 @@ class NodeSettings:
             conflict_retries=read('conflict_retries', 'virt_capabilities'),
             image_metadata_traits=read('image_metadata_traits',
                                        'virt_capabilities'),
-            host_architecture=(read('host_architecture', 'virt_capabilities')
-                               or '').strip().lower() or None)
+            host_architecture=_host_architecture(
+                read('host_architecture', 'virt_capabilities')))

@@ -22,6 +22,8 @@ from virt_capabilities import reporter as reporter_mod
 
 T = image_types.TRAIT_BY_FORMAT
 FAKE_DESIRED = {T['raw']}  # fake.FakeDriver
+#: No nova-compute runs beside these reporters: they keep the image types.
+REPORTER_OWNS = '[virt_capabilities]\nimage_type_traits_owner = reporter\n'
 UNRELATED = {'CUSTOM_BYSTANDER_%02d' % i for i in range(50)}
 
 
@@ -42,8 +44,9 @@ def placement_section(port, **extra):
 def node_conf(tmp_path, name, port, driver='fake.FakeDriver', extra=''):
     path = tmp_path / ('%s.conf' % name)
     path.write_text('[DEFAULT]\ncompute_driver = %s\nhost = %s\n'
-                    'state_path = %s\n%s%s' % (driver, name, tmp_path, extra,
-                                                placement_section(port)))
+                    'state_path = %s\n%s%s%s' % (
+                        driver, name, tmp_path, extra,
+                        placement_section(port), REPORTER_OWNS))
     return str(path)
 
 

@@ -26,6 +26,19 @@ LIBVIRT_CONF = 'compute_driver = libvirt.LibvirtDriver\n'
 FAKE_CONF = 'compute_driver = fake.FakeDriver\n'
 
 pytest_generate_tests = helpers.on_every_backend
+#: No nova-compute runs beside these reporters: they keep the image types.
+REPORTER_OWNS = '[virt_capabilities]\nimage_type_traits_owner = reporter\n'
+
+
+@pytest.fixture
+def write_conf(write_conf):
+    """The shared nova.conf writer, the reporter owning the image-type
+    traits unless the text says who does."""
+    def write(text, placement=None):
+        if 'image_type_traits_owner' not in text:
+            text = text + '\n' + REPORTER_OWNS
+        return write_conf(text, placement)
+    return write
 
 
 def make_provider(client, name, traits=()):
@@ -564,10 +577,10 @@ def test_reload_drops_a_custom_trait_removed_from_the_config(
     def configure(custom):
         path.write_text(
             '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = hup-%s\n%s'
-            '[virt_capabilities]\ncustom_traits = %s\n%s' % (
+            '%scustom_traits = %s\n%s' % (
                 unique, 'state_path = %s\n' % tmp_path
-                if state == 'with state_path' else '', ','.join(custom),
-                placement.nova_conf_section()))
+                if state == 'with state_path' else '', REPORTER_OWNS,
+                ','.join(custom), placement.nova_conf_section()))
 
     configure([keep, drop])
     control, thread, result = run_service_in_thread(str(path))
@@ -583,7 +596,8 @@ def test_reload_drops_a_custom_trait_removed_from_the_config(
         thread.join(helpers.SAFETY_TIMEOUT)
     assert result == {'code': 0}
     assert sorted(p.name for p in tmp_path.iterdir()) == (
-        ['nova.conf', 'virt_capabilities.json']
+        ['.virt_capabilities.json.lock', 'nova.conf',
+         'virt_capabilities.json']
         if state == 'with state_path' else ['nova.conf'])
 
 

@@ -28,11 +28,16 @@ def refusing():
     server.stop()
 
 
+#: No nova-compute runs beside these reporters: they keep the image types.
+REPORTER_OWNS = '[virt_capabilities]\nimage_type_traits_owner = reporter\n'
+
+
 def node_conf(tmp_path, placement_section, extra=''):
     path = tmp_path / 'nova.conf'
     path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
-                    'state_path = %s\n%s%s' % (tmp_path, extra,
-                                               placement_section))
+                    'state_path = %s\n%s%s%s' % (tmp_path, extra,
+                                                 placement_section,
+                                                 REPORTER_OWNS))
     return path
 
 
@@ -117,8 +122,9 @@ def test_sighup_with_an_unreadable_config_keeps_the_previous_one(
     uuid = client.create_resource_provider('hup-' + unique)['uuid']
     path = tmp_path / 'nova.conf'
     path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = '
-                    'hup-%s\nstate_path = %s\n%s' % (
-                        unique, tmp_path, placement.nova_conf_section()))
+                    'hup-%s\nstate_path = %s\n%s%s' % (
+                        unique, tmp_path, placement.nova_conf_section(),
+                        REPORTER_OWNS))
     with report('--config-file', str(path), '--interval', '3600') as child:
         child.err.wait_for('sync done')
         path.write_bytes(path.read_bytes() + LATIN1_HOST)
@@ -141,7 +147,7 @@ def test_split_config_in_a_nova_conf_d_directory(placement, tmp_path,
     conf_d.mkdir()
     (conf_d / '10-nova.conf').write_text(
         '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = wrong\n'
-        'state_path = %s\n' % tmp_path)
+        'state_path = %s\n%s' % (tmp_path, REPORTER_OWNS))
     (conf_d / '20-nova-compute.conf').write_text(
         '[DEFAULT]\ncompute_driver = vmwareapi.VMwareVCDriver\n'
         'host = split-%s\n' % unique)
@@ -187,8 +193,8 @@ def test_state_is_kept_only_under_state_path(placement, tmp_path, unique):
     path.write_text(body % ('state_path = %s\n' % state_path))
     code, lines = finish(report('--config-file', str(path)))
     assert code == 0, lines
-    assert [p.name for p in state_path.iterdir()] == [
-        'virt_capabilities.json']
+    assert sorted(p.name for p in state_path.iterdir()) == [
+        '.virt_capabilities.json.lock', 'virt_capabilities.json']
 
 
 def test_sigterm_ends_a_sync_stuck_in_keystoneauth_retries(listener,

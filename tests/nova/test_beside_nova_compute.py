@@ -13,7 +13,9 @@ pytest.importorskip('nova')
 
 from tests.nova import base  # noqa: E402
 
-CUSTOM = '[virt_capabilities]\ncustom_traits = CUSTOM_BESIDE_NOVA\n'
+# Both writers own the image types here (not the default): the worst case.
+CUSTOM = ('[virt_capabilities]\ncustom_traits = CUSTOM_BESIDE_NOVA\n'
+          'image_type_traits_owner = reporter\n')
 CYCLES = 8
 
 

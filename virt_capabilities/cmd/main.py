@@ -5,13 +5,16 @@ import sys
 from image_type_common import cli
 
 DESCRIPTION = """\
-Report which disk image formats this compute node's virt driver can boot, as
-COMPUTE_IMAGE_TYPE_* traits on its resource provider in Placement, and the
-image-metadata traits (disk buses, VIF and video models, architecture) the
-driver boots but nova-compute never reports.
+Keep this compute node's own traits on its resource provider in Placement:
+its custom traits, the image-metadata traits (disk buses, VIF and video
+models, architecture) the driver boots but nova-compute never reports, and,
+where nova-compute does not report them (image_type_traits_owner =
+reporter), the COMPUTE_IMAGE_TYPE_* traits of the disk image formats the
+virt driver can boot.
 
-Exit codes: 0 in sync (or shown); 1 Placement error after retries, or traits
-Placement lacks; 2 bad configuration or usage.
+Exit codes: 0 in sync (or shown); 1 Placement error after retries, traits
+Placement lacks, or a state file that cannot be saved; 2 bad configuration
+or usage.
 """
 
 

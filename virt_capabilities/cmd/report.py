@@ -14,24 +14,36 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
+#: The rule README's "The provider, as Nova names it" explains.
+PROVIDER_HELP = (
+    'Resource provider to keep in sync (repeatable). Default: the one '
+    'nova-compute uses: the uuid in its compute_id file (beside a '
+    '--config-file, else in [DEFAULT] state_path), else the node name the '
+    'driver gives (libvirt: the hostname libvirt reports, not [DEFAULT] '
+    'host; the fake driver: [DEFAULT] host); VMware, ironic and z/VM need '
+    'this option.')
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')
 
 
 class Report(lister.Lister):
-    """Sync this node's COMPUTE_IMAGE_TYPE_* traits to Placement.
+    """Keep this node's own traits on its resource provider in Placement.
 
-    Only the image-type traits, configured custom traits and the driver's
-    image-metadata traits nova-compute never writes are owned; every other
-    trait on the provider stays as it was. One-shot by default;
+    Owned: the configured custom traits, the driver's image-metadata traits
+    nova-compute never writes and, with image_type_traits_owner =
+    reporter, the COMPUTE_IMAGE_TYPE_* traits (by default nova-compute
+    keeps those); every other trait on the provider stays as it was.
+    One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
     stops at once, leaving nothing half-written, and exits 0. A sync prints
     no result (its log says what changed); --dry-run lists, per provider,
     what a sync would add and remove, in any -f format.
 
     Exit codes: 0 in sync; 1 Placement error after retries, traits
-    Placement lacks, or a provider not found; 2 bad configuration or usage.
+    Placement lacks, a provider not found, or a state file that cannot be
+    saved (as a service: an ERROR each cycle until it can); 2 bad
+    configuration or usage.
     """
 
     def get_parser(self, prog_name):
@@ -40,8 +52,7 @@ class Report(lister.Lister):
         cli.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help='Resource provider to keep in sync (repeatable). Default: '
-                 'the uuid in $state_path/compute_id, else [DEFAULT] host.')
+            help=PROVIDER_HELP)
         parser.add_argument(
             '--wait', type=float, default=0.0, metavar='SECONDS',
             help='Wait this long, with back-off, for the provider to appear '

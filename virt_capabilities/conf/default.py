@@ -22,16 +22,20 @@ default_opts = [
         'host',
         default=socket.gethostname(),
         sample_default='<current_hostname>',
-        help='Name of this compute host, as nova-compute reports it. Used to '
-             'find the resource provider when no ``compute_id`` file exists '
-             'and no ``--provider`` is given.'),
+        help='Name of this compute host, as nova-compute reports it. With '
+             'the fake driver, the name of the resource provider when no '
+             '``compute_id`` file exists and no ``--provider`` is given '
+             '(the libvirt driver names it after the hostname libvirt '
+             'reports instead).'),
     cfg.StrOpt(
         'state_path',
         help='nova-compute\'s state directory, as its nova.conf sets it. Its '
              '``compute_id`` file, when present, holds the uuid of this '
-             'node\'s resource provider, and the reporter keeps its state '
-             'file there. Unset: no ``compute_id`` lookup and, unless '
-             '``[virt_capabilities] state_file`` is set, no state file.'),
+             'node\'s resource provider (as does one beside a config file, '
+             'where nova-compute looks first), and the reporter keeps its '
+             'state file there. Unset: ``compute_id`` is looked for only '
+             'beside the config files and, unless ``[virt_capabilities] '
+             'state_file`` is set, no state file is kept.'),
 ]
 
 

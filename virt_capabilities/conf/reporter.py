@@ -13,20 +13,22 @@ REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
 reporter_opts = [
     cfg.StrOpt(
         'image_type_traits_owner',
-        default=REPORTER,
+        default=NOVA_COMPUTE,
         choices=[
-            (REPORTER, 'This reporter keeps the COMPUTE_IMAGE_TYPE_* traits '
-                       'on the provider, and the custom traits.'),
             (NOVA_COMPUTE, 'nova-compute keeps the COMPUTE_IMAGE_TYPE_* '
-                           'traits (it does since Train); this reporter '
-                           'keeps only its custom traits and never touches '
-                           'an image-type trait.')],
+                           'traits (every supported Nova reports them); '
+                           'this reporter keeps only its custom and '
+                           'image-metadata traits and never touches an '
+                           'image-type trait.'),
+            (REPORTER, 'This reporter keeps the COMPUTE_IMAGE_TYPE_* traits '
+                       'on the provider too.')],
         help='Who owns the image-type traits on this node\'s provider. Both '
-             'give the same answer for the same nova.conf; choose '
-             '``nova-compute`` where nova-compute runs and reports them, so '
-             'that one writer owns them, and ``reporter`` for nodes whose '
-             'nova-compute does not (older than Train, or drivers that '
-             'report no capabilities).'),
+             'give the same answer for the same nova.conf. The default, '
+             '``nova-compute``, is right wherever nova-compute runs: every '
+             'supported Nova (31 to 34) reports them itself, so one writer '
+             'owns them. ``reporter`` is for a provider no nova-compute '
+             'reports image types for (a test bed, or a driver that reports '
+             'no capabilities).'),
     cfg.ListOpt(
         'custom_traits',
         default=[],
@@ -64,7 +66,9 @@ reporter_opts = [
              '``x86_64`` ...). Default: the machine the reporter runs on, '
              'which for the libvirt driver is what libvirt reports too. Set '
              'it only when the reporter runs on another machine than the '
-             'node it reports for.'),
+             'node it reports for. Only the names Nova\'s architecture '
+             'field accepts (and its aliases, such as ``amd64``) are; '
+             'anything else, ``armv7`` for ``armv7l`` say, is refused.'),
     cfg.StrOpt(
         'state_file',
         help='Where the reporter remembers which custom traits (and '
@@ -75,7 +79,11 @@ reporter_opts = [
              'Default: ``$state_path/virt_capabilities.json`` when '
              '``[DEFAULT] state_path`` is set; otherwise nothing is written '
              'anywhere, and a dropped trait is removed only by a service '
-             'that kept running since it set it.'),
+             'that kept running since it set it. Reporters may share one '
+             'file: it is keyed by provider uuid, each changes only its '
+             'own providers\' entries, under a lock file beside it '
+             '(``.<name>.lock``). If it cannot be saved, report syncs '
+             'nothing more and exits 1 naming it.'),
     cfg.IntOpt(
         'conflict_retries',
         default=8,

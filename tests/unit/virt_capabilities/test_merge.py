@@ -46,7 +46,8 @@ def test_ownership_state_writes_once_for_many_providers(tmp_path,
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
     saves = []
     real_save = state._save
-    monkeypatch.setattr(state, '_save', lambda: saves.append(real_save()))
+    monkeypatch.setattr(state, '_save',
+                        lambda changes: saves.append(real_save(changes)))
     state.record_many(['u%d' % i for i in range(1000)], {'CUSTOM_A'})
     state.record_many(['u%d' % i for i in range(1000)], {'CUSTOM_A'})
     assert len(saves) == 1

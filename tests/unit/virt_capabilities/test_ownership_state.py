@@ -26,6 +26,12 @@ def write(path, data, mode=0o644):
     return str(path)
 
 
+def without_lock(directory):
+    """The files in ``directory`` but the state's lock file."""
+    return sorted(name for name in os.listdir(directory)
+                  if not name.endswith('.lock'))
+
+
 def warnings_of(caplog):
     return [r.getMessage() for r in caplog.records
             if r.levelno == logging.WARNING
@@ -115,17 +121,16 @@ def test_a_missing_file_is_empty_state_and_not_created_by_reading(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_a_file_put_there_since_it_was_read_is_not_replaced(tmp_path,
-                                                            caplog):
+def test_a_file_put_there_since_it_was_read_is_not_replaced(tmp_path):
     path = tmp_path / 'state.json'
     state = ownership_state.OwnershipState(str(path))
     path.write_text('[DEFAULT]\ndebug = True\n')
-    with caplog.at_level(logging.WARNING):
+    with pytest.raises(ownership_state.StateNotSaved) as caught:
         state.record(U1, {'CUSTOM_A'})
     assert path.read_text() == '[DEFAULT]\ndebug = True\n'
-    assert os.listdir(tmp_path) == ['state.json']
-    [warning] = warnings_of(caplog)
-    assert str(path) in warning
+    assert without_lock(tmp_path) == ['state.json']
+    assert str(path) in str(caught.value)
+    assert '\n' not in str(caught.value)
 
 
 # -- wrong-typed entries of its own file: warned about, only they ignored ---
@@ -211,12 +216,15 @@ def test_a_failed_fsync_keeps_the_old_file_and_leaves_no_temp_file(
         raise OSError(5, 'Input/output error')
 
     monkeypatch.setattr(os, 'fsync', fsync)
-    with caplog.at_level(logging.WARNING):
-        ownership_state.OwnershipState(path).record(U1, {'CUSTOM_B'})
+    state = ownership_state.OwnershipState(path)
+    with pytest.raises(ownership_state.StateNotSaved) as caught:
+        state.record(U1, {'CUSTOM_B'})
     monkeypatch.undo()
     assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_A'}
-    assert os.listdir(tmp_path) == ['state.json']
-    assert any('Input/output error' in w for w in warnings_of(caplog))
+    assert state.owned(U1) == {'CUSTOM_A'}  # not taken as saved either
+    assert without_lock(tmp_path) == ['state.json']
+    assert 'Input/output error' in str(caught.value) and path in str(
+        caught.value)
 
 
 def test_a_new_file_is_private(tmp_path):
@@ -252,8 +260,9 @@ def test_a_reloaded_job_without_state_file_inherits_what_was_set(tmp_path):
     assert second.inherit_state(first) is second
     ownership = second.reporter.ownership(U1)
     assert ownership.owns('CUSTOM_A')  # dropped: still ours to remove
+    # (The image-type traits are nova-compute's, by default.)
     assert ownership.target({'CUSTOM_A', 'CUSTOM_B', 'CUSTOM_X'}) == {
-        'CUSTOM_B', 'CUSTOM_X', 'COMPUTE_IMAGE_TYPE_RAW'}
+        'CUSTOM_B', 'CUSTOM_X'}
     # Nothing was written anywhere.
     assert sorted(os.listdir(tmp_path)) == ['a.conf', 'b.conf']
 
@@ -266,3 +275,138 @@ def test_a_reloaded_job_with_a_state_file_reads_it(tmp_path):
     assert second.reporter.ownership(U1).owns('CUSTOM_A')
     with open(tmp_path / 'virt_capabilities.json') as f:
         assert json.load(f)['providers'] == {U1: ['CUSTOM_A']}
+
+
+# -- shared by several reporters: each one's records are its own ------------
+
+VMWARE_METADATA = frozenset({
+    'COMPUTE_STORAGE_BUS_IDE', 'COMPUTE_NET_VIF_MODEL_E1000',
+    'COMPUTE_GRAPHICS_MODEL_VMVGA'})
+LIBVIRT_METADATA = frozenset({'HW_ARCH_ARMV7'})
+
+
+def test_reporters_of_other_drivers_keep_each_others_entries(tmp_path,
+                                                             caplog):
+    """A fleet's one state_path: the libvirt reporter neither warns about
+    nor drops the VMware reporter's image-metadata traits."""
+    path = str(tmp_path / 'state.json')
+    vmware = ownership_state.OwnershipState(path, standard=VMWARE_METADATA)
+    vmware.record(U1, VMWARE_METADATA | {'CUSTOM_VM'})
+    with caplog.at_level(logging.WARNING):
+        libvirt = ownership_state.OwnershipState(
+            path, standard=LIBVIRT_METADATA)
+        assert libvirt.owned(U1) == {'CUSTOM_VM'}  # never VMware's traits
+        libvirt.record(U2, {'CUSTOM_KVM', 'HW_ARCH_ARMV7'})
+    assert warnings_of(caplog) == []
+    with open(path) as f:
+        assert json.load(f)['providers'] == {
+            U1: sorted(VMWARE_METADATA | {'CUSTOM_VM'}),
+            U2: ['CUSTOM_KVM', 'HW_ARCH_ARMV7']}
+    # The VMware reporter, restarted, still knows what it set.
+    again = ownership_state.OwnershipState(path, standard=VMWARE_METADATA)
+    assert again.owned(U1) == VMWARE_METADATA | {'CUSTOM_VM'}
+
+
+def test_a_write_keeps_what_others_wrote_since_it_read_the_file(tmp_path):
+    """Both read the file before either writes: the second write re-reads
+    it (under the lock) and changes only its own provider's entry."""
+    path = str(tmp_path / 'state.json')
+    first = ownership_state.OwnershipState(path)
+    second = ownership_state.OwnershipState(path)
+    first.record(U1, {'CUSTOM_A'})
+    second.record(U2, {'CUSTOM_B'})
+    first.record(U1, {'CUSTOM_A', 'CUSTOM_C'})
+    second.record(U2, set())  # dropped: only its own entry goes
+    with open(path) as f:
+        assert json.load(f)['providers'] == {U1: ['CUSTOM_A', 'CUSTOM_C']}
+
+
+def test_another_reporters_malformed_entry_is_kept_as_it_is(tmp_path):
+    path = write(tmp_path / 'state.json', {'format': FORMAT, 'providers': {
+        U1: 5, U2: ['CUSTOM_A']}})
+    ownership_state.OwnershipState(path).record(U2, {'CUSTOM_B'})
+    with open(path) as f:
+        assert json.load(f)['providers'] == {U1: 5, U2: ['CUSTOM_B']}
+
+
+def _record_in_a_child(path, uuids, barrier):
+    state = ownership_state.OwnershipState(path)
+    barrier.wait()  # every child has read the (empty) file: all race
+    for uuid in uuids:
+        state.record(uuid, {'CUSTOM_X'})
+
+
+def test_concurrent_writers_lose_none_of_each_others_records(tmp_path):
+    """Four processes sharing one file each record 25 providers, one write
+    at a time, all started together: every record is in the file."""
+    import multiprocessing
+    import uuid as uuid_lib
+    path = str(tmp_path / 'state.json')
+    context = multiprocessing.get_context('fork')
+    barrier = context.Barrier(4)
+    batches = [[str(uuid_lib.uuid4()) for _ in range(25)] for _ in range(4)]
+    children = [context.Process(target=_record_in_a_child,
+                                args=(path, batch, barrier))
+                for batch in batches]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+    assert [child.exitcode for child in children] == [0] * 4
+    again = ownership_state.OwnershipState(path)
+    assert {u for batch in batches for u in batch
+            if again.owned(u) == {'CUSTOM_X'}} == {
+        u for batch in batches for u in batch}
+    assert without_lock(tmp_path) == ['state.json']  # no temp file left
+
+
+def test_a_writer_waits_for_the_lock_another_holds(tmp_path):
+    import fcntl
+    path = str(tmp_path / 'state.json')
+    holder = os.open(ownership_state.lock_path(path),
+                     os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    waited = []
+
+    def sleep(seconds):  # the other writer finishes while this one waits
+        waited.append(seconds)
+        os.close(holder)
+
+    state = ownership_state.OwnershipState(path, sleep=sleep)
+    state.record(U1, {'CUSTOM_A'})
+    assert len(waited) == 1
+    assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_A'}
+
+
+def test_a_lock_held_too_long_is_a_failure_naming_the_file(tmp_path):
+    import fcntl
+    path = str(tmp_path / 'state.json')
+    holder = os.open(ownership_state.lock_path(path),
+                     os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    now = [0.0]
+
+    def sleep(seconds):
+        now[0] += seconds + ownership_state.LOCK_TIMEOUT
+
+    state = ownership_state.OwnershipState(path, sleep=sleep,
+                                           clock=lambda: now[0])
+    try:
+        with pytest.raises(ownership_state.StateNotSaved) as caught:
+            state.record(U1, {'CUSTOM_A'})
+    finally:
+        os.close(holder)
+    assert path in str(caught.value) and 'held by another process' in str(
+        caught.value)
+    assert not os.path.exists(path)
+
+
+def test_a_state_that_cannot_be_saved_is_an_error_naming_it():
+    path = '/proc/nonexist/x.json'  # no directory can be made there
+    state = ownership_state.OwnershipState(path)
+    for attempt in (state.prepare, lambda: state.record(U1, {'CUSTOM_A'})):
+        with pytest.raises(ownership_state.StateNotSaved) as caught:
+            attempt()
+        message = str(caught.value)
+        assert path in message and '\n' not in message
+    assert state.owned(U1) == frozenset()

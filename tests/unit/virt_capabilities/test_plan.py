@@ -24,9 +24,13 @@ def test_state_file_only_under_state_path_or_where_told(tmp_path, text,
     assert plan_for(tmp_path, text).state_file == expected
 
 
-def test_without_state_path_no_compute_id_is_looked_for(tmp_path):
-    (tmp_path / 'compute_id').write_text('not even a uuid')
-    assert [r.value for r in plan_for(tmp_path, '').refs] == ['h']
+def test_without_state_path_compute_id_is_still_read_beside_nova_conf(
+        tmp_path):
+    """nova-compute reads it beside its config files whatever
+    state_path says (nova/virt/node.py:54-55)."""
+    uuid = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
+    (tmp_path / 'compute_id').write_text(uuid)
+    assert [r.value for r in plan_for(tmp_path, '').refs] == [uuid]
 
 
 def test_nova_compute_as_owner_leaves_only_custom_traits(tmp_path):
@@ -43,3 +47,77 @@ def test_a_state_file_that_is_not_its_own_is_refused_by_show_too(tmp_path):
         plan_for(tmp_path, '[virt_capabilities]\nstate_file = %s\n' % backup)
     assert str(backup) in str(caught.value)
     assert backup.read_text() == '[DEFAULT]\ndebug = True\n'
+
+
+# -- host_architecture: only what Nova's Architecture field accepts ---------
+
+#: Nova 34.0.0 nova/virt/arch.py:57-66 (ALL), which nova/objects/fields.py
+#: Architecture.ALL (170) is: copied from Nova's source, not from ours.
+NOVA_ARCHITECTURES = (
+    'alpha', 'armv6', 'armv7l', 'armv7b',
+    'aarch64', 'cris', 'i686', 'ia64', 'lm32',
+    'm68k', 'microblaze', 'microblazeel', 'mips', 'mipsel',
+    'mips64', 'mips64el', 'openrisc', 'parisc', 'parisc64',
+    'ppc', 'ppcle', 'ppc64', 'ppc64le', 'ppcemb',
+    's390', 's390x', 'sh4', 'sh4eb', 'sparc',
+    'sparc64', 'unicore32', 'x86_64', 'xtensa', 'xtensaeb')
+#: Architecture.canonicalize (fields.py:193-219): what it rewrites.
+NOVA_ALIASES = {'i386': 'i686', 'i486': 'i686', 'i586': 'i686',
+                'x86_32': 'i686', 'x86_32p': 'i686', 'amd64': 'x86_64'}
+
+
+def libvirt_plan(tmp_path, architecture):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n'
+                    '[virt_capabilities]\nhost_architecture = %s\n'
+                    % architecture)
+    return plan.NodePlan.from_files([str(path)], ['any'])
+
+
+@pytest.mark.parametrize('given', NOVA_ARCHITECTURES + tuple(NOVA_ALIASES))
+def test_every_architecture_nova_accepts_is_accepted_as_nova_stores_it(
+        tmp_path, given):
+    for spelling in (given, given.upper()):  # Nova lower-cases it first
+        assert libvirt_plan(tmp_path, spelling).host_architecture == \
+            NOVA_ALIASES.get(given, given)
+
+
+@pytest.mark.parametrize('given', ['banana', 'armv7', 'arm64', 'x86-64',
+                                   'i86pc', 'armv7l,x86_64'])
+def test_an_architecture_nova_refuses_is_refused_in_one_line(tmp_path,
+                                                             given):
+    with pytest.raises(exceptions.ConfigError) as caught:
+        libvirt_plan(tmp_path, given)
+    message = str(caught.value)
+    assert '\n' not in message
+    assert '[virt_capabilities] host_architecture' in message
+    assert repr(given) in message and 'armv7l' in message
+
+
+def test_armv7_is_refused_pointing_at_armv7l(tmp_path):
+    with pytest.raises(exceptions.ConfigError, match='did you mean armv7l'):
+        libvirt_plan(tmp_path, 'armv7')
+
+
+def test_the_armv7l_node_keeps_its_arch_trait(tmp_path):
+    assert libvirt_plan(tmp_path, 'armv7l').metadata_traits == {
+        'HW_ARCH_ARMV7'}
+
+
+# -- who owns the image types: nova-compute unless told otherwise ------------
+
+def test_by_default_nova_compute_owns_the_image_type_traits(tmp_path):
+    """Every supported Nova (31 to 34) reports them itself: by default the
+    reporter leaves them to it, so one writer owns them."""
+    result = plan_for(tmp_path, '[virt_capabilities]\n'
+                      'custom_traits = CUSTOM_A\n')
+    assert result.settings.image_type_traits_owner == 'nova-compute'
+    assert not result.owns_image_types
+    assert result.traits == {'CUSTOM_A'}
+    assert result.as_dict()['image_type_traits_owner'] == 'nova-compute'
+
+
+def test_the_reporter_owns_them_only_when_told(tmp_path):
+    result = plan_for(tmp_path, '[virt_capabilities]\n'
+                      'image_type_traits_owner = reporter\n')
+    assert result.traits == {'COMPUTE_IMAGE_TYPE_RAW'}

@@ -166,3 +166,94 @@ def test_drivers_named_by_the_hypervisor_need_provider(write_conf, driver,
     with pytest.raises(providers.ProviderNeeded, match=says) as err:
         providers.default_refs(node(conf), driver)
     assert '--provider' in str(err.value)
+
+
+# -- compute_id: where nova-compute finds it, refused where it refuses ------
+# Nova 34's nova/virt/node.py read_local_node_uuid (53-88): the directory of
+# each --config-file, then state_path; the first 40 characters, stripped,
+# must parse as a uuid; every file found must hold the same one.
+
+NODE_UUID = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
+OTHER_UUID = '0b5e2c1d-9a8f-4e7d-a6c5-b4a3f2e1d0c9'
+
+
+def layout(tmp_path, beside_conf=None, in_state_path=None, state=True,
+           conf_dir=None):
+    """/etc/nova/nova.conf and /var/lib/nova as a deployment lays them out,
+    with compute_id files holding these contents; the plan's refs."""
+    from virt_capabilities import plan
+    etc, var = tmp_path / 'etc-nova', tmp_path / 'var-lib-nova'
+    etc.mkdir()
+    var.mkdir()
+    conf = etc / 'nova.conf'
+    conf.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
+                    'host = by-host-name\n'
+                    + ('state_path = %s\n' % var if state else ''))
+    dirs = []
+    if conf_dir is not None:
+        (etc / 'nova.conf.d').mkdir()
+        (etc / 'nova.conf.d' / 'compute_id').write_text(conf_dir)
+        dirs = [str(etc / 'nova.conf.d')]
+    if beside_conf is not None:
+        (etc / 'compute_id').write_text(beside_conf)
+    if in_state_path is not None:
+        (var / 'compute_id').write_text(in_state_path)
+    return plan.NodePlan.from_files([str(conf)], config_dirs=dirs).refs
+
+
+def test_compute_id_beside_nova_conf_is_found(tmp_path):
+    [ref] = layout(tmp_path, beside_conf=NODE_UUID + '\n')
+    assert ref.value == NODE_UUID
+    assert ref.source == 'compute_id file %s' % (
+        tmp_path / 'etc-nova' / 'compute_id')
+
+
+def test_compute_id_in_both_places_must_agree(tmp_path):
+    [ref] = layout(tmp_path, beside_conf=NODE_UUID,
+                   in_state_path=NODE_UUID + '\n')
+    assert ref.value == NODE_UUID
+    assert 'etc-nova' in ref.source  # the config file's directory first
+
+
+def test_compute_ids_that_disagree_are_refused_naming_both(tmp_path):
+    with pytest.raises(exceptions.ConfigError) as caught:
+        layout(tmp_path, beside_conf=NODE_UUID, in_state_path=OTHER_UUID)
+    message = str(caught.value)
+    assert NODE_UUID in message and OTHER_UUID in message
+    assert 'etc-nova' in message and 'var-lib-nova' in message
+
+
+@pytest.mark.parametrize('content', ['', '\n', '   \n', 'not-a-uuid\n',
+                                     NODE_UUID[:-1], NODE_UUID + '\nx'],
+                         ids=['empty', 'newline', 'blank', 'words',
+                              'short', 'junk-within-40'])
+@pytest.mark.parametrize('where', ['beside_conf', 'in_state_path'])
+def test_a_compute_id_nova_compute_refuses_is_refused(tmp_path, content,
+                                                      where):
+    """Not a fallback to the host name: nova-compute does not start."""
+    with pytest.raises(exceptions.ConfigError) as caught:
+        layout(tmp_path, **{where: content})
+    message = str(caught.value)
+    assert 'compute_id' in message and 'uuid' in message
+    assert '\n' not in message
+
+
+@pytest.mark.parametrize('content', [
+    NODE_UUID.upper(), '{%s}' % NODE_UUID, NODE_UUID.replace('-', ''),
+    '  %s  \n\n' % NODE_UUID, NODE_UUID + '\n' * 4 + 'after the 40th'],
+    ids=['upper', 'braces', 'hex', 'spaces', 'junk-after-40'])
+def test_compute_id_is_read_as_nova_reads_it(tmp_path, content):
+    [ref] = layout(tmp_path, in_state_path=content)
+    assert ref.value == NODE_UUID  # canonical, as nova-compute uses it
+
+
+def test_compute_id_in_a_config_dir_is_not_nova_computes(tmp_path):
+    """nova-compute reads only the config files' directories (CONF.
+    config_file), not those of --config-dir."""
+    [ref] = layout(tmp_path, conf_dir=NODE_UUID)
+    assert ref.value == 'by-host-name'
+
+
+def test_without_state_path_compute_id_beside_nova_conf_counts(tmp_path):
+    [ref] = layout(tmp_path, beside_conf=NODE_UUID, state=False)
+    assert ref.value == NODE_UUID
