@@ -22,11 +22,12 @@ import time
 
 import requests
 
+from benchmarks import counting
 from image_type_common import image_types
 from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import image_type_support
 from placement_runner import embedded
 from virt_capabilities import reporter as reporter_mod
 
@@ -68,7 +69,7 @@ def median_us(func, calls, batches=9):
 
 
 def filter_cost(calls):
-    image_filter = request_filter.RequireImageTypeSupport(
+    image_filter = image_type_support.RequireImageTypeSupport(
         settings.FilterSettings(image_type_enabled=True))
     specs = [rs.RequestSpec.for_boot('vmdk', RESOURCES) for _ in range(calls)]
 
@@ -125,10 +126,10 @@ def roots(body):
 
 def prefilter_vs_scheduler(placement, client, vmware, runs):
     spec = rs.RequestSpec.for_boot('vmdk', RESOURCES, root_required={VMDK})
-    with_trait = query.build(spec, client.microversion)
-    with_required = query.build(spec, client.microversion, 'required')
+    with_trait = query.build(spec, client.negotiate())
+    with_required = query.build(spec, client.negotiate(), 'required')
     without = query.build(rs.RequestSpec.for_boot('vmdk', RESOURCES),
-                          client.microversion)
+                          client.negotiate())
 
     def get(qs):
         resp = client.request('GET', '/allocation_candidates?' + qs)
@@ -186,19 +187,20 @@ def reporter_requests(placement, uuids, vmware):
     libvirt = [u for u in uuids if u not in vmware]
     unchanged = reporter_mod.Reporter(client, LIBVIRT)
     client.require((1, 6), 'read traits')  # discovery: once per client
-    before = client.request_count
+    sent = counting.counted(client)
+    before = sent.count
     unchanged.sync_provider(libvirt[0])
-    one_unchanged = client.request_count - before
-    before = client.request_count
+    one_unchanged = sent.count - before
+    before = sent.count
     reporter_mod.Reporter(client, LIBVIRT | {VMDK}).sync_provider(libvirt[1])
-    one_changed = client.request_count - before
+    one_changed = sent.count - before
     reporter_mod.Reporter(client, LIBVIRT).sync_provider(libvirt[1])
 
-    before, start = client.request_count, time.perf_counter()
+    before, start = sent.count, time.perf_counter()
     report = unchanged.sync(libvirt)
     bulk_seconds = time.perf_counter() - start
-    bulk_requests = client.request_count - before
-    before, start = client.request_count, time.perf_counter()
+    bulk_requests = sent.count - before
+    before, start = sent.count, time.perf_counter()
     for uuid in libvirt:
         client.get_provider_traits(uuid)
     naive_seconds = time.perf_counter() - start
@@ -209,7 +211,7 @@ def reporter_requests(placement, uuids, vmware):
         'resync_in_sync_by_query': report.skipped_in_sync,
         'resync_requests': bulk_requests,
         'resync_seconds': round(bulk_seconds, 3),
-        'one_read_each_requests': client.request_count - before,
+        'one_read_each_requests': sent.count - before,
         'one_read_each_seconds': round(naive_seconds, 3),
     }
 

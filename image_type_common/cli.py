@@ -5,6 +5,7 @@ debug logs), one-line errors on stderr, and the project's exit codes: 0 ok,
 1 runtime failure, 2 bad configuration or usage.
 """
 
+from importlib import metadata
 import logging
 import signal
 import sys
@@ -56,7 +57,8 @@ class App(app.App):
         self._error = None
         #: How a signal reaches a running command (``control.install``).
         self.control = control or control_mod.Control()
-        super().__init__(description=description, version='0.1.0',
+        super().__init__(description=description,
+                         version=metadata.version('image-type-filter'),
                          command_manager=commandmanager.CommandManager(
                              namespace),
                          deferred_help=True)

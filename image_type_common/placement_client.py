@@ -1,10 +1,15 @@
-"""A thin Placement client both halves share.
+"""A thin Placement client both halves share: the only way to Placement.
 
-Methods are named after Placement's resources. The server's maximum
-microversion is discovered once per client and every request pins
-``min(server max, ours)``. Errors become this project's exceptions with a
-one-line message; retries for connection errors and 5xx are keystoneauth1's
-(see ``virt_capabilities.conf.placement``), only 409 handling is the caller's.
+Methods are named after Placement's resources, and build every path
+themselves (a uuid or name is quoted as one path segment). ``negotiate``
+is the one step that asks the server's maximum microversion (``GET /``);
+every request then pins ``min(server max, ours)``. A client that has not
+negotiated yet does so before its first request, so reading
+``microversion`` never sends anything. Errors become this project's
+exceptions with a one-line message; retries for connection errors and 5xx
+are keystoneauth1's (see ``image_type_common.conf.placement``), only 409
+handling is the caller's. Counting requests is the benchmarks' business
+(a wrapper around the adapter), not this client's.
 """
 
 import logging
@@ -63,34 +68,34 @@ class PlacementClient:
     def __init__(self, adapter, max_microversion=MAX_MICROVERSION):
         self._adapter = adapter
         self._max_microversion = max_microversion
-        self._microversion = None
-        self.request_count = 0
+        #: The microversion every request uses; None until ``negotiate``.
+        self.microversion = None
 
     # -- plumbing ---------------------------------------------------------
 
-    @property
-    def microversion(self):
-        """The microversion every request uses, discovered on first use."""
-        if self._microversion is None:
-            resp = self._send('GET', '/', None, None)
-            if resp.status_code != 200:
-                raise self._error('GET', '/', resp)
-            try:
-                versions = resp.json().get('versions') or [{}]
-                server_max = parse_version(
-                    versions[0].get('max_version') or '1.0')
-            except (ValueError, AttributeError, TypeError) as exc:
-                raise exceptions.PlacementError(
-                    'GET / did not answer with Placement\'s version '
-                    'document: is the endpoint Placement?') from exc
-            self._microversion = min(server_max, self._max_microversion)
-            LOG.debug('Placement maximum microversion %s; using %s',
-                      version_str(server_max),
-                      version_str(self._microversion))
-        return self._microversion
+    def negotiate(self):
+        """Ask Placement its maximum microversion, once; return the one
+        this client uses from now on."""
+        if self.microversion is not None:
+            return self.microversion
+        resp = self._send('GET', '/', None, None)
+        if resp.status_code != 200:
+            raise self._error('GET', '/', resp)
+        try:
+            versions = resp.json().get('versions') or [{}]
+            server_max = parse_version(
+                versions[0].get('max_version') or '1.0')
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise exceptions.PlacementError(
+                'GET / did not answer with Placement\'s version '
+                'document: is the endpoint Placement?') from exc
+        self.microversion = min(server_max, self._max_microversion)
+        LOG.debug('Placement maximum microversion %s; using %s',
+                  version_str(server_max), version_str(self.microversion))
+        return self.microversion
 
     def supports(self, version):
-        return self.microversion >= version
+        return self.negotiate() >= version
 
     def require(self, version, what):
         if not self.supports(version):
@@ -103,7 +108,6 @@ class PlacementClient:
         if microversion:
             headers['OpenStack-API-Version'] = 'placement %s' % (
                 version_str(microversion))
-        self.request_count += 1
         try:
             return self._adapter.request(path, method, json=body,
                                          headers=headers, raise_exc=False)
@@ -121,7 +125,7 @@ class PlacementClient:
         ``not_found``: the provider uuid the path names, so that a 404
         becomes ProviderNotFound rather than a generic error.
         """
-        resp = self._send(method, path, body, self.microversion)
+        resp = self._send(method, path, body, self.negotiate())
         if resp.status_code in ok:
             return resp
         if resp.status_code == 404 and not_found is not None:
@@ -186,6 +190,30 @@ class PlacementClient:
     def get_inventories(self, uuid):
         return self.request('GET', '/resource_providers/%s/inventories'
                             % quote(uuid)).json()['inventories']
+
+    def get_usages(self, uuid):
+        """Resource class -> amount used on one provider."""
+        return self.request('GET', '/resource_providers/%s/usages'
+                            % quote(uuid), not_found=uuid).json()['usages']
+
+    # -- resource classes -------------------------------------------------
+
+    def list_resource_classes(self):
+        """The names of every resource class Placement knows."""
+        return {rc['name'] for rc in self.request(
+            'GET', '/resource_classes').json()['resource_classes']}
+
+    def create_resource_class(self, name):
+        """PUT /resource_classes/{name}: a CUSTOM_ class, idempotent."""
+        self.request('PUT', '/resource_classes/%s' % quote(name),
+                     ok=(201, 204))
+
+    # -- allocations ------------------------------------------------------
+
+    def put_allocations(self, consumer_uuid, body):
+        """Claim resources for a consumer (PUT /allocations/{uuid})."""
+        self.request('PUT', '/allocations/%s' % quote(consumer_uuid), body,
+                     ok=(204,))
 
     # -- traits -----------------------------------------------------------
 

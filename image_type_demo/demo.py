@@ -6,9 +6,9 @@ reporter; every request goes through the real request filter and Placement.
 
 import logging
 
-from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
+from image_type_common import property_traits
 from image_type_demo import fleet
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
@@ -39,7 +39,7 @@ def scheduler_settings(enabled):
     return settings.ClientSettings(filters=settings.FilterSettings(
         image_type_enabled=enabled, isolation_enabled=enabled,
         isolation_rules=(fleet.TROVE_RULE,),
-        image_metadata_families=image_metadata.NAMES if enabled else ()))
+        image_metadata_families=property_traits.NAMES if enabled else ()))
 
 
 def run(progress_stream=None, then=None, placement_args=None):
@@ -113,7 +113,7 @@ def nova_conf(placement):
             'families = %(families)s\n'
             % {'placement': placement.nova_conf_section(),
                'rule': fleet.TROVE_RULE,
-               'families': ', '.join(image_metadata.NAMES)})
+               'families': ', '.join(property_traits.NAMES)})
 
 
 def connection_help(placement):

@@ -14,4 +14,4 @@ class NoValidHost(exceptions.Error):
 
 
 class UnknownImageFormat(NoValidHost):
-    """``image_type_unknown_format = reject`` and the format is not known."""
+    """``[image_type_filter] unknown_format = reject``, unknown format."""

@@ -8,6 +8,7 @@ by name, and a malformed value fails here with one line naming it.
 import dataclasses
 
 from image_type_common.conf import loading
+from image_type_filter.conf import image_type_filter as filter_conf
 from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_filter.conf import scheduler_client as client_conf
 
@@ -18,13 +19,10 @@ class FilterSettings:
 
     #: ``filter_hosts_by_image_type_support`` or Nova's own option.
     image_type_enabled: bool = False
-    unknown_format: str = scheduler_conf.IGNORE
-    enabled_request_filters: tuple = ('require_image_type_support',
-                                      'isolate_image_properties',
-                                      'require_image_metadata_support')
+    unknown_format: str = filter_conf.UNKNOWN_FORMAT
     isolation_enabled: bool = False
     isolation_rules: tuple = ()
-    traits_refresh_interval: float = 10.0
+    traits_refresh_interval: float = filter_conf.TRAITS_REFRESH_INTERVAL
     #: ``[image_metadata_prefilter] families``; empty is off.
     image_metadata_families: tuple = ()
     #: Nova's own ``[scheduler] image_metadata_prefilter``.
@@ -32,7 +30,7 @@ class FilterSettings:
 
     @property
     def rejects_unknown_format(self):
-        return self.unknown_format == scheduler_conf.REJECT
+        return self.unknown_format == filter_conf.REJECT
 
     @classmethod
     def from_conf(cls, conf):
@@ -43,6 +41,10 @@ class FilterSettings:
         def isolation(name):
             return loading.read(conf, name, 'image_isolation')
 
+        def filters(name):
+            return loading.read(conf, name,
+                                filter_conf.image_type_filter_group.name)
+
         def novas(name):
             return bool(name in conf.scheduler and scheduler(name))
 
@@ -51,13 +53,10 @@ class FilterSettings:
             image_type_enabled=bool(
                 scheduler('filter_hosts_by_image_type_support')
                 or nova_option),
-            unknown_format=scheduler('image_type_unknown_format'),
-            enabled_request_filters=tuple(
-                scheduler('enabled_request_filters')),
+            unknown_format=filters('unknown_format'),
             isolation_enabled=isolation('enabled'),
             isolation_rules=tuple(isolation('rules')),
-            traits_refresh_interval=scheduler(
-                'image_type_traits_refresh_interval'),
+            traits_refresh_interval=filters('traits_refresh_interval'),
             image_metadata_families=tuple(dict.fromkeys(loading.read(
                 conf, 'families', 'image_metadata_prefilter'))),
             novas_metadata_prefilter=novas(
@@ -69,8 +68,8 @@ class ClientSettings:
     """What this project's own scheduler client is told (not Nova)."""
 
     filters: FilterSettings = FilterSettings()
-    trait_parameter: str = client_conf.ROOT_REQUIRED
-    flat_check_interval: int = 300
+    trait_parameter: str = client_conf.TRAIT_PARAMETER
+    flat_check_interval: int = client_conf.FLAT_CHECK_INTERVAL
 
     @classmethod
     def from_conf(cls, conf):

@@ -18,6 +18,7 @@ from image_type_common import progress as progress_mod
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
+from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -76,7 +77,8 @@ class Reporter:
     """
 
     def __init__(self, client, desired, custom_traits=frozenset(),
-                 state=None, conflict_retries=8, backoff=0.05,
+                 state=None,
+                 conflict_retries=reporter_conf.CONFLICT_RETRIES, backoff=0.05,
                  sleep=time.sleep, owns_image_types=True,
                  metadata_traits=frozenset(), metadata_ownable=frozenset()):
         self.client = client

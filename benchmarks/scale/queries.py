@@ -33,11 +33,11 @@ def query_string(client, disk_format, variant, limit=None):
     trait = image_types.TRAIT_BY_FORMAT[disk_format]
     if variant == 'scheduler_side':
         spec = rs.RequestSpec.for_boot(disk_format, shapes.RESOURCES)
-        qs = query.build(spec, client.microversion)
+        qs = query.build(spec, client.negotiate())
     else:
         spec = rs.RequestSpec.for_boot(disk_format, shapes.RESOURCES,
                                        root_required={trait})
-        qs = query.build(spec, client.microversion, variant)
+        qs = query.build(spec, client.negotiate(), variant)
     return qs + ('&limit=%d' % limit if limit else '')
 
 
@@ -73,7 +73,7 @@ def _alternating(placements, variant, qs, trait, runs, check):
     asks = {}
     for name, placement in placements.items():
         client = placement.client()
-        assert client.microversion  # discovery before the clock starts
+        client.negotiate()  # discovery before the clock starts
 
         def ask(client=client):
             resp = client.request('GET', '/allocation_candidates?' + qs)

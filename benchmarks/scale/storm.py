@@ -17,6 +17,7 @@ import multiprocessing
 import threading
 import time
 
+from benchmarks import counting
 from benchmarks.scale import clients
 from benchmarks.scale import shapes
 from image_type_common import image_types
@@ -51,6 +52,7 @@ def _nodes_process(endpoint, token, nodes, go, ready, results):
     lock = threading.Lock()
 
     def node(uuid, kind, client):
+        sent = counting.counted(client)
         go.wait()
         conflicts, error = 0, None
         try:
@@ -60,7 +62,7 @@ def _nodes_process(endpoint, token, nodes, go, ready, results):
         except Exception as exc:  # counted and shown, never hidden
             error = '%s: %s' % (type(exc).__name__, exc)
         with lock:
-            outcomes.append((client.request_count, conflicts, error,
+            outcomes.append((sent.count, conflicts, error,
                              time.monotonic()))
 
     threads = [threading.Thread(

@@ -29,12 +29,11 @@ def _boot(client, qs, variant, trait, rng):
     hosts = sorted(queries.hosts_found(body, variant, trait))
     for host in rng.sample(hosts, min(CLAIM_TRIES, len(hosts))):
         try:
-            client.request('PUT', '/allocations/%s' % uuid_mod.uuid4(), {
+            client.put_allocations(uuid_mod.uuid4(), {
                 'allocations': {host: {'resources': shapes.RESOURCES}},
                 'project_id': PROJECT, 'user_id': USER,
                 'consumer_generation': None,
-                'consumer_type': 'INSTANCE'},  # required from 1.38
-                ok=(204,))
+                'consumer_type': 'INSTANCE'})  # required from 1.38
             return 'booted'
         except exceptions.ConcurrentUpdate:
             continue
@@ -50,7 +49,7 @@ def boots_per_second(placement, schedulers, boots, variant, seed=1):
     clients = [placement.client() for _ in range(schedulers)]
     qs = queries.query_string(clients[0], 'vmdk', variant, queries.NOVA_LIMIT)
     for client in clients:
-        assert client.microversion  # discovery before the clock starts
+        client.negotiate()  # discovery before the clock starts
     left = [boots]
     lock = threading.Lock()
     outcomes = {'booted': 0, 'no_host': 0, 'claims_lost': 0, 'errors': 0}

@@ -9,8 +9,9 @@ here logs or keeps state; the caller says what a fallback means.
 from image_type_common import exceptions
 from image_type_common import placement_client as pc
 from image_type_common import trait_names
+from image_type_filter.conf import scheduler_client as client_conf
 
-ROOT_REQUIRED = 'root_required'
+ROOT_REQUIRED = client_conf.ROOT_REQUIRED
 
 
 def _names(values, what):

@@ -1,6 +1,6 @@
 """Run the request filters, ask Placement, return the candidates.
 
-The microversion is discovered once per PlacementClient. Placement errors
+The microversion is negotiated once per PlacementClient. Placement errors
 arrive as this project's exceptions; a 400 "No such trait" says Placement is
 older than os-traits and names the trait.
 """
@@ -15,7 +15,7 @@ from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.client import fleet_shape
 from image_type_filter.client import query
 from image_type_filter.conf import scheduler_client as client_conf
-from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import pipeline as filter_pipeline
 
 LOG = logging.getLogger(__name__)
 
@@ -42,12 +42,12 @@ def root_providers(body):
 class SchedulerClient:
     """``settings``: a ClientSettings (``settings.ClientSettings``)."""
 
-    def __init__(self, client, settings, pipeline=None, conf=None,
+    def __init__(self, placement, settings, pipeline=None,
                  clock=time.monotonic):
-        self.client = client
+        self.placement = placement
         self.settings = settings
-        self.pipeline = pipeline or request_filter.RequestFilterPipeline.\
-            from_settings(settings.filters, conf=conf, placement=client)
+        self.pipeline = pipeline or filter_pipeline.RequestFilterPipeline.\
+            from_settings(settings.filters, placement=placement)
         self._clock = clock
         self._flat = None
         self._flat_checked = None
@@ -57,7 +57,7 @@ class SchedulerClient:
         """``root_required`` or ``required``, per the option (and check)."""
         choice = self.settings.trait_parameter
         if choice == client_conf.ROOT_REQUIRED:
-            version = self.client.microversion
+            version = self.placement.negotiate()
             if not query.uses_root_required(version) and not self._warned:
                 self._warned = True
                 LOG.warning('Placement microversion %s has no root_required '
@@ -70,7 +70,7 @@ class SchedulerClient:
         now = self._clock()
         interval = self.settings.flat_check_interval
         if self._flat_checked is None or now - self._flat_checked >= interval:
-            self._flat = fleet_shape.is_flat(self.client)
+            self._flat = fleet_shape.is_flat(self.placement)
             self._flat_checked = now
             LOG.debug('fleet is %s: image-type trait goes in %s',
                       'flat' if self._flat else 'not flat',
@@ -80,14 +80,14 @@ class SchedulerClient:
 
     def build_query(self, request_spec, ctxt=None):
         applied = self.pipeline(ctxt, request_spec)
-        return query.build(request_spec, self.client.microversion,
+        return query.build(request_spec, self.placement.negotiate(),
                            self.trait_parameter()), applied
 
     def get_candidates(self, request_spec, ctxt=None):
         """Filters, then ``GET /allocation_candidates``. Mutates the spec."""
         query_string, applied = self.build_query(request_spec, ctxt)
         try:
-            body = self.client.get_allocation_candidates(query_string)
+            body = self.placement.get_allocation_candidates(query_string)
         except exceptions.UnknownTraits as exc:
             custom = sorted(t for t in exc.traits if t.startswith('CUSTOM_'))
             if custom:

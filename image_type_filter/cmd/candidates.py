@@ -31,9 +31,9 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     boot), has a forbidden trait, or lacks capacity for a resource class
     (with what it has free); a trait an image property asked for is named
     with the property and its family. The image-type filter is on for this
-    command whatever the config file says; other options ([scheduler],
-    [image_isolation], [image_metadata_prefilter], or --family) come from
-    --config-file.
+    command whatever the config file says; other options
+    ([image_type_filter], [image_isolation], [image_metadata_prefilter],
+    [scheduler_client], or --family) come from --config-file.
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement error; 2 bad
@@ -77,7 +77,7 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             read.filters, image_type_enabled=True,
             image_metadata_families=families.chosen(
                 parsed_args, read.filters.image_metadata_families)))
-        sched = scheduler_client.SchedulerClient(client, read, conf=conf)
+        sched = scheduler_client.SchedulerClient(client, read)
         if parsed_args.volume_backed:
             # As Nova asks for a volume-backed server: no root disk.
             resources.pop('DISK_GB', None)

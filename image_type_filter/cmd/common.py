@@ -60,8 +60,7 @@ def parse_resources(text):
 
 def check_resource_classes(client, resources):
     """One request: every class must be one Placement knows."""
-    known = {rc['name'] for rc in client.request(
-        'GET', '/resource_classes').json()['resource_classes']}
+    known = client.list_resource_classes()
     unknown = sorted(set(resources) - known)
     if unknown:
         raise exceptions.ConfigError(

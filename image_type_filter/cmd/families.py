@@ -1,6 +1,6 @@
 """``--family``: image-metadata families a command treats as enabled."""
 
-from image_type_common import image_metadata
+from image_type_common import property_traits
 
 ALL = 'all'
 
@@ -8,7 +8,7 @@ ALL = 'all'
 def add_argument(parser, purpose):
     parser.add_argument(
         '--family', action='append', default=None,
-        choices=image_metadata.NAMES + (ALL,),
+        choices=property_traits.NAMES + (ALL,),
         help='Treat this image-metadata family as enabled, to %s before '
              'it is (repeatable; "all" for every one). Default: the '
              'families [image_metadata_prefilter] enables in the config '
@@ -20,5 +20,5 @@ def chosen(parsed_args, configured):
     and each once."""
     names = parsed_args.family or configured
     if ALL in names:
-        return image_metadata.NAMES
-    return tuple(n for n in image_metadata.NAMES if n in names)
+        return property_traits.NAMES
+    return tuple(n for n in property_traits.NAMES if n in names)

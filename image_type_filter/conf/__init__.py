@@ -12,10 +12,11 @@ from image_type_common.conf import groups
 from image_type_common.conf import placement
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import image_metadata_prefilter
+from image_type_filter.conf import image_type_filter
 from image_type_filter.conf import scheduler
 from image_type_filter.conf import scheduler_client
 
-MODULES = [scheduler, scheduler_client, image_isolation,
+MODULES = [scheduler, image_type_filter, scheduler_client, image_isolation,
            image_metadata_prefilter, placement]
 
 
@@ -27,6 +28,7 @@ def register_opts(conf):
 def register_nova_opts(conf):
     """The request filters' options, on Nova's CONF (idempotent)."""
     scheduler.register_filter_opts(conf)
+    image_type_filter.register_opts(conf)
     image_isolation.register_opts(conf)
     image_metadata_prefilter.register_opts(conf)
 

@@ -3,7 +3,7 @@
 from oslo_config import cfg
 from oslo_config import types
 
-from image_type_common import image_metadata
+from image_type_common import property_traits
 from image_type_common.conf.groups import fresh_group
 
 image_metadata_prefilter_group = cfg.OptGroup(
@@ -24,8 +24,11 @@ _FAMILY_HELP = {
     'graphics_model': '``hw_video_model`` requires '
                       '``COMPUTE_GRAPHICS_MODEL_*``',
     'architecture': '``hw_architecture`` (or the legacy ``architecture``) '
-                    'requires the host CPU\'s ``HW_ARCH_*``; i686 images '
-                    'also go to ``HW_ARCH_X86_64`` hosts',
+                    'forbids every other host CPU\'s ``HW_ARCH_*`` (i686 '
+                    'images also go to ``HW_ARCH_X86_64`` hosts); a host '
+                    'with no ``HW_ARCH_*`` trait (ironic, z/VM) is left to '
+                    'Nova\'s ImagePropertiesFilter, whatever the '
+                    'architecture',
     'emulation_architecture': '``hw_emulation_architecture`` requires '
                               '``COMPUTE_ARCH_*`` (os-traits has it for '
                               'aarch64, mipsel, ppc64le, s390x, x86_64)',
@@ -36,15 +39,16 @@ _FAMILY_HELP = {
 image_metadata_prefilter_opts = [
     cfg.ListOpt(
         'families',
-        item_type=types.String(choices=image_metadata.NAMES),
+        item_type=types.String(choices=property_traits.NAMES),
         default=[],
         help='The property families to check; empty (the default) turns '
              'the prefilter off. ' + '; '.join(
                  '``%s``: %s' % (name, _FAMILY_HELP[name])
-                 for name in image_metadata.NAMES) + '. Upgrade rule: '
+                 for name in property_traits.NAMES) + '. Upgrade rule: '
              'enable a family only once ``image-type-filter status`` is '
              'clean for it; a host that reports none of a family\'s traits '
-             'would receive no boot of an image that sets the property.'),
+             '(but ``architecture``\'s) would receive no boot of an image '
+             'that sets the property.'),
 ]
 
 

@@ -1,11 +1,13 @@
-"""[scheduler] options of the image-type request filter.
+"""[scheduler] options: the spec's switch, and Nova's own options we honour.
 
-The filters' own options, which nova-scheduler reads from nova.conf
-(``register_filter_opts``). Nova's ``query_placement_for_image_type_support``
-is Nova's option: inside nova-scheduler it is read, never declared again;
-elsewhere it is declared here so a nova.conf that sets it means the same
-thing. This project's own scheduler client has its options in
-``[scheduler_client]`` (``scheduler_client.py``).
+``filter_hosts_by_image_type_support`` is the one option of ours in Nova's
+group: the spec names it there. Nova's
+``query_placement_for_image_type_support`` and ``image_metadata_prefilter``
+are Nova's: inside nova-scheduler they are read, never declared again;
+elsewhere they are declared here so a nova.conf that sets them means the
+same thing. Everything else of ours has a group of its own
+(``image_type_filter.py``, ``image_isolation.py``,
+``image_metadata_prefilter.py``, ``scheduler_client.py``).
 """
 
 from oslo_config import cfg
@@ -14,9 +16,8 @@ from image_type_common.conf.groups import fresh_group
 
 scheduler_group = cfg.OptGroup(
     'scheduler', title='Scheduler options',
-    help='Request filters that narrow the allocation-candidate query.')
-
-IGNORE, REJECT = 'ignore', 'reject'
+    help='Nova\'s scheduler options, and this project\'s switch for its '
+         'image-type request filter.')
 
 NOVA_OPTION = 'query_placement_for_image_type_support'
 NOVA_METADATA_OPTION = 'image_metadata_prefilter'
@@ -34,37 +35,6 @@ filter_opts = [
              'reports none would receive no boots at all. Nova\'s own '
              '``query_placement_for_image_type_support`` turns it on too; '
              'with both on, the trait is added once.'),
-    cfg.StrOpt(
-        'image_type_unknown_format',
-        default=IGNORE,
-        choices=[
-            (IGNORE, 'Add no constraint and log a warning once per format '
-                     '(Nova\'s behaviour).'),
-            (REJECT, 'Fail the request, naming the format and the known '
-                     'ones.')],
-        help='What to do with an image whose ``disk_format`` maps to no '
-             'known ``COMPUTE_IMAGE_TYPE_*`` trait (missing, empty or '
-             'unknown).'),
-    cfg.FloatOpt(
-        'image_type_traits_refresh_interval',
-        default=10.0,
-        min=0,
-        help='Seconds a "no compute host carries this trait" answer is '
-             'trusted. The filters read which traits the hosts carry with '
-             'one ``GET /traits?associated=true``, never one request per '
-             'boot, so that a boot no host can take fails with a fault '
-             'naming why ("No compute host boots vmdk images ...", or the '
-             'reserved trait nobody carries). A host that starts carrying '
-             'the trait is seen within this time; 0 asks again on every '
-             'such boot.'),
-    cfg.ListOpt(
-        'enabled_request_filters',
-        default=['require_image_type_support', 'isolate_image_properties',
-                 'require_image_metadata_support'],
-        help='Request filters to run, in order, from the '
-             '``image_type_filter.request_filters`` entry-point namespace. '
-             'Each filter still honours its own on/off option. Third-party '
-             'filters register there instead of patching the scheduler.'),
 ]
 
 nova_opts = [
@@ -90,7 +60,7 @@ nova_opts = [
 
 
 def register_filter_opts(conf):
-    """The filters' own options: what nova-scheduler registers."""
+    """The spec's switch: what nova-scheduler registers in [scheduler]."""
     conf.register_group(fresh_group(scheduler_group))
     conf.register_opts(filter_opts, group=scheduler_group.name)
 

@@ -2,8 +2,7 @@
 
 The CLI, the demo and the benchmarks ask Placement through
 ``image_type_filter.client``; nova-scheduler never reads these (inside Nova,
-Nova builds the allocation-candidate query). Until 0.2 they were in
-``[scheduler]``, where they are still read, with a deprecation warning.
+Nova builds the allocation-candidate query).
 """
 
 from oslo_config import cfg
@@ -16,12 +15,14 @@ scheduler_client_group = cfg.OptGroup(
          'query Placement. nova-scheduler ignores this section.')
 
 ROOT_REQUIRED, REQUIRED, AUTO = 'root_required', 'required', 'auto'
+#: Defaults, here only (settings.ClientSettings reads them from here).
+TRAIT_PARAMETER = ROOT_REQUIRED
+FLAT_CHECK_INTERVAL = 300
 
 scheduler_client_opts = [
     cfg.StrOpt(
         'image_type_trait_parameter',
-        default=ROOT_REQUIRED,
-        deprecated_group='scheduler',
+        default=TRAIT_PARAMETER,
         choices=[
             (ROOT_REQUIRED, 'Require the trait on the root provider '
                             '(``root_required``, microversion 1.35). '
@@ -45,9 +46,8 @@ scheduler_client_opts = [
              'the unsuffixed ``required`` parameter is always used.'),
     cfg.IntOpt(
         'image_type_flat_check_interval',
-        default=300,
+        default=FLAT_CHECK_INTERVAL,
         min=1,
-        deprecated_group='scheduler',
         help='With ``image_type_trait_parameter = auto``: seconds between '
              'two checks of whether the fleet is flat (two Placement '
              'requests per check).'),

@@ -40,8 +40,7 @@ class Capacity:
         if not short:
             return []
         inventories = self.client.get_inventories(uuid)
-        usages = self.client.request(
-            'GET', '/resource_providers/%s/usages' % uuid).json()['usages']
+        usages = self.client.get_usages(uuid)
         return [self._why(rc, inventories.get(rc), usages.get(rc, 0))
                 for rc in short]
 

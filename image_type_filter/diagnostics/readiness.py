@@ -9,10 +9,10 @@ configuration wrong.
 
 from oslo_upgradecheck import upgradecheck
 
-from image_type_common import image_metadata
 from image_type_common import placement_client as pc
+from image_type_common import property_traits
 from image_type_filter.conf import scheduler_client as client_conf
-from image_type_filter.scheduler import image_metadata as metadata_filter
+from image_type_filter.scheduler import hardware_properties as metadata_filter
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
@@ -54,7 +54,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
                       % (hosts, how))
 
     def _check_microversion(self):
-        version = self.client.microversion
+        version = self.client.negotiate()
         if version < pc.CANDIDATES_REQUIRED:
             return Result(Code.FAILURE, 'maximum %s cannot filter by trait '
                           '(needs 1.17)' % pc.version_str(version))
@@ -105,6 +105,14 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         props = ' or '.join(family.properties)
         if not hosts:
             return Result(Code.WARNING, 'no compute node found')
+        if lacking and family.absent_means_unknown:
+            return Result(Code.SUCCESS, (
+                '%d of %d compute node(s) report no %s* trait (%s): an '
+                'image that sets %s may go there, and Nova\'s '
+                'ImagePropertiesFilter decides; values reported: %s' % (
+                    len(lacking), len(hosts), family.prefix,
+                    ', '.join(lacking), props,
+                    ', '.join(reported) or 'none')))
         if lacking:
             return Result(Code.FAILURE, (
                 '%d of %d compute node(s) report no %s* trait, so no image '
@@ -131,7 +139,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
             carried = self.client.list_associated_traits()
             results.extend(
                 ('Image metadata: %s' % name,
-                 self._check_family(image_metadata.FAMILIES[name], carried))
+                 self._check_family(property_traits.FAMILIES[name], carried))
                 for name in self.families)
         results.append(('Nova\'s image_metadata_prefilter',
                         self._check_novas_prefilter()))
@@ -143,7 +151,7 @@ def _holders_of_any(client, traits):
     1.39 (``in:``), else one per trait."""
     if not traits:
         return set()
-    if client.microversion >= pc.ANY_OF_TRAITS:
+    if client.negotiate() >= pc.ANY_OF_TRAITS:
         queries = ['in:' + ','.join(traits)]
     else:
         queries = traits

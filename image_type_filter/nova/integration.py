@@ -20,8 +20,8 @@ from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings as settings_mod
 from image_type_filter.nova import placement
+from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import rebuild
-from image_type_filter.scheduler import request_filter
 from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
@@ -40,16 +40,15 @@ def installed_filters():
 def install():
     """Register options, build the pipeline, add the filters. Idempotent.
 
-    A configuration the filters refuse (a bad isolation rule, an unknown
-    filter name) stops nova-scheduler at start-up with one line saying why.
+    A configuration the filters refuse (a bad isolation rule) stops
+    nova-scheduler at start-up with one line saying why.
     """
     global _pipeline, _placement
     itf_conf.register_nova_opts(CONF)
     client = placement.client()
     try:
-        pipeline = request_filter.RequestFilterPipeline.from_settings(
-            settings_mod.FilterSettings.from_conf(CONF), conf=CONF,
-            placement=client,
+        pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+            settings_mod.FilterSettings.from_conf(CONF), placement=client,
             image_property_names=frozenset(
                 image_meta.ImageMetaProps.fields))
     except exceptions.ConfigError as exc:

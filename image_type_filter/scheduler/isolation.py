@@ -46,7 +46,7 @@ class Rule:
     def matches(self, properties):
         if self.key is None:
             return False
-        found = spec_fields.field(properties, self.key)
+        found = spec_fields.image_property(properties, self.key)
         if found is None:
             return False
         return self.value is None or str(found).strip().lower() == \
@@ -112,8 +112,8 @@ class IsolateImageProperties:
 
     name = 'isolate_image_properties'
 
-    def __init__(self, settings, placement=None, image_property_names=None,
-                 catalog=None, **_):
+    def __init__(self, settings, placement=None, catalog=None,
+                 image_property_names=None):
         self.enabled = settings.isolation_enabled
         self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
@@ -137,14 +137,18 @@ class IsolateImageProperties:
         asked = self.asked_for(request_spec)
         known = (self.catalog.known(self.traits) if self.catalog
                  else set(self.traits))
+        if asked - known and self.catalog is not None:
+            # Refuse only on a fresh answer: the reporter may have just
+            # created the trait.
+            known |= self.catalog.known(asked - known, fresh=True)
         unknown = sorted(asked - known)
         if unknown:
             raise filter_exceptions.NoValidHost(
                 'the request asks for reserved trait(s) %s, which Placement '
                 'does not know yet, so no host carries them'
                 % ', '.join(unknown))
-        nobody = sorted(t for t in asked if self.catalog is not None
-                        and self.catalog.carried(t) is False)
+        nobody = sorted((self.catalog.uncarried(asked) or ())
+                        if self.catalog is not None and asked else ())
         if nobody:
             raise filter_exceptions.NoValidHost(
                 'No compute host carries reserved trait(s) %s, which the '

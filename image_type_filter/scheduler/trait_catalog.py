@@ -1,18 +1,25 @@
-"""What Placement knows about traits, asked rarely: which exist, and which
-some provider carries.
+"""What Placement knows about traits: which exist, and which some provider
+carries, asked as rarely as a correct answer allows.
 
 A trait Placement does not know makes every allocation-candidate query that
 names it a 400, so a filter must never name one: ``ensure`` creates the
 reserved CUSTOM traits itself (``PUT /traits/CUSTOM_X`` is idempotent), so
 they are known from the first request on, whatever order services start
-in. Only a trait that could not be created is "unknown", and asked about
-again at most every ``interval`` seconds.
+in. A trait Placement does not know is asked about again at most every
+``interval`` seconds.
 
-``carried`` answers "does any host carry this trait?" from one cached
-``GET /traits?associated=true``. A trait seen carried stays so (it costs
-nothing per boot); a "nobody carries it" answer is trusted for ``interval``
-seconds and then asked again, so a host that starts carrying it is seen
-within that time and no boot costs an extra request.
+``uncarried`` answers "which of these traits does no host carry?", the
+question behind every "No compute host ..." refusal. A trait seen carried
+stays so: the common path (a boot whose traits some host has) makes no
+request. A trait not seen carried is read again, one
+``GET /traits?associated=true``, before the answer is "nobody": a boot is
+refused only on an answer read after the cached one said so, so a host that
+has just started carrying the trait takes the very next boot that needs it.
+
+A read that fails (Placement down, credentials refused) is remembered for
+``interval`` seconds: meanwhile the catalogue answers "cannot tell" (None)
+with no request, and the allocation-candidate query decides, so an outage
+adds no request per boot.
 """
 
 import logging
@@ -21,19 +28,37 @@ import time
 from image_type_common import exceptions
 
 LOG = logging.getLogger(__name__)
-INTERVAL_SECONDS = 10.0
 
 
 class TraitCatalog:
-    def __init__(self, client, interval=INTERVAL_SECONDS,
-                 clock=time.monotonic):
+    def __init__(self, client, interval, clock=time.monotonic):
         self.client = client
         self.interval = interval
         self.clock = clock
         self._known = set()
         self._missing_asked_at = {}
         self._carried = set()
-        self._carried_asked_at = None
+        self._failed_at = None
+
+    def _failing(self, now):
+        """True while a failed read is younger than ``interval``."""
+        return (self._failed_at is not None
+                and now - self._failed_at < self.interval)
+
+    def _ask(self, what, read, now):
+        """``read()``, or None when it fails (remembered for ``interval``).
+
+        One WARNING per failed read, so at most one per interval.
+        """
+        try:
+            answer = read()
+        except exceptions.Error as exc:  # unreachable, refused ...
+            self._failed_at = now
+            LOG.warning('cannot tell %s (%s); asking Placement again in '
+                        '%g s', what, exc, self.interval)
+            return None
+        self._failed_at = None
+        return answer
 
     def ensure(self, traits):
         """Create these CUSTOM traits in Placement; return those that exist.
@@ -54,24 +79,26 @@ class TraitCatalog:
         self._known |= made
         return made
 
-    def known(self, traits):
+    def known(self, traits, fresh=False):
         """The subset of ``traits`` Placement knows (at most one request).
 
-        If Placement cannot be asked (down, or refusing the credentials),
-        every trait counts as known: the allocation-candidate query that
-        follows fails the same way, with the scheduler's own error.
+        A trait Placement did not know is asked about again once its answer
+        is ``interval`` old, or at once with ``fresh`` (before a refusal).
+        If Placement cannot be asked, every trait counts as known: the
+        allocation-candidate query that follows fails the same way, with
+        the scheduler's own error.
         """
         traits = set(traits)
         now = self.clock()
         ask = {t for t in traits - self._known
-               if now - self._missing_asked_at.get(t, -self.interval)
-               >= self.interval}
+               if fresh or now - self._missing_asked_at.get(
+                   t, -self.interval) >= self.interval}
         if ask:
-            try:
-                found = self.client.list_traits(ask)
-            except exceptions.Error as exc:  # unreachable, refused ...
-                LOG.warning('cannot tell which reserved traits Placement '
-                            'knows (%s); assuming it knows them all', exc)
+            if self._failing(now):
+                return traits
+            found = self._ask('which traits Placement knows',
+                              lambda: self.client.list_traits(ask), now)
+            if found is None:
                 return traits
             self._known |= found
             for trait in ask - found:
@@ -84,29 +111,36 @@ class TraitCatalog:
                             ', '.join(sorted(ask - found)))
         return traits & self._known
 
-    def carried_traits(self):
-        """The traits some provider carries, as last asked; asked again
-        once the answer is ``interval`` old. None when Placement cannot be
-        asked."""
+    def uncarried(self, traits):
+        """The subset of ``traits`` no provider carries, or None when
+        Placement cannot be asked (the caller then lets the query decide).
+
+        No request when every trait has been seen carried; otherwise one
+        read, so "nobody" is never an old answer.
+        """
+        maybe = set(traits) - self._carried
+        if not maybe:
+            return set()
         now = self.clock()
-        if (self._carried_asked_at is None or
-                now - self._carried_asked_at >= self.interval):
-            try:
-                self._carried = self.client.list_associated_traits()
-            except exceptions.Error as exc:
-                LOG.warning('cannot tell which traits the hosts carry (%s)',
-                            exc)
-                return None
-            self._carried_asked_at = now
-        return set(self._carried)
+        if self._failing(now):
+            return None
+        carried = self._ask('which traits the hosts carry',
+                            self.client.list_associated_traits, now)
+        if carried is None:
+            return None
+        self._carried = set(carried)
+        return maybe - self._carried
 
     def carried(self, trait):
         """True or False: does any provider carry ``trait``? None when
-        Placement cannot be asked (the caller then lets the query decide)."""
-        if trait in self._carried:
-            return True  # seen carried: no request
-        carried = self.carried_traits()
-        return None if carried is None else trait in carried
+        Placement cannot be asked."""
+        nobody = self.uncarried({trait})
+        return None if nobody is None else not nobody
+
+    def carried_traits(self):
+        """The traits some provider carries, as last read (for messages
+        that follow a refusal: no request)."""
+        return set(self._carried)
 
 
 def for_placement(placement, settings):

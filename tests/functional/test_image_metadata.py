@@ -140,8 +140,8 @@ def test_explain_names_the_property_and_family(fresh_placement, tmp_path):
         'image_metadata_prefilter family storage_bus']
     assert rows['kvm-arm']['reasons'] == [
         'has forbidden HW_ARCH_AARCH64 for hw_architecture=i686 (boots on '
-        'HW_ARCH_I686 or HW_ARCH_X86_64), image_metadata_prefilter family '
-        'architecture']
+        'HW_ARCH_I686 or HW_ARCH_X86_64 or a host with no HW_ARCH_* trait), '
+        'image_metadata_prefilter family architecture']
     # --family tries a family the file does not enable.
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
                'qcow2', '--image-property', 'hw_vif_model=e1000',
@@ -206,7 +206,8 @@ def test_rare_architecture_benchmark_smoke(tmp_path):
     is asserted."""
     out = tmp_path / 'arch.json'
     proc = subprocess.run(
-        [sys.executable, '-m', 'benchmarks.image_metadata', '--hosts', '30',
+        [sys.executable, '-m', 'benchmarks.rare_architectures', '--hosts',
+         '30',
          '--backend', 'sqlite', '--asks', '2', '--runs', '1', '--json',
          str(out)], capture_output=True, text=True, timeout=600,
         env=clean_env())

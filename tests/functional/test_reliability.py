@@ -371,6 +371,7 @@ def test_the_real_token_is_redacted_in_debug_logs(placement, tmp_path):
 def test_client_counts_no_request_for_an_old_microversion_check(placement):
     client = placement_client.PlacementClient(placement.adapter(),
                                               max_microversion=(1, 5))
+    seen = len(placement.requests_seen())
     with pytest.raises(exceptions.PlacementTooOld):
         client.get_provider_traits('x')
-    assert client.request_count == 1  # only the version discovery
+    assert placement.requests_seen()[seen:] == ['GET /']  # the discovery

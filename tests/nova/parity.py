@@ -12,8 +12,9 @@ copies, and records ``root_required`` / ``root_forbidden`` of each.
 Why they differ is worked out without our code: the name Nova computes for
 each property is taken from Nova itself (the trait it adds, or the name it
 logs as invalid), each name is looked up in os-traits, and a short list of
-known facts (os-traits' own spellings; an x86_64 host boots i686 guests) is
-checked against os-traits too. From that the rows' expected results are
+known facts (os-traits' own spellings; an x86_64 host boots i686 guests;
+ironic and z/VM report no HW_ARCH_* trait) is checked against os-traits and
+Nova's own source too. From that the rows' expected results are
 derived and compared with what both filters really did; a row the facts do
 not explain says UNEXPLAINED, and the tests fail on it.
 
@@ -24,6 +25,7 @@ Write the checked-in table again (in a Nova virtualenv)::
 
 import dataclasses
 import functools
+import importlib.util
 import logging
 import os
 import sys
@@ -34,9 +36,9 @@ from nova.objects import image_meta
 from nova.scheduler import request_filter as nova_request_filter
 import os_traits
 
-from image_type_common import image_metadata
+from image_type_common import property_traits
 from image_type_filter import settings
-from image_type_filter.scheduler import image_metadata as ours_mod
+from image_type_filter.scheduler import hardware_properties as ours_mod
 
 CONF = nova_conf.CONF
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -102,13 +104,22 @@ RENAMED_PREFIX = {'COMPUTE_VIOMMU_': 'COMPUTE_VIOMMU_MODEL_'}
 #: lists i686 and x86_64 in supported_instances; libvirt on x86_64 too).
 I686 = ('hw_architecture', 'i686')
 I686_HOSTS = ('HW_ARCH_I686', 'HW_ARCH_X86_64')
+#: Drivers that report no HW_ARCH_* trait at all (checked in their source:
+#: no ``HW_ARCH_`` in it); ImagePropertiesFilter checks those hosts'
+#: architecture from their supported_instances. So an architecture forbids
+#: the others' traits rather than requiring its own, i686 or not.
+ARCHLESS_DRIVERS = ('nova.virt.ironic.driver', 'nova.virt.zvm.driver')
+ARCH_PROPERTY = 'hw_architecture'
 
 SAME, RENAME, WIDER, NO_TRAIT = 'same', 'renamed', 'wider', 'no-trait'
+ARCHLESS = 'archless'
 UNEXPLAINED = 'UNEXPLAINED'
 #: Reason kinds that make a row differ, in the header's order.
 KINDS = {
     RENAME: 'os-traits spells the trait otherwise',
     WIDER: 'i686 hosts include x86_64',
+    ARCHLESS: 'hosts with no HW_ARCH_\\* trait are left to '
+              'ImagePropertiesFilter',
     'drops-all': 'Nova drops every trait of the request',
 }
 ALL_TRAITS = frozenset(os_traits.get_traits())
@@ -138,6 +149,10 @@ class Fact:
     #: What ours should require / forbid for it.
     required: frozenset = frozenset()
     forbidden: frozenset = frozenset()
+    #: An architecture: hosts without any HW_ARCH_* trait may take it.
+    archless: bool = False
+    #: The os-traits trait for the value, where there is one.
+    trait: str = None
 
 
 @dataclasses.dataclass
@@ -208,7 +223,7 @@ def run_novas(properties):
 @functools.cache
 def _ours():
     return ours_mod.RequireImageMetadataSupport(settings.FilterSettings(
-        image_metadata_families=image_metadata.NAMES))
+        image_metadata_families=property_traits.NAMES))
 
 
 def run_ours(properties):
@@ -246,18 +261,40 @@ def fact(prop, value):
     if (prop, value) == I686:
         if not (valid and all(in_os_traits(t) for t in I686_HOSTS)):
             raise AssertionError('os-traits lacks %s' % (I686_HOSTS,))
-        arch = frozenset(os_traits.get_traits(prefix='HW_ARCH_'))
-        return Fact(prop, value, name, valid, WIDER,
-                    forbidden=arch - set(I686_HOSTS))
+        return _architecture(Fact(prop, value, name, valid, WIDER),
+                             I686_HOSTS)
     if valid:
-        return Fact(prop, value, name, valid, SAME, required={name})
+        return _architecture(Fact(prop, value, name, valid, SAME,
+                                  required={name}, trait=name))
     renamed = RENAMED.get(name)
     for wrong, right in RENAMED_PREFIX.items():
         if renamed is None and name.startswith(wrong):
             renamed = right + name[len(wrong):]
     if renamed is not None and in_os_traits(renamed):
-        return Fact(prop, value, name, valid, RENAME, required={renamed})
+        return _architecture(Fact(prop, value, name, valid, RENAME,
+                                  required={renamed}, trait=renamed))
     return Fact(prop, value, name, valid, NO_TRAIT)
+
+
+@functools.cache
+def archless_drivers():
+    """The fact behind ARCHLESS, from Nova's own source."""
+    for module in ARCHLESS_DRIVERS:
+        with open(importlib.util.find_spec(module).origin) as f:
+            if 'HW_ARCH_' in f.read():
+                raise AssertionError('%s reports HW_ARCH_* now' % module)
+    return True
+
+
+def _architecture(fact, hosts=None):
+    """An architecture's fact: the other HW_ARCH_* traits forbidden,
+    none required, since archless hosts may take it."""
+    if fact.prop != ARCH_PROPERTY or not archless_drivers():
+        return fact
+    hosts = set(hosts or {fact.trait})
+    arch = frozenset(os_traits.get_traits(prefix='HW_ARCH_'))
+    return dataclasses.replace(fact, required=frozenset(),
+                               forbidden=arch - hosts, archless=True)
 
 
 def compare(given):
@@ -280,7 +317,7 @@ def compare(given):
 
     for f in facts:
         if f.kind == RENAME:
-            (right,) = f.required
+            right = f.trait
             row.reasons.append((RENAME, 'os-traits spells it %s (Nova '
                                 'computes %s, not in os-traits)'
                                 % (right, f.nova_name)))
@@ -288,6 +325,10 @@ def compare(given):
             row.reasons.append((WIDER, 'i686 hosts include x86_64: Nova '
                                 'requires HW_ARCH_I686, ours forbids the '
                                 'other HW_ARCH_\\*'))
+        if f.archless:
+            row.reasons.append((ARCHLESS, 'ironic and z/VM report no '
+                                'HW_ARCH_\\*: ours forbids the other '
+                                'architectures instead of requiring one'))
     dropped = sorted(n for n in nova_names if n in ALL_TRAITS)
     if invalid and dropped:
         row.reasons.append(('drops-all', "Nova's computed name %s is not in "
@@ -369,9 +410,10 @@ def render():
         'image_metadata_prefilter = True`) and ours '
         '(`RequireImageMetadataSupport`, every family, no Placement) run on '
         'separate copies. Reasons come from the name Nova computes (taken '
-        'from Nova itself) looked up in os-traits, and two facts checked '
+        'from Nova itself) looked up in os-traits, two facts checked '
         'against os-traits (its own spellings of vIOMMU models and ARMv7; '
-        'an x86_64 host boots i686 guests), never from our code. '
+        'an x86_64 host boots i686 guests) and one against Nova\'s drivers '
+        '(ironic and z/VM report no HW_ARCH_\\* trait), never from our code. '
         'What they predict is compared with what both filters did; a row '
         'they do not explain would say UNEXPLAINED. '
         '`tests/nova/test_image_metadata_parity.py` fails when a fresh '

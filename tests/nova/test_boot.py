@@ -76,7 +76,7 @@ class TestBothOptionsOn(base.InsideNova):
 
 class TestNovasOptionAlone(base.InsideNova):
     scheduler_options = {NOVAS: True,
-                         ('scheduler', 'image_type_unknown_format'): 'reject'}
+                         ('image_type_filter', 'unknown_format'): 'reject'}
 
     def test_our_filter_follows_novas_option(self):
         failed = self.boot(self.image('qed'), expected='ERROR')
@@ -86,7 +86,7 @@ class TestNovasOptionAlone(base.InsideNova):
 
 class TestRejectUnknownFormat(base.InsideNova):
     scheduler_options = {OURS: True,
-                         ('scheduler', 'image_type_unknown_format'): 'reject'}
+                         ('image_type_filter', 'unknown_format'): 'reject'}
 
     def test_unknown_disk_format_fails_with_the_reason(self):
         failed = self.boot(self.image('qed'), expected='ERROR')

@@ -56,3 +56,42 @@ class TestFaultsSayWhy(base.InsideNova):
         self.assertIn('No valid host', message)
         self.assertIn('No compute host carries reserved trait(s) '
                       'CUSTOM_TROVE', message)
+
+
+class TestARefusalIsNeverOld(base.InsideNova):
+    """A boot is refused for "no host carries it" only on an answer read
+    after the cached one said so: the trait or the format appears on a
+    host after nova-scheduler has refused it, and the very next boot that
+    needs it lands there. The refresh interval is an hour, so nothing here
+    depends on how long a step takes."""
+
+    scheduler_options = {('scheduler', 'filter_hosts_by_image_type_support'):
+                         True,
+                         ('image_isolation', 'enabled'): True,
+                         ('image_isolation', 'rules'): [RESERVED],
+                         ('image_type_filter', 'traits_refresh_interval'):
+                         3600.0}
+
+    def test_a_reserved_trait_that_appears_takes_the_next_tagged_boot(self):
+        self._start_compute('trove-host')
+        tagged = self.image('raw', **TAG)
+        failed = self.boot(tagged, expected='ERROR')
+        self.assertIn('No compute host carries reserved trait(s) '
+                      'CUSTOM_TROVE', failed['fault']['message'])
+        self.assertEqual(0, self.run_reporter(
+            'trove-host',
+            '[virt_capabilities]\ncustom_traits = %s\n' % RESERVED))
+        self.assertEqual('trove-host', self.host_of(self.boot(tagged)))
+
+    def test_a_format_that_appears_takes_the_next_boot_of_it(self):
+        self._start_compute('vhd-host')
+        failed = self.boot(base.VHD_IMAGE, expected='ERROR')
+        self.assertIn('No compute host boots vhd images',
+                      failed['fault']['message'])
+        # The host's driver starts reporting vhd, as nova-compute would
+        # after an upgrade: the trait appears on its provider in Placement.
+        uuid = self._get_provider_uuid_by_host('vhd-host')
+        traits = set(self._get_provider_traits(uuid))
+        self._set_provider_traits(uuid, sorted(
+            traits | {'COMPUTE_IMAGE_TYPE_VHD'}))
+        self.assertEqual('vhd-host', self.host_of(self.boot(base.VHD_IMAGE)))

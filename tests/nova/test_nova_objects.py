@@ -15,9 +15,11 @@ from nova import test  # noqa: E402
 from nova.scheduler import request_filter as nova_request_filter  # noqa: E402
 
 from image_type_common import exceptions  # noqa: E402
+from image_type_common import property_traits  # noqa: E402
 from image_type_filter import conf as itf_conf  # noqa: E402
 import image_type_filter.nova  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
+from image_type_filter.scheduler import spec_fields  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -96,7 +98,7 @@ class TestOnNovaObjects(NovaTestCase):
     def test_reject_fails_as_nova_expects(self):
         self.install({('scheduler', 'filter_hosts_by_image_type_support'):
                         True,
-                      ('scheduler', 'image_type_unknown_format'): 'reject'})
+                      ('image_type_filter', 'unknown_format'): 'reject'})
         spec = nova_spec({'disk_format': 'qed'})
         error = self.assertRaises(nova_exception.RequestFilterFailed,
                                   self.run_ours, spec)
@@ -128,6 +130,49 @@ class TestOnNovaObjects(NovaTestCase):
         self.assertEqual([], integration.installed_filters())
 
 
+def test_every_field_the_filters_read_is_one_novas_objects_have():
+    """A field Nova renamed would make the filters log an ERROR and filter
+    nothing by it: the names in spec_fields are Nova's own."""
+    objects.register_all()
+    missing = ['%s.%s' % (name, field)
+               for name, fields in spec_fields.NOVA_FIELDS.items()
+               for field in fields
+               if field not in getattr(objects, name).fields]
+    assert missing == []
+    # And every image property the prefilter reads, but the legacy one
+    # nova-api renames before Nova's objects ever hold it.
+    props = objects.ImageMetaProps.fields
+    assert sorted(
+        prop for family in property_traits.FAMILIES.values()
+        for prop in family.properties
+        if prop not in property_traits.LEGACY_PROPERTIES
+        and prop not in props) == []
+
+
+class TestNoFieldIsMissed(NovaTestCase):
+    def test_every_filter_on_a_full_nova_request_logs_no_error(self):
+        self.install({('scheduler', 'filter_hosts_by_image_type_support'):
+                        True, ('image_isolation', 'enabled'): True,
+                      ('image_isolation', 'rules'): RULES,
+                      ('image_metadata_prefilter', 'families'):
+                        list(property_traits.NAMES)})
+        spec = nova_spec({'id': 'a440c04b-79fa-479c-bed1-0b816eaec379',
+                          'disk_format': 'raw', 'properties': {
+                              'os_distro': 'rhel', 'hw_disk_bus': 'scsi',
+                              'hw_architecture': 'x86_64',
+                              'trait:CUSTOM_TROVE': 'required'}},
+                         extra_specs={'trait:CUSTOM_GPU': 'required'},
+                         instance_uuid='c0a1c6ee-3b8c-4b7e-9a43-2d9d0f9d1a11')
+        with self.assertLogs(spec_fields.__name__, 'DEBUG') as logs:
+            spec_fields.LOG.debug('start')
+            self.run_ours(spec)
+        self.assertEqual(['DEBUG:%s:start' % spec_fields.__name__],
+                         logs.output)
+        self.assertEqual({'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_RHEL',
+                          'CUSTOM_TROVE', 'CUSTOM_GPU',
+                          'COMPUTE_STORAGE_BUS_SCSI'}, spec.root_required)
+
+
 def _loaded(code):
     probe = code + '\nprint("\\n".join(sorted(sys.modules)))'
     proc = subprocess.run([sys.executable, '-c', 'import sys\n' + probe],
@@ -155,4 +200,4 @@ def test_nova_integration_is_lean():
     assert sorted(m for m in added if m.split('.')[0] in (
         'cliff', 'cmd2', 'prettytable', 'osc_lib', 'oslo_upgradecheck',
         'openstack', 'yaml', 'autopage')) == []
-    assert 'image_type_filter.scheduler.request_filter' in added
+    assert 'image_type_filter.scheduler.pipeline' in added

@@ -34,11 +34,14 @@ CLI_LIBRARIES = ('cliff', 'cmd2', 'prettytable', 'osc_lib',
 RUNTIME_MODULES = (
     'image_type_filter.conf',
     'image_type_filter.settings',
+    'image_type_filter.scheduler.hardware_properties',
+    'image_type_filter.scheduler.image_type_support',
     'image_type_filter.scheduler.isolation',
+    'image_type_filter.scheduler.pipeline',
     'image_type_filter.scheduler.rebuild',
-    'image_type_filter.scheduler.request_filter',
     'image_type_filter.scheduler.spec_fields',
     'image_type_filter.scheduler.trait_catalog',
+    'image_type_filter.scheduler.warn_once',
 )
 CLIENT_MODULES = (
     'image_type_filter.client.fleet_shape',
@@ -114,7 +117,7 @@ def test_the_rule_catches_a_wrong_import():
     assert rule('image_type_filter.scheduler.isolation',
                 'virt_capabilities.settings')
     assert rule('image_type_common.cli', 'virt_capabilities.conf')
-    assert rule('image_type_filter.scheduler.request_filter',
+    assert rule('image_type_filter.scheduler.pipeline',
                 'image_type_filter.client.query')
     assert rule('image_type_filter.nova.integration',
                 'image_type_filter.cmd.common')

@@ -9,6 +9,8 @@ reporter_group = cfg.OptGroup(
     help='How the reporter keeps its traits on the resource provider.')
 
 REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
+#: Retries after a 409 generation conflict: the default, here only.
+CONFLICT_RETRIES = 8
 
 reporter_opts = [
     cfg.StrOpt(
@@ -86,7 +88,7 @@ reporter_opts = [
              'nothing more and exits 1 naming it.'),
     cfg.IntOpt(
         'conflict_retries',
-        default=8,
+        default=CONFLICT_RETRIES,
         min=0,
         help='How many times one sync re-reads and retries a provider after '
              'a 409 generation conflict (another writer changed it between '

@@ -10,16 +10,16 @@ from oslo_config import cfg
 import pytest
 
 from image_type_common import exceptions as common_exceptions
-from image_type_common import image_metadata
+from image_type_common import property_traits
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import image_metadata as im_filter
-from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import hardware_properties as im_filter
+from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import trait_catalog
 
-ALL = list(image_metadata.NAMES)
+ALL = list(property_traits.NAMES)
 
 #: (property, value as Glance may hold it) -> the one trait required.
 REQUIRED = [
@@ -32,12 +32,6 @@ REQUIRED = [
     ('hw_vif_model', 'VirtualE1000', 'COMPUTE_NET_VIF_MODEL_E1000'),
     ('hw_video_model', 'qxl', 'COMPUTE_GRAPHICS_MODEL_QXL'),
     ('hw_video_model', 'none', 'COMPUTE_GRAPHICS_MODEL_NONE'),
-    ('hw_architecture', 'x86_64', 'HW_ARCH_X86_64'),
-    ('hw_architecture', 'amd64', 'HW_ARCH_X86_64'),
-    ('hw_architecture', 'aarch64', 'HW_ARCH_AARCH64'),
-    # Nova asks for HW_ARCH_ARMV7L, which os-traits does not have.
-    ('hw_architecture', 'armv7l', 'HW_ARCH_ARMV7'),
-    ('architecture', 'ppc64le', 'HW_ARCH_PPC64LE'),
     ('hw_emulation_architecture', 'aarch64', 'COMPUTE_ARCH_AARCH64'),
     ('hw_emulation_architecture', 's390x', 'COMPUTE_ARCH_S390X'),
     # Nova asks for COMPUTE_VIOMMU_INTEL; the libvirt driver reports this.
@@ -135,6 +129,10 @@ def test_a_value_without_a_trait_leaves_the_others_and_warns_once(caplog):
     assert 'hw_emulation_architecture=i686' in warnings[0]
 
 
+#: os-traits 3.9.0's whole HW_ARCH_* family.
+EVERY_ARCH = NOT_X86 | {'HW_ARCH_I686', 'HW_ARCH_X86_64'}
+
+
 @pytest.mark.parametrize('value', ['i686', 'i386', 'x86_32', 'I586'])
 def test_an_i686_image_may_land_on_x86_64_hosts(value):
     request = spec({'hw_architecture': value})
@@ -143,10 +141,48 @@ def test_an_i686_image_may_land_on_x86_64_hosts(value):
     assert request.root_forbidden == NOT_X86
 
 
+@pytest.mark.parametrize('prop,value,hosts', [
+    ('hw_architecture', 'x86_64', {'HW_ARCH_X86_64'}),
+    ('hw_architecture', 'amd64', {'HW_ARCH_X86_64'}),
+    ('hw_architecture', 'aarch64', {'HW_ARCH_AARCH64'}),
+    # Nova asks for HW_ARCH_ARMV7L, which os-traits does not have.
+    ('hw_architecture', 'armv7l', {'HW_ARCH_ARMV7'}),
+    ('architecture', 'ppc64le', {'HW_ARCH_PPC64LE'}),
+])
+def test_every_architecture_forbids_the_other_host_cpus(prop, value, hosts):
+    request = spec({prop: value})
+    assert make(['architecture'])(None, request) is True
+    assert request.root_required == set()
+    assert request.root_forbidden == EVERY_ARCH - hosts
+
+
+def passes(request, host_traits):
+    """Would Placement offer a host with these traits to the request?"""
+    return (request.root_required <= host_traits
+            and not request.root_forbidden & host_traits)
+
+
+def test_i686_and_aarch64_treat_a_host_without_an_arch_trait_alike():
+    """ironic and z/VM report no HW_ARCH_* trait (Nova's ImageProperties
+    Filter checks their architecture): neither image is kept from them by
+    Placement, and each still avoids the other's hosts."""
+    ironic = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_RAW'}
+    x86 = ironic | {'HW_ARCH_X86_64'}
+    arm = ironic | {'HW_ARCH_AARCH64'}
+    i686 = spec({'hw_architecture': 'i686'})
+    aarch64 = spec({'hw_architecture': 'aarch64'})
+    for request in (i686, aarch64):
+        make(['architecture'])(None, request)
+    assert [passes(i686, h) for h in (ironic, x86, arm)] == [
+        True, True, False]
+    assert [passes(aarch64, h) for h in (ironic, x86, arm)] == [
+        True, False, True]
+
+
 def test_the_legacy_architecture_property_is_read_when_alone():
     both = spec({'hw_architecture': 'aarch64', 'architecture': 'x86_64'})
     make(['architecture'])(None, both)
-    assert both.root_required == {'HW_ARCH_AARCH64'}
+    assert both.root_forbidden == EVERY_ARCH - {'HW_ARCH_AARCH64'}
 
 
 def test_a_volume_backed_request_uses_the_volumes_image_metadata():
@@ -216,8 +252,9 @@ def test_describe_names_the_property_and_family():
         'for hw_vif_model=vmxnet3, image_metadata_prefilter family '
         'vif_model')
     assert f.describe_trait('HW_ARCH_S390X', request) == (
-        'for hw_architecture=i686 (boots on HW_ARCH_I686 or HW_ARCH_X86_64)'
-        ', image_metadata_prefilter family architecture')
+        'for hw_architecture=i686 (boots on HW_ARCH_I686 or HW_ARCH_X86_64 '
+        'or a host with no HW_ARCH_* trait), image_metadata_prefilter '
+        'family architecture')
     assert f.describe_trait('COMPUTE_IMAGE_TYPE_RAW', request) is None
     assert make(['vif_model']).describe_trait('HW_ARCH_S390X') is None
 
@@ -241,7 +278,7 @@ def test_the_default_pipeline_runs_it_with_one_shared_catalogue():
     conf = itf_conf.new_conf(
         image_metadata_prefilter__families=['storage_bus'],
         scheduler__filter_hosts_by_image_type_support=True)
-    pipeline = request_filter.RequestFilterPipeline.from_settings(
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
         settings_mod.FilterSettings.from_conf(conf), placement=placement)
     request = spec({'hw_disk_bus': 'scsi'})
     added = pipeline(None, request)

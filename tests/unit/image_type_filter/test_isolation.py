@@ -220,15 +220,15 @@ def test_catalog_asks_again_for_missing_traits_only_after_recheck():
 
 
 def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
-    now = [0.0]
+    """Each refusal is decided on a fresh read; the boot after a host
+    starts carrying the trait lands, however long the interval."""
     placement = TraitsPlacementKnows(set(), carried={'COMPUTE_NODE'})
-    catalog = trait_catalog.TraitCatalog(placement, interval=10,
-                                         clock=lambda: now[0])
+    catalog = trait_catalog.TraitCatalog(placement, interval=3600,
+                                         clock=lambda: 0.0)
     image_filter = isolation.IsolateImageProperties(
         settings.FilterSettings(isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),
-        placement=placement)
-    image_filter.catalog = catalog
+        catalog=catalog)
     tagged = {'trait:CUSTOM_TROVE': 'required'}
     for _ in range(3):
         with pytest.raises(filter_exceptions.NoValidHost,
@@ -236,24 +236,23 @@ def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
                                  r'\(s\) CUSTOM_TROVE'):
             image_filter(None, rs.RequestSpec.for_boot(
                 'raw', extra_specs=tagged))
-    assert placement.associated_asked == 1  # cached, not once per boot
+    assert placement.associated_asked == 3  # one read per refusal
     placement.carried.add('CUSTOM_TROVE')  # a reporter tagged a host
-    now[0] += 10
     spec = rs.RequestSpec.for_boot('raw', extra_specs=tagged)
     assert image_filter(None, spec)
     assert spec.root_required == {'CUSTOM_TROVE'}
     image_filter(None, rs.RequestSpec.for_boot('raw', extra_specs=tagged))
-    assert placement.associated_asked == 2
+    assert placement.associated_asked == 4  # none once seen carried
 
 
 def test_the_pipelines_filters_share_one_cached_read():
     """Both filters ask "does any host carry it?"; the pipeline gives them
     one catalogue, so a boot costs one GET /traits?associated=true at most
     per interval, not one per filter."""
-    from image_type_filter.scheduler import request_filter
+    from image_type_filter.scheduler import pipeline as filter_pipeline
     placement = TraitsPlacementKnows(set(), carried={
         'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'})
-    pipeline = request_filter.RequestFilterPipeline.from_settings(
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
         settings.FilterSettings(image_type_enabled=True,
                                 isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),

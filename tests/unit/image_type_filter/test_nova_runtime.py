@@ -193,7 +193,7 @@ def test_isolation_requires_for_tagged_and_forbids_for_the_rest(nova):
 
 def test_a_request_that_cannot_be_placed_fails_the_way_nova_expects(nova):
     enable(nova, scheduler__filter_hosts_by_image_type_support=True,
-           scheduler__image_type_unknown_format='reject')
+           image_type_filter__unknown_format='reject')
     nova.package.all_filters()
     with pytest.raises(RequestFilterFailed, match="'qed'"):
         run_request_filters(nova, nova_spec('qed'))
@@ -284,8 +284,9 @@ def test_image_metadata_families_constrain_each_property_on_its_own(nova):
         'hw_disk_bus': 'scsi', 'hw_viommu_model': 'intel',
         'hw_architecture': 'x86_64'}))
     assert spec.root_required == {'COMPUTE_STORAGE_BUS_SCSI',
-                                  'COMPUTE_VIOMMU_MODEL_INTEL',
-                                  'HW_ARCH_X86_64'}
+                                  'COMPUTE_VIOMMU_MODEL_INTEL'}
+    assert 'HW_ARCH_AARCH64' in spec.root_forbidden
+    assert 'HW_ARCH_X86_64' not in spec.root_forbidden
 
 
 def test_an_image_metadata_trait_no_host_reports_fails_naming_it(nova):

@@ -15,7 +15,7 @@ from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import request_filter
+from image_type_filter.scheduler import image_type_support
 
 read = settings_mod.FilterSettings.from_conf
 
@@ -97,7 +97,7 @@ def _filter_conf():
 
 
 CONF = _filter_conf()
-FILTER = request_filter.RequireImageTypeSupport(read(CONF))
+FILTER = image_type_support.RequireImageTypeSupport(read(CONF))
 BASELINE = query.build_params(spec(), (1, 39))
 HOSTILE = st.one_of(
     st.text(max_size=200),
@@ -131,15 +131,15 @@ def test_no_disk_format_changes_the_query_beyond_one_known_trait(
 
 def test_reject_policy_is_the_only_exception():
     conf = _filter_conf()
-    conf.set_override('image_type_unknown_format', 'reject', 'scheduler')
+    conf.set_override('unknown_format', 'reject', 'image_type_filter')
     with pytest.raises(exceptions.UnknownImageFormat):
-        request_filter.RequireImageTypeSupport(read(conf))(None, spec(
+        image_type_support.RequireImageTypeSupport(read(conf))(None, spec(
             disk_format='qcow2&x'))
 
 
 REJECT_CONF = _filter_conf()
-REJECT_CONF.set_override('image_type_unknown_format', 'reject', 'scheduler')
-REJECTING = request_filter.RequireImageTypeSupport(read(REJECT_CONF))
+REJECT_CONF.set_override('unknown_format', 'reject', 'image_type_filter')
+REJECTING = image_type_support.RequireImageTypeSupport(read(REJECT_CONF))
 HUGE = ['a' * 1_000_000, 'raw' + '\x00' * 1_000_000, 'qcow2&' * 200_000,
         '%00' * 300_000, 'é' * 500_000]
 

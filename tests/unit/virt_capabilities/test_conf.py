@@ -12,10 +12,10 @@ def test_overrides_do_not_leak_between_config_objects():
         itf_conf.register_opts(conf)
         vc_conf.register_opts(conf)
         conf([])
-    first.set_override('image_type_unknown_format', 'reject', 'scheduler')
+    first.set_override('unknown_format', 'reject', 'image_type_filter')
     first.set_override('images_type', 'rbd', 'libvirt')
     first.set_override('connect_retries', 9, 'placement')
-    assert second.scheduler.image_type_unknown_format == 'ignore'
+    assert second.image_type_filter.unknown_format == 'ignore'
     assert second.libvirt.images_type == 'default'
     assert second.placement.connect_retries == 3
 

@@ -9,9 +9,11 @@ property is read on its own against the catalogue
 
 - a value with an os-traits trait Placement knows requires it on the root
   provider; "No valid host" names it when no host carries it;
-- a value whose hosts may carry one of several traits (i686: I686 or
-  X86_64) forbids the family's other traits instead, since Nova's
-  ``root_required`` has no any-of;
+- an architecture forbids the other ``HW_ARCH_*`` traits instead: an
+  i686 image boots on I686 or X86_64 hosts (Nova's ``root_required`` has no
+  any-of), and ironic and z/VM hosts report no ``HW_ARCH_*`` at all, so
+  every architecture leaves them to Nova's ImagePropertiesFilter, i686 and
+  aarch64 alike;
 - a value with no such trait adds nothing and is logged once; the other
   properties keep their constraints.
 
@@ -22,12 +24,12 @@ in ``request_spec.image``.
 import dataclasses
 import logging
 
-from image_type_common import image_metadata
+from image_type_common import property_traits
 from image_type_common import text
 from image_type_filter import exceptions
-from image_type_filter.scheduler import request_filter
 from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import trait_catalog
+from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
 NOVAS_PREFILTER_BESIDE = (
@@ -41,21 +43,29 @@ NOVAS_PREFILTER_BESIDE = (
 class Need:
     """What one image property asks of the host."""
 
-    family: image_metadata.Family
+    family: property_traits.Family
     prop: str
     value: str
     #: The traits whose hosts boot the value, its own first; () for none.
     hosts: tuple
 
     @property
+    def _forbids(self):
+        """Several traits boot the value (Nova's ``root_required`` has no
+        any-of), or a host without any of the family's traits may boot it:
+        then the family's other traits are forbidden instead."""
+        return bool(self.hosts) and (len(self.hosts) > 1 or
+                                     self.family.absent_means_unknown)
+
+    @property
     def required(self):
         """The one trait a host must carry, or None."""
-        return self.hosts[0] if len(self.hosts) == 1 else None
+        return None if not self.hosts or self._forbids else self.hosts[0]
 
     @property
     def forbidden(self):
-        """The family's traits a host must not carry (several hosts)."""
-        if len(self.hosts) < 2:
+        """The family's traits a host must not carry."""
+        if not self._forbids:
             return frozenset()
         return frozenset(self.family.traits) - set(self.hosts)
 
@@ -64,8 +74,10 @@ class Need:
 
     def describe(self):
         """For faults and --explain: the property and the family."""
-        boots_on = (' (boots on %s)' % ' or '.join(self.hosts)
-                    if len(self.hosts) > 1 else '')
+        boots_on = (' (boots on %s%s)' % (
+            ' or '.join(self.hosts), ' or a host with no %s* trait'
+            % self.family.prefix if self.family.absent_means_unknown
+            else '') if self._forbids else '')
         return 'for %s%s, image_metadata_prefilter family %s' % (
             self, boots_on, self.family.name)
 
@@ -79,13 +91,14 @@ def needs(properties, families):
     found = []
     for family in families:
         for prop in family.properties:
-            current = image_metadata.LEGACY_PROPERTIES.get(prop)
-            if current and spec_fields.field(properties, current) is not None:
+            current = property_traits.LEGACY_PROPERTIES.get(prop)
+            if current and spec_fields.image_property(
+                    properties, current) is not None:
                 continue
-            raw = spec_fields.field(properties, prop)
+            raw = spec_fields.image_property(properties, prop)
             if raw is None:
                 continue
-            value = image_metadata.canonical(prop, raw)
+            value = property_traits.canonical(prop, raw)
             hosts = family.hosts_for(value) if value is not None else ()
             found.append(Need(family, prop, value if value is not None
                               else text.safe_repr(raw), hosts))
@@ -100,13 +113,14 @@ class RequireImageMetadataSupport:
 
     name = 'require_image_metadata_support'
 
-    def __init__(self, settings, placement=None, catalog=None, **_):
-        self.families = tuple(image_metadata.FAMILIES[name] for name in
+    def __init__(self, settings, placement=None, catalog=None,
+                 image_property_names=None):
+        self.families = tuple(property_traits.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog or trait_catalog.for_placement(placement,
                                                              settings)
-        self._warned = request_filter.WarnOnce()
+        self._warned = warn_once.WarnOnce()
         if self.families and settings.novas_metadata_prefilter:
             LOG.warning(NOVAS_PREFILTER_BESIDE)
 
@@ -160,7 +174,7 @@ class RequireImageMetadataSupport:
 
     def describe_trait(self, trait, request_spec=None):
         """Which of the request's properties asks for or forbids ``trait``."""
-        family = image_metadata.family_of_trait(trait)
+        family = property_traits.family_of_trait(trait)
         if family is None or family.name not in self.family_names:
             return None
         if request_spec is not None:

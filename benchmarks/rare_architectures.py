@@ -1,8 +1,8 @@
 """Rare architectures under Nova's max_placement_results: the image-metadata
 prefilter against ImagePropertiesFilter alone.
 
-    python -m benchmarks.image_metadata           # 10,000 hosts, PostgreSQL
-    python -m benchmarks.image_metadata --hosts 2000 --backend sqlite
+    python -m benchmarks.rare_architectures     # 10,000 hosts, PostgreSQL
+    python -m benchmarks.rare_architectures --hosts 2000 --backend sqlite
 
 One fleet on a real Placement: 1% aarch64 hosts (HW_ARCH_AARCH64), 0.1%
 ppc64le, 0.05% s390x, the rest x86_64, each with nova-compute's own traits;
@@ -15,7 +15,8 @@ an image of each rare architecture it asks, ``--asks`` times, with Nova's
   filter would. An answer with none left is a "No valid host" although
   fitting hosts exist.
 - **the prefilter**: the request filter's own constraint
-  (``root_required=HW_ARCH_X``), built by ``RequireImageMetadataSupport``.
+  (``root_required=!HW_ARCH_Y,...``: every other architecture forbidden),
+  built by ``RequireImageMetadataSupport``.
 
 On PostgreSQL both run against Placement's default candidate order and a
 second API service on the same database with
@@ -41,11 +42,12 @@ import os_traits
 from benchmarks.scale import build as scale_build
 from benchmarks.scale import queries
 from benchmarks.scale import shapes
+from image_type_common import property_traits
 from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
-from image_type_filter.scheduler import image_metadata
+from image_type_filter.scheduler import hardware_properties
 from placement_runner import embedded
 from placement_runner import postgres
 
@@ -63,7 +65,7 @@ class BenchmarkError(Exception):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog='python -m benchmarks.image_metadata')
+        prog='python -m benchmarks.rare_architectures')
     parser.add_argument('--hosts', type=int, default=10000)
     parser.add_argument('--backend', choices=('postgresql', 'sqlite'),
                         default='postgresql')
@@ -108,9 +110,9 @@ def build(placement, host_arches):
 
 def prefilter():
     """The request filter nova-scheduler would run, every family on."""
-    return image_metadata.RequireImageMetadataSupport(
+    return hardware_properties.RequireImageMetadataSupport(
         settings.FilterSettings(image_metadata_families=tuple(
-            image_metadata.image_metadata.NAMES)))
+            property_traits.NAMES)))
 
 
 def spec_for(arch):
@@ -120,11 +122,11 @@ def spec_for(arch):
 
 def query_strings(client, arch):
     """{variant: query string} for a boot of an ``arch`` image."""
-    plain = query.build(spec_for(arch), client.microversion)
+    plain = query.build(spec_for(arch), client.negotiate())
     filtered = spec_for(arch)
     prefilter()(None, filtered)
     return {'image_properties_filter': plain + '&limit=%d' % LIMIT,
-            'prefilter': query.build(filtered, client.microversion)
+            'prefilter': query.build(filtered, client.negotiate())
             + '&limit=%d' % LIMIT}
 
 

@@ -34,6 +34,10 @@ class Family:
     #: Value -> further traits whose hosts boot it too (a 64-bit host CPU
     #: runs its 32-bit guests).
     also_booted_by: dict = dataclasses.field(default_factory=dict)
+    #: True: a host that reports none of the family's traits may boot any
+    #: value, so a request forbids the family's other traits instead of
+    #: requiring one (the same rule for every value of the family).
+    absent_means_unknown: bool = False
 
     @functools.cached_property
     def _accepted(self):
@@ -103,10 +107,15 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
     # HW_ARCH_* is the host CPU (libvirt's _get_cpu_arch_traits). Nova
     # computes HW_ARCH_ARMV7L, which os-traits spells HW_ARCH_ARMV7; and
     # an x86_64 host boots i686 guests (ImagePropertiesFilter passes it).
+    # The ironic and z/VM drivers report no HW_ARCH_* at all, and Nova's
+    # ImagePropertiesFilter checks their architecture itself (from their
+    # supported_instances): every architecture, i686 or aarch64, forbids
+    # the other HW_ARCH_* traits and leaves such hosts to it.
     Family('architecture', ('hw_architecture', 'architecture'),
            ARCHITECTURES, 'HW_ARCH_',
            spelling={'armv7l': 'HW_ARCH_ARMV7'},
-           also_booted_by={'i686': ('HW_ARCH_X86_64',)}),
+           also_booted_by={'i686': ('HW_ARCH_X86_64',)},
+           absent_means_unknown=True),
     # COMPUTE_ARCH_* exists for only a few emulated architectures.
     Family('emulation_architecture', ('hw_emulation_architecture',),
            ARCHITECTURES, 'COMPUTE_ARCH_'),

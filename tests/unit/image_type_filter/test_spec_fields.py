@@ -1,0 +1,62 @@
+"""Reading a request: an unset field is None; a field Nova's object does
+not have at all is an ERROR, logged once, never a silent pass."""
+
+import logging
+
+from image_type_filter.scheduler import spec_fields
+
+
+class NovaLike:
+    """Shaped like an oslo versioned object: declared ``fields``, and
+    attributes that raise when they are not set."""
+
+    fields = {'image': None, 'is_bfv': None}
+
+    def __init__(self, **values):
+        self._values = values
+
+    def obj_attr_is_set(self, name):
+        return name in self._values
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__['_values'][name]
+        except KeyError:
+            raise NotImplementedError('Cannot load %r' % name) from None
+
+
+class RenamedSpec(NovaLike):
+    """A Nova that renamed ``is_bfv``."""
+
+    fields = {'image': None, 'is_volume_backed': None}
+
+
+def test_an_unset_field_is_none_without_a_word(caplog):
+    with caplog.at_level(logging.DEBUG, spec_fields.__name__):
+        assert spec_fields.field(NovaLike(), 'is_bfv') is None
+        assert spec_fields.field(NovaLike(is_bfv=True), 'is_bfv') is True
+    assert caplog.records == []
+
+
+def test_a_field_nova_does_not_have_is_an_error_logged_once(caplog):
+    with caplog.at_level(logging.DEBUG, spec_fields.__name__):
+        for _ in range(5):
+            assert spec_fields.field(RenamedSpec(is_volume_backed=True),
+                                     'is_bfv') is None
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1
+    assert 'RenamedSpec' in errors[0].getMessage()
+    assert 'is_bfv' in errors[0].getMessage()
+
+
+def test_an_image_property_nova_drops_is_none_without_a_word(caplog):
+    class Props(NovaLike):
+        fields = {'hw_architecture': None}
+
+    with caplog.at_level(logging.DEBUG, spec_fields.__name__):
+        assert spec_fields.image_property(Props(), 'architecture') is None
+        assert spec_fields.image_property(
+            Props(hw_architecture='x86_64'), 'hw_architecture') == 'x86_64'
+        assert spec_fields.image_property({'trove': 'true'},
+                                          'trove') == 'true'
+    assert caplog.records == []

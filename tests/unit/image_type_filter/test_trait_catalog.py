@@ -1,0 +1,187 @@
+"""The trait catalogue: a refusal is decided on a fresh answer, the common
+path asks nothing, and a failed read is remembered for the interval.
+
+The clock never moves unless a test moves it, and the interval is an hour:
+whatever a test sees in between comes from the catalogue's rule, not from
+timing.
+"""
+
+import logging
+
+import pytest
+
+from image_type_common import exceptions
+from image_type_filter import exceptions as filter_exceptions
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
+from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_type_support
+from image_type_filter.scheduler import isolation
+from image_type_filter.scheduler import trait_catalog
+
+HOUR = 3600.0
+
+
+class Placement:
+    """Answers as Placement would from the sets it is given, counting every
+    request; ``down`` makes each one fail as an unreachable Placement."""
+
+    def __init__(self, known=(), carried=(), creatable=True):
+        self.known = set(known)
+        self.carried = set(carried)
+        self.creatable = creatable
+        self.down = False
+        self.requests = 0
+
+    def _request(self):
+        self.requests += 1
+        if self.down:
+            raise exceptions.PlacementUnavailable('cannot reach Placement')
+
+    def list_traits(self, names):
+        self._request()
+        return set(names) & self.known
+
+    def list_associated_traits(self):
+        self._request()
+        return set(self.carried)
+
+    def create_trait(self, name):
+        self._request()
+        if not self.creatable:
+            raise exceptions.PlacementUnavailable('cannot reach Placement')
+        self.known.add(name)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def catalog_over(placement, clock=None):
+    return trait_catalog.TraitCatalog(placement, interval=HOUR,
+                                      clock=clock or Clock())
+
+
+VMDK, RAW = 'COMPUTE_IMAGE_TYPE_VMDK', 'COMPUTE_IMAGE_TYPE_RAW'
+
+
+def test_a_trait_seen_carried_costs_no_request_again():
+    placement = Placement(carried={RAW})
+    catalog = catalog_over(placement)
+    assert catalog.carried(RAW) is True
+    for _ in range(20):
+        assert catalog.carried(RAW) is True
+    assert placement.requests == 1
+
+
+def test_nobody_carries_it_is_read_again_before_each_refusal():
+    placement = Placement(carried={RAW})
+    catalog = catalog_over(placement)
+    assert catalog.carried(VMDK) is False
+    placement.carried.add(VMDK)  # a host starts booting vmdk
+    assert catalog.carried(VMDK) is True  # the clock has not moved
+    assert placement.requests == 2
+
+
+def test_a_format_that_appears_is_booted_by_the_next_boot():
+    placement = Placement(carried={RAW})
+    image_filter = image_type_support.RequireImageTypeSupport(
+        settings.FilterSettings(image_type_enabled=True),
+        catalog=catalog_over(placement))
+    with pytest.raises(filter_exceptions.NoValidHost,
+                       match='No compute host boots vmdk images'):
+        image_filter(None, rs.RequestSpec.for_boot('vmdk'))
+    placement.carried.add(VMDK)
+    spec = rs.RequestSpec.for_boot('vmdk')
+    assert image_filter(None, spec)
+    assert spec.root_required == {VMDK}
+
+
+def test_an_image_property_trait_that_appears_is_met_by_the_next_boot():
+    bus = 'COMPUTE_STORAGE_BUS_SCSI'
+    placement = Placement(known={bus}, carried={RAW})
+    image_filter = hardware_properties.RequireImageMetadataSupport(
+        settings.FilterSettings(image_metadata_families=('storage_bus',)),
+        catalog=catalog_over(placement))
+    scsi = {'hw_disk_bus': 'scsi'}
+    with pytest.raises(filter_exceptions.NoValidHost, match=bus):
+        image_filter(None, rs.RequestSpec.for_boot('raw', properties=scsi))
+    placement.carried.add(bus)
+    spec = rs.RequestSpec.for_boot('raw', properties=scsi)
+    assert image_filter(None, spec)
+    assert spec.root_required == {bus}
+
+
+def test_a_reserved_trait_placement_learns_is_seen_by_the_next_boot():
+    """Creating the trait failed at start-up; the reporter has since
+    created it and tagged a host: no "does not know yet" from memory."""
+    placement = Placement(creatable=False)
+    catalog = catalog_over(placement)
+    image_filter = isolation.IsolateImageProperties(
+        settings.FilterSettings(isolation_enabled=True,
+                                isolation_rules=('CUSTOM_TROVE',)),
+        catalog=catalog)
+    tagged = {'trait:CUSTOM_TROVE': 'required'}
+    with pytest.raises(filter_exceptions.NoValidHost,
+                       match='does not know yet'):
+        image_filter(None, rs.RequestSpec.for_boot('raw',
+                                                   extra_specs=tagged))
+    placement.known.add('CUSTOM_TROVE')
+    placement.carried.add('CUSTOM_TROVE')
+    spec = rs.RequestSpec.for_boot('raw', extra_specs=tagged)
+    assert image_filter(None, spec)
+    assert spec.root_required == {'CUSTOM_TROVE'}
+
+
+def test_a_failed_read_is_remembered_for_the_interval(caplog):
+    clock = Clock()
+    placement = Placement(carried={RAW})
+    placement.down = True
+    catalog = catalog_over(placement, clock)
+    caplog.set_level(logging.WARNING, trait_catalog.__name__)
+    for _ in range(50):
+        assert catalog.carried(VMDK) is None  # the query decides
+    assert placement.requests == 1
+    assert len(caplog.records) == 1  # one warning, not one per boot
+    clock.now += HOUR - 1
+    assert catalog.carried(VMDK) is None
+    assert placement.requests == 1
+    placement.down = False
+    clock.now += 1
+    assert catalog.carried(VMDK) is False  # asked again, and answered
+    assert placement.requests == 2
+
+
+def test_which_traits_exist_remembers_a_failure_too():
+    placement = Placement(known={'HW_ARCH_X86_64'})
+    placement.down = True
+    catalog = catalog_over(placement)
+    for _ in range(50):
+        assert catalog.known({'HW_ARCH_X86_64'}) == {'HW_ARCH_X86_64'}
+        assert catalog.known({'HW_ARCH_X86_64'}, fresh=True) == {
+            'HW_ARCH_X86_64'}
+    assert placement.requests == 1
+
+
+def test_while_placement_is_down_the_three_filters_add_no_request():
+    from image_type_filter.scheduler import pipeline as filter_pipeline
+    placement = Placement(carried={RAW})
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+        settings.FilterSettings(
+            image_type_enabled=True, isolation_enabled=True,
+            isolation_rules=('CUSTOM_TROVE',),
+            image_metadata_families=('architecture', 'storage_bus'),
+            traits_refresh_interval=HOUR),
+        placement=placement)
+    started = placement.requests  # creating the reserved trait
+    placement.down = True
+    for _ in range(30):
+        pipeline(None, rs.RequestSpec.for_boot(
+            'vmdk', properties={'hw_architecture': 'aarch64',
+                                'hw_disk_bus': 'scsi'},
+            extra_specs={'trait:CUSTOM_TROVE': 'required'}))
+    assert placement.requests - started == 1
