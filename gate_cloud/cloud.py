@@ -51,15 +51,9 @@ def credentials():
 
 
 def libvirt_provider_name():
-    """libvirt names its node after the host name (canonical if not
-    fully qualified), as the reporter's README says."""
-    name = socket.gethostname()
-    if '.' in name:
-        return name
-    try:
-        return socket.getfqdn(name) or name
-    except OSError:
-        return name
+    """A first guess (libvirt reports the host name); the real name is
+    read from Nova once the node registers."""
+    return socket.gethostname()
 
 
 def compute_records():
@@ -219,6 +213,8 @@ def _write_configs(creds):
     for name in ['api', 'conductor', 'scheduler'] + [
             'compute-' + c['host'] for c in compute_records()]:
         layout.path('nova', name, 'locks').mkdir(parents=True, exist_ok=True)
+        if name.startswith('compute-'):
+            layout.path('nova', name, 'instances').mkdir(exist_ok=True)
 
 
 def _manage(binary, *args, conf):
@@ -309,18 +305,28 @@ def _provider_traits_by_name(admin):
 
 
 def _wait_providers(admin, computes, procs):
-    wanted = {c['provider'] for c in computes}
-
+    """Until every compute has a provider in Placement; each compute's
+    provider name is taken from Nova (libvirt names its node after the
+    hostname libvirt reports, the fake driver after [DEFAULT] host)."""
     def probe():
         for host, (proc, plog) in procs.items():
             if proc.poll() is not None:
                 raise GateError('nova-compute %s exited with %s; see %s'
                                 % (host, proc.returncode, plog))
         try:
+            hypervisors = admin.get(
+                layout.ENDPOINTS['compute'] + '/os-hypervisors/detail',
+                headers=rest.COMPUTE_HEADERS)['hypervisors']
             have = {p['name'] for p in rest.providers(admin)}
         except GateError:
             return False
-        return wanted <= have
+        nodes = {h['service']['host']: h['hypervisor_hostname']
+                 for h in hypervisors}
+        if not all(nodes.get(c['host']) in have for c in computes):
+            return False
+        for c in computes:
+            c['provider'] = nodes[c['host']]
+        return True
     processes.wait_for('nova-compute resource providers in Placement',
                        probe, log=layout.path('logs'))
 
