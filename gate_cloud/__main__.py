@@ -22,6 +22,8 @@ def main(argv=None):
     up.add_argument('--keep', action='store_true',
                     help='leave it running and print a clouds.yaml')
     sub.add_parser('down', help='stop everything the cloud started')
+    sub.add_parser('prepare', help='only install what the cloud needs '
+                                   '(Debian packages, .venv-cloud)')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
@@ -29,6 +31,9 @@ def main(argv=None):
     try:
         if args.command == 'down':
             cloud.down()
+            return 0
+        if args.command == 'prepare':
+            cloud.prepare()
             return 0
         if args.command == 'up':
             cloud.up()

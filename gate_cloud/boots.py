@@ -1,4 +1,4 @@
-"""Boots through the real API: images into Glance, servers to ACTIVE or ERROR."""
+"""Boots through the real API: images into Glance, servers to the end."""
 
 import time
 import urllib.request
@@ -20,12 +20,13 @@ def upload_image(client, name, disk_format, path, properties=None):
         data = f.read()
     if client.token is None:
         client.authenticate()
-    req = urllib.request.Request(
+    # Every URL here is the cloud's own http://127.0.0.1 endpoint.
+    req = urllib.request.Request(  # noqa: S310
         layout.ENDPOINTS['image'] + '/v2/images/%s/file' % image['id'],
         data=data, method='PUT', headers={
             'Content-Type': 'application/octet-stream',
             'X-Auth-Token': client.token})
-    with urllib.request.urlopen(req, timeout=120):
+    with urllib.request.urlopen(req, timeout=120):  # noqa: S310
         pass
     return image['id']
 

@@ -23,6 +23,7 @@ from gate_cloud.processes import GateError
 CLOUD_JSON = 'cloud.json'
 CREDS = 'credentials.json'
 
+LIBVIRT = 'libvirt.LibvirtDriver'
 #: The compute nodes: a real libvirt/QEMU node and fake ones beside it.
 #: ``provider`` None means "as libvirt names it" (this machine's hostname).
 COMPUTES = (
@@ -92,6 +93,12 @@ def fresh_state():
     layout.STATE.mkdir(mode=0o700, exist_ok=True)
     for sub in ('logs', 'tmp'):
         layout.path(sub).mkdir(exist_ok=True)
+
+
+def prepare():
+    """Install what is missing (CI runs this beside the other builds)."""
+    preflight.ensure_debian_packages(log)
+    preflight.ensure_venv(log)
 
 
 def up(keep=False):
@@ -305,27 +312,26 @@ def _provider_traits_by_name(admin):
 
 
 def _wait_providers(admin, computes, procs):
-    """Until every compute has a provider in Placement; each compute's
-    provider name is taken from Nova (libvirt names its node after the
-    hostname libvirt reports, the fake driver after [DEFAULT] host)."""
+    """Until every compute has a provider in Placement. The fake driver
+    names its node after [DEFAULT] host; libvirt after the hostname it
+    reports, so the libvirt node's provider is the one left over."""
+    fakes = {c['host'] for c in computes if c['driver'] != LIBVIRT}
+
     def probe():
         for host, (proc, plog) in procs.items():
             if proc.poll() is not None:
                 raise GateError('nova-compute %s exited with %s; see %s'
                                 % (host, proc.returncode, plog))
         try:
-            hypervisors = admin.get(
-                layout.ENDPOINTS['compute'] + '/os-hypervisors/detail',
-                headers=rest.COMPUTE_HEADERS)['hypervisors']
             have = {p['name'] for p in rest.providers(admin)}
         except GateError:
             return False
-        nodes = {h['service']['host']: h['hypervisor_hostname']
-                 for h in hypervisors}
-        if not all(nodes.get(c['host']) in have for c in computes):
+        others = have - fakes
+        if not fakes <= have or len(others) != len(computes) - len(fakes):
             return False
         for c in computes:
-            c['provider'] = nodes[c['host']]
+            if c['driver'] == LIBVIRT:
+                c['provider'] = others.pop()
         return True
     processes.wait_for('nova-compute resource providers in Placement',
                        probe, log=layout.path('logs'))

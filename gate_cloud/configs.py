@@ -167,7 +167,8 @@ def nova_common(creds, name):
         'oslo_concurrency': {'lock_path': str(state / 'locks')},
         'vnc': {'enabled': 'False'},
         'api': {'auth_strategy': 'keystone'},
-        'wsgi': {'api_paste_config': str(layout.path('nova', 'api-paste.ini'))},
+        'wsgi': {'api_paste_config': str(layout.path('nova',
+                                                     'api-paste.ini'))},
         'oslo_messaging_rabbit': {'heartbeat_timeout_threshold': '30'},
     }
 

@@ -1,4 +1,4 @@
-"""Where everything lives and which loopback ports it takes: each default once."""
+"""Where everything lives and which loopback ports it takes (each once)."""
 
 import os
 import pathlib

@@ -1,4 +1,4 @@
-"""The WSGI entry gunicorn loads: trims ``sys.argv`` first, then imports the app.
+"""The WSGI entry gunicorn loads: trims ``sys.argv``, then imports the app.
 
 Keystone, Placement, Glance and nova-api parse ``sys.argv`` through
 oslo.config when imported; under gunicorn that is gunicorn's own command
