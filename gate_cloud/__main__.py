@@ -52,6 +52,16 @@ def main(argv=None):
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)
         return 1
+    except Exception as exc:  # a bug of ours: still one line, and down
+        import traceback
+        cloud.down(quiet=True)
+        where = layout.path('logs', 'gate-error.log')
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(traceback.format_exc())
+        print('gate_cloud %s: internal error %s: %s (traceback in %s)'
+              % (args.command, type(exc).__name__, exc, where),
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         cloud.down(quiet=True)
         print('gate_cloud %s: interrupted; cloud stopped' % args.command,

@@ -7,6 +7,7 @@ another shell stops exactly those and nothing else.
 
 import json
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -42,7 +43,7 @@ def records():
 
 def start(name, argv, env=None, cwd=None, log=None):
     """Start ``argv`` in its own session; its output goes to ``log``."""
-    log = log or layout.path('logs', name + '.log')
+    log = pathlib.Path(log or layout.path('logs', name + '.log'))
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, 'ab') as out:
         proc = subprocess.Popen(

@@ -225,14 +225,15 @@ def test_network_standin_answers_nova_reads_and_nothing_else():
     thread.start()
     base = 'http://127.0.0.1:%d' % server.server_address[1]
     try:
-        with urllib.request.urlopen(base + '/v2.0/ports?device_id=x',
-                                    timeout=10) as r:
+        with urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/ports?device_id=x', timeout=10) as r:
             assert json.load(r) == {'ports': []}
-        with urllib.request.urlopen(base + '/v2.0/security-groups',
-                                    timeout=10) as r:
+        with urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/security-groups', timeout=10) as r:
             assert json.load(r) == {'security_groups': []}
         with pytest.raises(urllib.error.HTTPError) as exc:
-            urllib.request.urlopen(base + '/v2.0/routers', timeout=10)
+            urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/routers', timeout=10)
         assert exc.value.code == 404
     finally:
         server.shutdown()
@@ -244,3 +245,20 @@ def test_gate_cloud_is_not_in_the_wheel():
     parser.read(layout.REPO / 'setup.cfg')
     include = parser['options.packages.find']['include'].split()
     assert not [p for p in include if p.startswith('gate_cloud')]
+
+
+def readme_block_after(marker):
+    lines = (layout.REPO / 'README.md').read_text().splitlines()
+    at = lines.index('<!-- %s -->' % marker)
+    assert lines[at + 1] == '```'
+    return lines[at + 2]
+
+
+def test_readme_gate_command_is_this_package_and_ci_runs_it():
+    command = readme_block_after('gate-command')
+    assert command == 'python3 -m gate_cloud run'
+    ci = (layout.REPO / '.ci' / 'run').read_text()
+    assert 'readme_command gate-command' in ci
+    # The cloud is stopped whatever happens once the gate step starts.
+    trap = ci.index("trap 'python3 -m gate_cloud down")
+    assert trap < ci.index('bash -c "$gate_cmd"')
