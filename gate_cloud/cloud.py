@@ -404,7 +404,9 @@ def describe(creds, computes, image_files):
         'reserved_trait': layout.RESERVED_TRAIT,
         'image_metadata_family': layout.IMAGE_METADATA_FAMILY,
         'scheduler': {'nova_conf': str(services.nova_conf_path('scheduler')),
-                      'log': str(layout.path('logs', 'nova-scheduler.log')),
+                      # oslo.log's file ([DEFAULT] log_file), not stdout
+                      'log': str(layout.path('logs',
+                                             'nova-scheduler-app.log')),
                       'workers': layout.SCHEDULER_WORKERS},
         'venv': str(layout.VENV),
         'logs': str(layout.path('logs')),
