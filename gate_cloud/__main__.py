@@ -27,7 +27,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
-    signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _command(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(args):
     try:
         if args.command == 'down':
             cloud.down()

@@ -262,3 +262,18 @@ def test_readme_gate_command_is_this_package_and_ci_runs_it():
     # The cloud is stopped whatever happens once the gate step starts.
     trap = ci.index("trap 'python3 -m gate_cloud down")
     assert trap < ci.index('bash -c "$gate_cmd"')
+
+
+def test_token_count_takes_only_the_reporters_token_requests(private_state):
+    from gate_cloud import figures
+    logs = private_state / 'logs'
+    logs.mkdir(parents=True)
+    agent = '%s keystoneauth1/5.18.1 python-requests/2.34.2' % (
+        'virt-capabilities')
+    (logs / 'keystone-access.log').write_text('\n'.join([
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "%s"' % agent,
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "nova-compute '
+        'keystoneauth1/5.18.1"',
+        '[t] "GET /v3/auth/tokens HTTP/1.1" 200 0.1 "%s"' % agent,
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "%s"' % agent, '']))
+    assert figures.token_requests() == 2
