@@ -382,10 +382,25 @@ def _image_files():
         f.truncate(1024 * 1024)
     files['raw'] = str(raw)
     iso = images / 'empty.iso'
-    with open(iso, 'wb') as f:
-        f.truncate(64 * 1024)
+    iso.write_bytes(empty_iso())
     files['iso'] = str(iso)
     return files
+
+
+def empty_iso(blocks=32, block_size=2048):
+    """An ISO 9660 image with nothing on it: Glance inspects the upload
+    and refuses an ``iso`` without a primary volume descriptor."""
+    import struct
+    data = bytearray(blocks * block_size)
+    pvd = 16 * block_size  # after the 16 system-area sectors
+    data[pvd:pvd + 7] = b'\x01CD001\x01'
+    data[pvd + 80:pvd + 88] = struct.pack('<L', blocks) + struct.pack(
+        '>L', blocks)
+    data[pvd + 128:pvd + 132] = struct.pack('<H', block_size) + struct.pack(
+        '>H', block_size)
+    end = pvd + block_size  # the set terminator
+    data[end:end + 7] = b'\xffCD001\x01'
+    return bytes(data)
 
 
 def describe(creds, computes, image_files):

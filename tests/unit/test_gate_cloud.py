@@ -277,3 +277,12 @@ def test_token_count_takes_only_the_reporters_token_requests(private_state):
         '[t] "GET /v3/auth/tokens HTTP/1.1" 200 0.1 "%s"' % agent,
         '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "%s"' % agent, '']))
     assert figures.token_requests() == 2
+
+
+def test_iso_file_is_an_iso_as_glance_inspects_it():
+    from oslo_utils.imageutils import format_inspector
+    data = cloud.empty_iso()
+    inspector = format_inspector.ISOInspector()
+    inspector.eat_chunk(data)
+    assert inspector.format_match
+    assert inspector.virtual_size == len(data)
