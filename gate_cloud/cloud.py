@@ -362,10 +362,10 @@ def _wait_reporters(admin, computes):
 
 
 def _flavor(admin):
-    f = layout.FLAVOR
-    admin.post(layout.ENDPOINTS['compute'] + '/flavors', {'flavor': {
-        'name': f['name'], 'id': f['id'], 'ram': f['ram'],
-        'vcpus': f['vcpus'], 'disk': f['disk']}})
+    for f in (layout.FLAVOR, layout.FLAVOR_ALT):
+        admin.post(layout.ENDPOINTS['compute'] + '/flavors', {'flavor': {
+            'name': f['name'], 'id': f['id'], 'ram': f['ram'],
+            'vcpus': f['vcpus'], 'disk': f['disk']}})
 
 
 def _image_files():
@@ -412,6 +412,8 @@ def describe(creds, computes, image_files):
                   'project_domain_name': 'Default'},
         'endpoints': dict(layout.ENDPOINTS),
         'flavor': {'id': layout.FLAVOR['id'], 'name': layout.FLAVOR['name']},
+        'flavor_alt': {'id': layout.FLAVOR_ALT['id'],
+                       'name': layout.FLAVOR_ALT['name']},
         'image_files': image_files,
         'computes': [{k: c[k] for k in (
             'host', 'driver', 'provider', 'image_types', 'custom_traits',

@@ -54,6 +54,9 @@ PROBE_TIMEOUT = 5.0
 START_DEADLINE = 240.0
 
 FLAVOR = {'id': '42', 'name': 'gate.tiny', 'ram': 128, 'vcpus': 1, 'disk': 1}
+#: A second one: tempest's flavor filters need two (flavor_ref_alt).
+FLAVOR_ALT = {'id': '43', 'name': 'gate.tiny.alt', 'ram': 192, 'vcpus': 1,
+              'disk': 1}
 
 
 def venv_bin(name):

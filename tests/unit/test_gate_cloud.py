@@ -196,6 +196,7 @@ def test_cloud_json_has_the_contract_shape(private_state):
     assert set(on_disk['endpoints']) >= {'identity', 'compute', 'image',
                                          'placement', 'network'}
     assert set(on_disk['flavor']) == {'id', 'name'}
+    assert on_disk['flavor_alt']['id'] != on_disk['flavor']['id']
     assert {'qcow2', 'raw', 'vmdk'} <= set(on_disk['image_files'])
     drivers = {c['driver'] for c in on_disk['computes']}
     assert drivers == {'libvirt.LibvirtDriver', 'fake.FakeDriver'}
