@@ -79,12 +79,22 @@ def already_up():
     return any(processes.alive(r['pid']) for r in processes.records())
 
 
+#: A run's results, kept in previous/ when the next cloud starts.
+RESULTS = ('run.json', 'figures.json')
+
+
 def fresh_state():
-    """Wipe the last cloud's state; the virtualenv stays."""
+    """Wipe the last cloud's state; the virtualenv's stamp, the install
+    logs and the last run's results (moved to previous/) stay."""
     if layout.STATE.exists():
+        previous = layout.path('previous')
+        for name in RESULTS:
+            if layout.path(name).exists():
+                previous.mkdir(exist_ok=True)
+                layout.path(name).replace(previous / name)
         for entry in layout.STATE.iterdir():
             if entry.name.startswith('apt') or entry.name.startswith('pip') \
-                    or entry.name == 'venv.stamp':
+                    or entry.name in ('venv.stamp', 'previous'):
                 continue
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)

@@ -287,3 +287,16 @@ def test_iso_file_is_an_iso_as_glance_inspects_it():
     inspector.eat_chunk(data)
     assert inspector.format_match
     assert inspector.virtual_size == len(data)
+
+
+def test_a_new_cloud_keeps_the_last_runs_results(private_state):
+    private_state.mkdir()
+    (private_state / 'figures.json').write_text('{"x": 1}')
+    (private_state / 'venv.stamp').write_text('s')
+    (private_state / 'logs').mkdir()
+    (private_state / 'logs' / 'old.log').write_text('old')
+    cloud.fresh_state()
+    assert (private_state / 'previous' / 'figures.json').read_text() == \
+        '{"x": 1}'
+    assert (private_state / 'venv.stamp').exists()
+    assert not (private_state / 'logs' / 'old.log').exists()
