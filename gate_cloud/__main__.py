@@ -1,0 +1,84 @@
+"""``python3 -m gate_cloud run|up [--keep]|down``."""
+
+import argparse
+import signal
+import sys
+
+from gate_cloud import cloud
+from gate_cloud import layout
+from gate_cloud.processes import GateError
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='python3 -m gate_cloud',
+        description='A small real OpenStack cloud on 127.0.0.1 for the gate '
+                    'job: up, tests, figures, down.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    sub.add_parser('run', help='up, the tempest suites, faults, figures, '
+                               'down; non-zero exit if anything failed')
+    up = sub.add_parser('up', help='bring the cloud up (and down again '
+                                   'unless --keep)')
+    up.add_argument('--keep', action='store_true',
+                    help='leave it running and print a clouds.yaml')
+    sub.add_parser('down', help='stop everything the cloud started')
+    sub.add_parser('prepare', help='only install what the cloud needs '
+                                   '(Debian packages, .venv-cloud)')
+    args = parser.parse_args(argv)
+    # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
+    # started is stopped.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _command(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _command(args):
+    try:
+        if args.command == 'down':
+            cloud.down()
+            return 0
+        if args.command == 'prepare':
+            cloud.prepare()
+            return 0
+        if args.command == 'up':
+            cloud.up()
+            if args.keep:
+                print('# clouds.yaml (also %s):' % layout.path('clouds.yaml'))
+                print(layout.path('clouds.yaml').read_text())
+                print('# OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=%s %s server list'
+                      % (layout.path('clouds.yaml'), layout.CLOUD_NAME,
+                         layout.venv_bin('openstack')))
+                print('# stop it: python3 -m gate_cloud down')
+            else:
+                cloud.down()
+            return 0
+        from gate_cloud import runner
+        return runner.run()
+    except GateError as exc:
+        print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)
+        return 1
+    except Exception as exc:  # a bug of ours: still one line, and down
+        import traceback
+        cloud.down(quiet=True)
+        where = layout.path('logs', 'gate-error.log')
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(traceback.format_exc())
+        print('gate_cloud %s: internal error %s: %s (traceback in %s)'
+              % (args.command, type(exc).__name__, exc, where),
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        cloud.down(quiet=True)
+        print('gate_cloud %s: interrupted; cloud stopped' % args.command,
+              file=sys.stderr)
+        return 130
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+if __name__ == '__main__':
+    sys.exit(main())

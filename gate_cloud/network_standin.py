@@ -1,0 +1,58 @@
+"""A stand-in for the network API: only the reads Nova makes, all empty.
+
+Nova 34's API lists ports (for security groups) on every server read, even
+for ``--nic none`` servers, and answers 500 when no ``network`` endpoint
+answers. This is registered in Keystone as service type ``network`` and
+answers those reads with empty lists; it is not Neutron, and anything else
+is 404. Run: ``python -m gate_cloud.network_standin PORT``.
+"""
+
+import http.server
+import json
+import sys
+
+EMPTY = {
+    '/v2.0/ports': 'ports',
+    '/v2.0/networks': 'networks',
+    '/v2.0/security-groups': 'security_groups',
+    '/v2.0/floatingips': 'floatingips',
+    '/v2.0/subnets': 'subnets',
+    '/v2.0/extensions': 'extensions',
+    '/v2.0/qos/policies': 'policies',
+}
+VERSIONS = {'versions': [{'id': 'v2.0', 'status': 'CURRENT', 'links': [
+    {'rel': 'self', 'href': '/v2.0/'}]}]}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = 'HTTP/1.1'
+
+    def _send(self, code, body):
+        raw = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_GET(self):
+        path = self.path.split('?', 1)[0].rstrip('/')
+        if path.endswith('.json'):
+            path = path[:-5]
+        if path in ('', '/v2.0'):
+            return self._send(200, VERSIONS)
+        if path in EMPTY:
+            return self._send(200, {EMPTY[path]: []})
+        return self._send(404, {'NeutronError': {
+            'type': 'HTTPNotFound', 'message': 'stand-in: not served',
+            'detail': ''}})
+
+
+def main():
+    port = int(sys.argv[1])
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler)
+    server.serve_forever()
+
+
+if __name__ == '__main__':
+    main()

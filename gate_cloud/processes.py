@@ -1,0 +1,243 @@
+"""Start services in process groups of their own; stop them by pid.
+
+Every process the cloud starts is recorded in ``.cloud/pids.json`` (name,
+pid, which is also its process group, and its log), so ``down`` from
+another shell stops exactly those and nothing else.
+"""
+
+import json
+import os
+import pathlib
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from gate_cloud import layout
+
+PIDS = 'pids.json'
+
+
+class GateError(Exception):
+    """One line naming what failed: the command prints it and exits 1."""
+
+
+def _records():
+    try:
+        return json.loads(layout.path(PIDS).read_text())
+    except FileNotFoundError:
+        return []
+
+
+def _save(records):
+    tmp = layout.path(PIDS + '.new')
+    tmp.write_text(json.dumps(records, indent=1))
+    tmp.replace(layout.path(PIDS))
+
+
+def records():
+    return list(_records())
+
+
+def start(name, argv, env=None, cwd=None, log=None):
+    """Start ``argv`` in its own session; its output goes to ``log``."""
+    log = pathlib.Path(log or layout.path('logs', name + '.log'))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, 'ab') as out:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            env=env or layout.env_for_services(), cwd=cwd or str(layout.STATE),
+            start_new_session=True)
+    recs = _records()
+    recs.append({'name': name, 'pid': proc.pid, 'log': str(log),
+                 'argv': [str(a) for a in argv]})
+    _save(recs)
+    return proc
+
+
+def alive(pid):
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reap(pid):
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def stop_record(rec, grace=20.0):
+    """SIGTERM the process group, SIGKILL it after ``grace`` seconds."""
+    pid = rec['pid']
+    if not alive(pid):
+        _reap(pid)
+        return
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if not alive(pid):
+            return
+        time.sleep(0.2)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 10
+    while alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.1)
+
+
+def stop(name, grace=20.0):
+    recs = _records()
+    for rec in [r for r in recs if r['name'] == name]:
+        stop_record(rec, grace)
+        recs.remove(rec)
+    _save(recs)
+
+
+#: Stopped last, in this order (what the others talk to).
+INFRASTRUCTURE = (('libvirtd', 'rabbitmq', 'mariadb'), ('virtlogd', 'epmd'))
+
+
+def stop_all(grace_for=None):
+    """Stop every recorded process: the OpenStack services together, then
+    libvirt, RabbitMQ and MariaDB, then virtlogd and epmd."""
+    import concurrent.futures
+    grace_for = grace_for or {}
+    recs = _records()
+    infra = [name for layer in INFRASTRUCTURE for name in layer]
+    waves = [[r for r in recs if r['name'] not in infra]]
+    waves += [[r for r in recs if r['name'] in layer]
+              for layer in INFRASTRUCTURE]
+    for wave in waves:
+        if not wave:
+            continue
+        with concurrent.futures.ThreadPoolExecutor(len(wave)) as pool:
+            list(pool.map(lambda r: stop_record(
+                r, grace_for.get(r['name'], 20.0)), wave))
+    if layout.path(PIDS).exists():
+        layout.path(PIDS).unlink()
+
+
+def pid_of(name):
+    for rec in _records():
+        if rec['name'] == name:
+            return rec['pid']
+    return None
+
+
+def group_pids(pgid):
+    """Every live process in a process group (for resident memory)."""
+    found = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % entry) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            found.append(int(entry))
+    return found
+
+
+def rss_kib(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open('/proc/%d/status' % pid) as f:
+                for line in f:
+                    if line.startswith('VmRSS:'):
+                        total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def port_in_use(port, host=layout.HOST):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(layout.PROBE_TIMEOUT)
+        return s.connect_ex((host, port)) == 0
+
+
+def check_ports_free(ports=None):
+    ports = layout.PORTS if ports is None else ports
+    for name, port in ports.items():
+        if port_in_use(port):
+            raise GateError('port %s:%d (%s) is in use; stop whatever holds '
+                            'it (another cloud?) and retry'
+                            % (layout.HOST, port, name))
+
+
+def wait_for(what, probe, proc=None, deadline=layout.START_DEADLINE,
+             log=None):
+    """Poll ``probe()`` until true; fail naming ``what`` at the deadline
+    or as soon as ``proc`` exits."""
+    end = time.monotonic() + deadline
+    delay = 0.2
+    while True:
+        if probe():
+            return
+        if proc is not None and proc.poll() is not None:
+            raise GateError('%s exited with %s while starting; see %s'
+                            % (what, proc.returncode, log or 'its log'))
+        if time.monotonic() > end:
+            raise GateError('%s not ready after %ds; see %s'
+                            % (what, deadline, log or 'its log'))
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+
+
+def http_ok(url):
+    """Probe: any HTTP answer below 500, within PROBE_TIMEOUT."""
+    def probe():
+        try:
+            # Only the cloud's own http://127.0.0.1 URLs are probed.
+            with urllib.request.urlopen(  # noqa: S310
+                    url, timeout=layout.PROBE_TIMEOUT):
+                return True
+        except urllib.error.HTTPError as exc:
+            return exc.code < 500
+        except (OSError, ValueError):
+            return False
+    return probe
+
+
+def port_open(port):
+    return lambda: port_in_use(port)
+
+
+def run(what, argv, env=None, timeout=600, log=None):
+    """Run a one-shot command; failure is one line naming it and its log."""
+    log = log or layout.path('logs', 'setup.log')
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, 'ab') as out:
+        out.write(('\n$ %s\n' % ' '.join(str(a) for a in argv)).encode())
+        out.flush()
+        try:
+            proc = subprocess.run(
+                [str(a) for a in argv], stdin=subprocess.DEVNULL, stdout=out,
+                stderr=out, env=env or layout.env_for_services(),
+                cwd=str(layout.STATE), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise GateError('%s timed out after %ds; see %s'
+                            % (what, timeout, log))
+        except OSError as exc:
+            raise GateError('%s could not start: %s' % (what, exc))
+    if proc.returncode:
+        raise GateError('%s failed (exit %d); see %s'
+                        % (what, proc.returncode, log))

@@ -1,0 +1,114 @@
+"""``run``: up, the tempest suites, faults, figures, down; one verdict.
+
+Order: the plugin suite and the peer suite with the filters on, the peer
+suite with the filters off (nova-scheduler's config switched, restarted:
+the same pass count is required), then the faults, then the figures, then
+down, whatever happened. Non-zero exit if anything failed.
+"""
+
+import json
+import pathlib
+import time
+import traceback
+
+from gate_cloud import boots
+from gate_cloud import cloud as cloud_mod
+from gate_cloud import faults
+from gate_cloud import figures
+from gate_cloud import layout
+from gate_cloud import services
+from gate_cloud.processes import GateError
+
+
+def _tempest_run():
+    """The tempest helper's module; the run fails without it."""
+    try:
+        from gate_cloud import tempest_run
+    except ImportError as exc:
+        raise GateError('gate_cloud.tempest_run is not available (%s)'
+                        % exc) from None
+    return tempest_run
+
+
+def _suite(tempest_run, cloud, suite, label, failures, results):
+    workspace = layout.path('tempest', label)
+    workspace.mkdir(parents=True, exist_ok=True)
+    try:
+        result = tempest_run.run(cloud, pathlib.Path(workspace), suite)
+    except Exception as exc:
+        failures.append('tempest %s: %s' % (label, exc))
+        return None
+    results[label] = result
+    print('== tempest %s ==\n%s' % (label, result.get('summary', '')),
+          flush=True)
+    if result.get('failed') or not result.get('passed'):
+        failures.append('tempest %s: %s passed, %s failed' % (
+            label, result.get('passed'), result.get('failed')))
+    return result
+
+
+def _upload_images(admin, cloud):
+    images = {}
+    for fmt in ('raw', 'qcow2'):
+        images[fmt] = boots.upload_image(
+            admin, 'gate-%s' % fmt, fmt, cloud['image_files'][fmt])
+    return images
+
+
+def run():
+    started = time.monotonic()
+    failures, results = [], {}
+    figs = None
+    cloud = cloud_mod.up()
+    try:
+        admin = cloud_mod.admin_client()
+        try:
+            tempest_run = _tempest_run()
+        except GateError as exc:
+            failures.append(str(exc))
+            tempest_run = None
+        if tempest_run is not None:
+            _suite(tempest_run, cloud, 'plugin', 'plugin', failures, results)
+            on = _suite(tempest_run, cloud, 'peer', 'peer-filters-on',
+                        failures, results)
+            cloud_mod.restart_scheduler(admin, filters_on=False)
+            off = _suite(tempest_run, cloud, 'peer', 'peer-filters-off',
+                         failures, results)
+            cloud_mod.restart_scheduler(admin, filters_on=True)
+            if on and off and on.get('passed') != off.get('passed'):
+                failures.append('peer suite: %s passed with the filters on, '
+                                '%s with them off' % (on.get('passed'),
+                                                      off.get('passed')))
+        images = _upload_images(admin, cloud)
+        try:
+            results['faults'] = faults.run(cloud, admin, images)
+        except GateError as exc:
+            failures.append('faults: %s' % exc)
+        try:
+            figs = figures.run(cloud, admin, images)
+        except GateError as exc:
+            failures.append('figures: %s' % exc)
+    except Exception as exc:
+        traceback.print_exc()
+        failures.append('%s: %s' % (type(exc).__name__, exc))
+    finally:
+        cloud_mod.down()
+    results['failures'] = failures
+    results['figures'] = figs
+    results['seconds'] = round(time.monotonic() - started)
+    services.write(layout.path('run.json'), json.dumps(results, indent=2),
+                   mode=0o644)
+    if figs:
+        print('== figures (%s) ==\n%s' % (layout.path('figures.json'),
+                                          figures.table(figs)))
+    for label in ('plugin', 'peer-filters-on', 'peer-filters-off'):
+        if label in results:
+            r = results[label]
+            print('tempest %-17s passed %s failed %s skipped %s' % (
+                label, r.get('passed'), r.get('failed'), r.get('skipped')))
+    print('gate run took %d s' % results['seconds'])
+    if failures:
+        print('gate_cloud run: FAILED: %s' % '; '.join(failures))
+        return 1
+    print('gate_cloud run: passed')
+    return 0

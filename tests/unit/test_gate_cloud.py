@@ -1,0 +1,302 @@
+"""The gate cloud's orchestrator, without a cloud: refusals, shapes, configs.
+
+The real proof is ``python3 -m gate_cloud run`` itself; these check what can
+be checked fast: a port in use is refused naming it before anything starts,
+cloud.json has the shape the tempest helper's contract asks for, and every
+config file the cloud writes parses as Nova and the reporter parse it.
+"""
+
+import configparser
+import json
+import socket
+import subprocess
+import sys
+
+from oslo_config import cfg
+import pytest
+
+from gate_cloud import __main__ as gate_main
+from gate_cloud import cloud
+from gate_cloud import configs
+from gate_cloud import layout
+from gate_cloud import network_standin
+from gate_cloud import processes
+from image_type_filter import conf as itf_conf
+from virt_capabilities import conf as vc_conf
+
+CREDS = {'admin_password': 'a', 'service_password': 's', 'db_user': 'gate',
+         'db_password': 'd', 'rabbit_user': 'gate', 'rabbit_password': 'r',
+         'erlang_cookie': 'c'}
+
+#: The Nova 34 options the cloud's files set that the checks below read
+#: (types as in nova/conf/scheduler.py, compute.py, netconf.py).
+NOVA_OPTS = {
+    'DEFAULT': [cfg.StrOpt('host'), cfg.StrOpt('compute_driver'),
+                cfg.StrOpt('transport_url'), cfg.BoolOpt('debug')],
+    'filter_scheduler': [
+        cfg.MultiStrOpt('available_filters',
+                        default=['nova.scheduler.filters.all_filters']),
+        cfg.ListOpt('enabled_filters', default=[])],
+    'scheduler': [cfg.IntOpt('workers'),
+                  cfg.BoolOpt('query_placement_for_image_type_support',
+                              default=False)],
+    'compute': [cfg.ListOpt('image_type_exclude_list', default=[])],
+}
+
+
+#: What nova-compute 34 reports for each of the cloud's computes: the
+#: libvirt driver's supports_image_type_* on QEMU with qcow2 images
+#: (nova/virt/libvirt/driver.py), FakeDriver's capabilities (raw only,
+#: nova/virt/fake.py), minus [compute] image_type_exclude_list.
+NOVA_FORMATS = {
+    'libvirt-qemu': ['aki', 'ami', 'ari', 'iso', 'qcow2', 'raw'],
+    'fake-raw': ['raw'],
+    'fake-trove': ['raw'],
+    'fake-noraw': [],
+}
+
+
+@pytest.fixture
+def listener():
+    """A real listener on a free loopback port."""
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    sock.listen(1)
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+@pytest.fixture
+def private_state(tmp_path, monkeypatch):
+    monkeypatch.setattr(layout, 'STATE', tmp_path / 'state')
+    return tmp_path / 'state'
+
+
+def test_port_in_use_refused_naming_it(listener, private_state, monkeypatch,
+                                       capsys):
+    monkeypatch.setattr(layout, 'PORTS', {'mariadb': 1, 'keystone': listener})
+    assert gate_main.main(['up']) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert '127.0.0.1:%d (keystone) is in use' % listener in err[0]
+    # Refused before anything started or was written.
+    assert not (private_state / processes.PIDS).exists()
+
+
+def test_free_ports_pass(private_state, monkeypatch):
+    sock = socket.socket()
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()  # bound once, nobody listening now
+    processes.check_ports_free({'keystone': port})
+
+
+def nova_conf(path):
+    conf = cfg.ConfigOpts()
+    itf_conf.register_nova_opts(conf)
+    vc_conf.register_opts(conf)
+    for group, opts in NOVA_OPTS.items():
+        for opt in opts:
+            try:  # ours register some of Nova's options the same way
+                conf.register_opt(opt, group=None if group == 'DEFAULT'
+                                  else group)
+            except cfg.DuplicateOptError:
+                pass
+    conf([], project='nova', default_config_files=[str(path)])
+    return conf
+
+
+def written(tmp_path, sections, name='nova.conf'):
+    path = tmp_path / name
+    path.write_text(configs.render(sections))
+    return path
+
+
+def test_scheduler_conf_with_filters_as_nova_reads_it(tmp_path):
+    conf = nova_conf(written(tmp_path, configs.nova_scheduler_conf(CREDS)))
+    assert conf.filter_scheduler.available_filters == [
+        'nova.scheduler.filters.all_filters',
+        'image_type_filter.nova.all_filters']
+    assert 'ImageTypeRebuildFilter' in conf.filter_scheduler.enabled_filters
+    assert conf.scheduler.workers == 2
+    assert conf.scheduler.filter_hosts_by_image_type_support is True
+    assert conf.image_isolation.enabled is True
+    assert conf.image_isolation.rules == ['CUSTOM_TROVE']
+    assert list(conf.image_metadata_prefilter.families) == ['architecture']
+
+
+def test_scheduler_conf_without_filters_loads_nothing_of_ours(tmp_path):
+    conf = nova_conf(written(tmp_path, configs.nova_scheduler_conf(
+        CREDS, filters_on=False)))
+    assert conf.filter_scheduler.available_filters == [
+        'nova.scheduler.filters.all_filters']
+    assert 'ImageTypeRebuildFilter' not in \
+        conf.filter_scheduler.enabled_filters
+    assert conf.scheduler.filter_hosts_by_image_type_support is False
+    assert conf.scheduler.workers == 2
+
+
+@pytest.mark.parametrize('compute', cloud.COMPUTES,
+                         ids=lambda c: c['host'])
+def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
+    rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
+    path = written(tmp_path, configs.nova_compute_conf(CREDS, rec))
+    conf = nova_conf(path)
+    assert conf.host == compute['host']
+    assert conf.compute_driver == compute['driver']
+    assert conf.virt_capabilities.image_type_traits_owner == 'nova-compute'
+    assert conf.virt_capabilities.custom_traits == compute.get(
+        'custom_traits', [])
+    assert conf.compute.image_type_exclude_list == compute.get('exclude', [])
+    # The reporter itself accepts the file (exit 0) and decides what the
+    # file says: the formats Nova 34 boots there, and as traits only its
+    # custom ones (nova-compute owns the image-type traits).
+    out = subprocess.run(
+        [sys.executable, '-m', 'virt_capabilities.cmd.main', 'show',
+         '--config-file', str(path), '-f', 'json'],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert sorted(shown['formats']) == NOVA_FORMATS[compute['host']]
+    assert shown['traits'] == compute.get('custom_traits', [])
+
+
+def test_every_written_ini_parses(tmp_path):
+    for name, sections in (
+            ('keystone.conf', configs.keystone_conf(CREDS)),
+            ('placement.conf', configs.placement_conf(CREDS)),
+            ('glance-api.conf', configs.glance_conf(CREDS)),
+            ('api.conf', configs.nova_api_conf(CREDS)),
+            ('conductor.conf', configs.nova_conductor_conf(CREDS))):
+        path = written(tmp_path, sections, name)
+        conf = cfg.ConfigOpts()
+        conf([], project='x', default_config_files=[str(path)])
+        parser = configparser.RawConfigParser(strict=False)
+        parser.read(path)
+        for section, options in sections.items():
+            for key, value in options.items():
+                assert parser.get(section, key) == value, (name, key)
+
+
+def test_cloud_json_has_the_contract_shape(private_state):
+    private_state.mkdir()
+    computes = cloud.compute_records()
+    for c in computes:
+        c['image_types'] = ['raw']
+    described = cloud.describe(CREDS, computes, {'qcow2': '/x.qcow2',
+                                                 'raw': '/x.raw',
+                                                 'vmdk': '/x.vmdk'})
+    on_disk = json.loads((private_state / 'cloud.json').read_text())
+    assert on_disk == described
+    assert on_disk['auth_url'] == 'http://127.0.0.1:5000/v3'
+    assert on_disk['region'] == 'RegionOne'
+    assert set(on_disk['admin']) >= {'username', 'password', 'project_name',
+                                     'user_domain_name',
+                                     'project_domain_name'}
+    assert set(on_disk['endpoints']) >= {'identity', 'compute', 'image',
+                                         'placement', 'network'}
+    assert set(on_disk['flavor']) == {'id', 'name'}
+    assert on_disk['flavor_alt']['id'] != on_disk['flavor']['id']
+    assert {'qcow2', 'raw', 'vmdk'} <= set(on_disk['image_files'])
+    drivers = {c['driver'] for c in on_disk['computes']}
+    assert drivers == {'libvirt.LibvirtDriver', 'fake.FakeDriver'}
+    assert len(on_disk['computes']) >= 3
+    for c in on_disk['computes']:
+        assert set(c) >= {'host', 'driver', 'provider', 'image_types',
+                          'custom_traits', 'nova_conf', 'reporter_log'}
+    assert [c['host'] for c in on_disk['computes']
+            if c['custom_traits'] == ['CUSTOM_TROVE']] == ['fake-trove']
+    assert on_disk['reserved_trait'] == 'CUSTOM_TROVE'
+    assert on_disk['scheduler']['workers'] == 2
+    assert on_disk['venv'].endswith('.venv-cloud')
+    # The admin password is in it: readable by its owner only.
+    assert (private_state / 'cloud.json').stat().st_mode & 0o077 == 0
+    yaml_text = (private_state / 'clouds.yaml').read_text()
+    assert 'image-type-gate:' in yaml_text
+
+
+def test_network_standin_answers_nova_reads_and_nothing_else():
+    import http.server
+    import threading
+    import urllib.error
+    import urllib.request
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                             network_standin.Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = 'http://127.0.0.1:%d' % server.server_address[1]
+    try:
+        with urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/ports?device_id=x', timeout=10) as r:
+            assert json.load(r) == {'ports': []}
+        with urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/security-groups', timeout=10) as r:
+            assert json.load(r) == {'security_groups': []}
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(  # noqa: S310
+                base + '/v2.0/routers', timeout=10)
+        assert exc.value.code == 404
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_gate_cloud_is_not_in_the_wheel():
+    parser = configparser.ConfigParser()
+    parser.read(layout.REPO / 'setup.cfg')
+    include = parser['options.packages.find']['include'].split()
+    assert not [p for p in include if p.startswith('gate_cloud')]
+
+
+def readme_block_after(marker):
+    lines = (layout.REPO / 'README.md').read_text().splitlines()
+    at = lines.index('<!-- %s -->' % marker)
+    assert lines[at + 1] == '```'
+    return lines[at + 2]
+
+
+def test_readme_gate_command_is_this_package_and_ci_runs_it():
+    command = readme_block_after('gate-command')
+    assert command == 'python3 -m gate_cloud run'
+    ci = (layout.REPO / '.ci' / 'run').read_text()
+    assert 'readme_command gate-command' in ci
+    # The cloud is stopped whatever happens once the gate step starts.
+    trap = ci.index("trap 'python3 -m gate_cloud down")
+    assert trap < ci.index('bash -c "$gate_cmd"')
+
+
+def test_token_count_takes_only_the_reporters_token_requests(private_state):
+    from gate_cloud import figures
+    logs = private_state / 'logs'
+    logs.mkdir(parents=True)
+    agent = '%s keystoneauth1/5.18.1 python-requests/2.34.2' % (
+        'virt-capabilities')
+    (logs / 'keystone-access.log').write_text('\n'.join([
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "%s"' % agent,
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "nova-compute '
+        'keystoneauth1/5.18.1"',
+        '[t] "GET /v3/auth/tokens HTTP/1.1" 200 0.1 "%s"' % agent,
+        '[t] "POST /v3/auth/tokens HTTP/1.1" 201 0.5 "%s"' % agent, '']))
+    assert figures.token_requests() == 2
+
+
+def test_iso_file_is_an_iso_as_glance_inspects_it():
+    from oslo_utils.imageutils import format_inspector
+    data = cloud.empty_iso()
+    inspector = format_inspector.ISOInspector()
+    inspector.eat_chunk(data)
+    assert inspector.format_match
+    assert inspector.virtual_size == len(data)
+
+
+def test_a_new_cloud_keeps_the_last_runs_results(private_state):
+    private_state.mkdir()
+    (private_state / 'figures.json').write_text('{"x": 1}')
+    (private_state / 'venv.stamp').write_text('s')
+    (private_state / 'logs').mkdir()
+    (private_state / 'logs' / 'old.log').write_text('old')
+    cloud.fresh_state()
+    assert (private_state / 'previous' / 'figures.json').read_text() == \
+        '{"x": 1}'
+    assert (private_state / 'venv.stamp').exists()
+    assert not (private_state / 'logs' / 'old.log').exists()
