@@ -21,6 +21,9 @@ from image_type_common.conf import loading
 
 LOG = logging.getLogger(__name__)
 OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
+#: Libraries whose warnings repeat what our one error line says (each
+#: retry, urllib3's connection chain): shown from -v -v or --debug on.
+CHATTY_LOGGERS = ('keystoneauth', 'keystoneauth1', 'urllib3', 'openstack')
 
 
 class TextList(list):
@@ -78,6 +81,7 @@ class App(app.App):
         for name in OWN_LOGGERS + (self.NAME,):
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
+        quiet_libraries(self.options)
         # stevedore warns of a plugin it cannot load; our error says it too.
         logging.getLogger('stevedore').setLevel(
             logging.DEBUG if debug else logging.ERROR)
@@ -97,6 +101,16 @@ class App(app.App):
         if isinstance(self._error, exceptions.Error):
             return self._error.exit_code
         return result
+
+
+def quiet_libraries(options):
+    """keystoneauth1's retry warnings and urllib3's chains only from
+    ``-v -v`` or ``--debug`` on: by default a failure is our one line."""
+    level = (logging.DEBUG if getattr(options, 'debug', False) else
+             logging.WARNING if getattr(options, 'verbose_level', 1) > 1
+             else logging.ERROR)
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(level)
 
 
 class AnswersWithExitCode:

@@ -7,6 +7,7 @@ keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
 
 import logging
 import os
+import re
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
@@ -94,7 +95,17 @@ def adapter_from_cloud(cloud=None):
 
     try:
         conn = openstack.connect(cloud=cloud)
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError(
+            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
+                                           text.one_line(exc))
+        ) from exc
+    try:
         proxy = conn.placement
+    except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
+            ks_exc.HttpError, ks_exc.CatalogException) as exc:
+        raise keystone_error(exc, conn.config.get_auth_args().get(
+            'auth_url'), conn.config.config.get('api_timeout')) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
@@ -108,6 +119,120 @@ def adapter_from_cloud(cloud=None):
     return proxy
 
 
+#: The operating system's reason inside a requests/urllib3 message:
+#: "[Errno 111] Connection refused", "[Errno -2] Name or service not known".
+_OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
+#: Answers that mean "Placement is there but cannot serve now" (after
+#: keystoneauth1's status_code_retries).
+UNAVAILABLE_STATUSES = (502, 503, 504)
+
+
+def _reason(exc, timeout):
+    """Why a connection failed, in a few words: no urllib3 internals."""
+    if isinstance(exc, ks_exc.ConnectTimeout):
+        return ('no answer within %g s' % timeout if timeout
+                else 'no answer (timed out)')
+    if isinstance(exc, ks_exc.SSLError):
+        return 'TLS handshake failed'
+    match = _OS_REASON.search(str(exc))
+    if match:
+        return match.group(1).strip().lower()
+    return 'connection failed (%s)' % type(exc).__name__
+
+
+def keystone_error(exc, identity_url, timeout=None):
+    """One of our errors for a keystoneauth1 failure while authenticating
+    or reading the catalogue: unreachable Keystone is a runtime failure
+    (exit 1), refused credentials and a missing endpoint are configuration
+    (exit 2)."""
+    where = text.one_line(identity_url or '(no auth_url)')
+    if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
+        return exceptions.KeystoneUnavailable(
+            'cannot reach Keystone at %s: %s' % (where, _reason(exc, timeout)))
+    if isinstance(exc, ks_exc.HttpError):
+        if exc.http_status in (401, 403):
+            return exceptions.ConfigError(
+                'Keystone at %s refused the credentials (%d)'
+                % (where, exc.http_status))
+        return exceptions.KeystoneUnavailable(
+            'Keystone at %s answered %s' % (where, exc.http_status))
+    if isinstance(exc, ks_exc.CatalogException):
+        return exceptions.ConfigError(
+            'Keystone\'s catalogue at %s has no Placement endpoint: %s'
+            % (where, text.one_line(exc)))
+    return exceptions.ConfigError(
+        'Placement credentials: %s' % text.one_line(exc))
+
+
+class NamedServiceAdapter:
+    """A keystoneauth1 Adapter whose failures name the service that failed.
+
+    Wraps the Adapter (or openstacksdk proxy) a PlacementClient sends
+    through. The token and the Placement endpoint are asked for first, so
+    that a failure there is Keystone's (its URL named) and a failure of the
+    request itself is Placement's (its URL named); either is one line with
+    the operating system's reason, never urllib3's chain. Every other
+    attribute is the wrapped adapter's.
+    """
+
+    def __init__(self, adapter):
+        self._adapter = adapter
+
+    def __getattr__(self, name):
+        return getattr(self._adapter, name)
+
+    @property
+    def _timeout(self):
+        session = getattr(self._adapter, 'session', None)
+        return (getattr(self._adapter, 'timeout', None)
+                or getattr(session, 'timeout', None))
+
+    @property
+    def identity_url(self):
+        """Keystone's URL, when the auth plugin has one (admin_token
+        has none)."""
+        auth = (getattr(self._adapter, 'auth', None)
+                or getattr(getattr(self._adapter, 'session', None), 'auth',
+                           None))
+        return getattr(auth, 'auth_url', None)
+
+    def placement_url(self):
+        """Authenticate if needed and find Placement in the catalogue: the
+        steps that are Keystone's."""
+        try:
+            self._adapter.get_token()
+            endpoint = self._adapter.get_endpoint()
+        except ks_exc.ClientException as exc:
+            raise keystone_error(exc, self.identity_url,
+                                 self._timeout) from exc
+        if not endpoint:
+            raise exceptions.ConfigError(
+                'no Placement endpoint: set [placement] endpoint_override '
+                '(or endpoint), or check the catalogue\'s placement entry')
+        return endpoint
+
+    def request(self, url, method, **kwargs):
+        endpoint = self.placement_url()
+        try:
+            resp = self._adapter.request(url, method, **kwargs)
+        except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
+                ) as exc:
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement at %s: %s'
+                % (endpoint, _reason(exc, self._timeout))) from exc
+        if resp.status_code in UNAVAILABLE_STATUSES:
+            status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
+            raise exceptions.PlacementUnavailable(
+                'Placement at %s answered %s to %s %s'
+                % (endpoint, status, method, url.split('?')[0]))
+        return resp
+
+
+def client(adapter):
+    """A PlacementClient whose failures name Keystone or Placement."""
+    return placement_client.PlacementClient(NamedServiceAdapter(adapter))
+
+
 def has_cloud_environment():
     return any(key.startswith('OS_') for key in os.environ)
 
@@ -119,11 +244,11 @@ def client_for(conf=None, cloud=None):
     auth plugin; else ``OS_*`` environment; else a ConfigError.
     """
     if cloud:
-        return placement_client.PlacementClient(adapter_from_cloud(cloud))
+        return client(adapter_from_cloud(cloud))
     if conf is not None and conf.placement.auth_type:
-        return placement_client.PlacementClient(adapter_from_conf(conf))
+        return client(adapter_from_conf(conf))
     if has_cloud_environment():
-        return placement_client.PlacementClient(adapter_from_cloud())
+        return client(adapter_from_cloud())
     raise exceptions.ConfigError(
         'no Placement credentials: set [placement] auth_type (and its '
         'options) in the config file, or use --os-cloud / OS_* environment')
