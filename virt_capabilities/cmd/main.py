@@ -2,7 +2,7 @@
 
 import sys
 
-from image_type_common import cli
+from image_type_common import startup
 
 DESCRIPTION = """\
 Report which disk image formats this compute node's virt driver can boot, as
@@ -16,6 +16,8 @@ Placement lacks; 2 bad configuration or usage.
 
 
 def main(argv=None):
+    startup.quiet_until_ready()
+    from image_type_common import cli  # the slow imports, after that
     return cli.main_for('virt-capabilities', DESCRIPTION,
                         'virt_capabilities.commands', argv)
 
