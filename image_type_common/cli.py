@@ -86,9 +86,20 @@ class App(app.App):
         logging.getLogger('stevedore').setLevel(
             logging.DEBUG if debug else logging.ERROR)
 
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        # "usage: image-type-filter", also when run as python -m ...main.
+        return super().build_option_parser(
+            description, version,
+            dict(argparse_kwargs or {}, prog=self.NAME))
+
     def run(self, argv):
         if not argv:
-            self.parser.print_help(self.stderr)
+            # As --help: usage, description and the command list; but a
+            # command was expected, so exit 2.
+            try:
+                super().run(['--help'])
+            except SystemExit:
+                pass
             return 2
         return super().run(argv)
 

@@ -11,14 +11,14 @@ COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
 
 
 class Show(show.ShowOne):
-    """Show the traits this node's nova.conf makes ``report`` keep.
+    """Show the traits this node's nova.conf makes report keep.
 
     The dry run of report's decisions: the same validation (a configuration
     report refuses, show refuses with the same message and exit code 2) and
-    the same traits, custom ones included; ``image_metadata_traits`` lists
+    the same traits, custom ones included; image_metadata_traits lists
     the image-metadata traits (with the family each serves) the driver
     boots and nova-compute never writes. Reads only the config files;
-    talks to no service. ``report --dry-run`` also reads the provider and
+    talks to no service. report --dry-run also reads the provider and
     shows what a sync would change.
     """
 
