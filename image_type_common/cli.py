@@ -35,8 +35,24 @@ class TextList(list):
         return ', '.join(str(v) for v in self)
 
 
+class TextDict(dict):
+    """A mapping that is one line of text where text is wanted (``key:
+    value; ...``, or ``text`` when given) and an object in json or yaml."""
+
+    def __init__(self, mapping=(), text=None):
+        super().__init__(mapping)
+        self._text = text
+
+    def __str__(self):
+        if self._text is not None:
+            return self._text
+        return '; '.join('%s: %s' % kv for kv in self.items())
+
+
 yaml.SafeDumper.add_representer(TextList,
                                 yaml.representer.SafeRepresenter.represent_list)
+yaml.SafeDumper.add_representer(TextDict,
+                                yaml.representer.SafeRepresenter.represent_dict)
 
 
 class ListColumn(columns.FormattableColumn):
@@ -48,6 +64,17 @@ class ListColumn(columns.FormattableColumn):
 
     def machine_readable(self):
         return TextList(self._value)
+
+
+class DataColumn(columns.FormattableColumn):
+    """A TextDict, TextList or None: its text in a table, value, shell or
+    csv ('-' for nothing); the data itself in json or yaml."""
+
+    def human_readable(self):
+        return '-' if self._value is None else str(self._value) or '-'
+
+    def machine_readable(self):
+        return self._value
 
 
 class App(app.App):
