@@ -15,9 +15,9 @@ them with the installed Nova.
 
 import re
 
+from image_type_common import exceptions
 from image_type_common import image_metadata
 from image_type_common import text
-from image_type_common import exceptions
 from image_type_filter.scheduler import isolation
 
 #: glance/common/config.py, ``[image_format] disk_formats`` default.
