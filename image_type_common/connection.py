@@ -100,12 +100,29 @@ def adapter_from_cloud(cloud=None):
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
                                            text.one_line(exc))
         ) from exc
+    auth_url = conn.config.get_auth_args().get('auth_url')
+    timeout = conn.config.config.get('api_timeout')
     try:
-        proxy = conn.placement
+        conn.session.get_token()  # Keystone's step (none for admin_token)
+        listed = _listed_placement(conn)
     except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
             ks_exc.HttpError, ks_exc.CatalogException) as exc:
-        raise keystone_error(exc, conn.config.get_auth_args().get(
-            'auth_url'), conn.config.config.get('api_timeout')) from exc
+        raise keystone_error(exc, auth_url, timeout) from exc
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError(
+            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
+                                           text.one_line(exc))
+        ) from exc
+    try:
+        proxy = conn.placement  # discovers Placement's versions
+    except ks_exc.ConnectionError as exc:
+        raise exceptions.PlacementUnavailable(
+            'cannot reach Placement at %s: %s'
+            % (listed, _reason(exc, timeout))) from exc
+    except ks_exc.DiscoveryFailure as exc:
+        raise exceptions.PlacementUnavailable(
+            'cannot reach Placement at %s: %s'
+            % (listed, _discovery_reason(listed, timeout))) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
@@ -128,16 +145,37 @@ UNAVAILABLE_STATUSES = (502, 503, 504)
 
 
 def _reason(exc, timeout):
-    """Why a connection failed, in a few words: no urllib3 internals."""
-    if isinstance(exc, ks_exc.ConnectTimeout):
-        return ('no answer within %g s' % timeout if timeout
-                else 'no answer (timed out)')
-    if isinstance(exc, ks_exc.SSLError):
-        return 'TLS handshake failed'
-    match = _OS_REASON.search(str(exc))
-    if match:
-        return match.group(1).strip().lower()
+    """Why a connection failed, in a few words: no urllib3 internals. The
+    cause a DiscoveryFailure wraps is looked for along the chain."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, ks_exc.ConnectTimeout):
+            return ('no answer within %g s' % timeout if timeout
+                    else 'no answer (timed out)')
+        if isinstance(seen, ks_exc.SSLError):
+            return 'TLS handshake failed'
+        match = _OS_REASON.search(str(seen))
+        if match:
+            return match.group(1).strip().lower()
+        seen = seen.__cause__ or seen.__context__
     return 'connection failed (%s)' % type(exc).__name__
+
+
+def _discovery_reason(url, timeout):
+    """Why version discovery at ``url`` failed, when the library that
+    tried kept no cause: one plain GET of our own, on the failure path
+    only."""
+    timeout = timeout or placement_conf.DEFAULT_TIMEOUT
+    try:
+        answer = requests.get(url, timeout=timeout,
+                              headers={'Accept': 'application/json'})
+    except requests.Timeout:
+        return 'no answer within %g s' % timeout
+    except requests.RequestException as exc:
+        match = _OS_REASON.search(str(exc))
+        return match.group(1).strip().lower() if match else \
+            'connection failed'
+    return 'it answered %d without a version document' % answer.status_code
 
 
 def keystone_error(exc, identity_url, timeout=None):
@@ -197,19 +235,25 @@ class NamedServiceAdapter:
         return getattr(auth, 'auth_url', None)
 
     def placement_url(self):
-        """Authenticate if needed and find Placement in the catalogue: the
-        steps that are Keystone's."""
+        """Authenticate if needed and find Placement in the catalogue (the
+        steps that are Keystone's), then let keystoneauth1 discover the
+        versions Placement's own endpoint offers (Placement's step)."""
         try:
             self._adapter.get_token()
-            endpoint = self._adapter.get_endpoint()
+            listed = self._adapter.get_endpoint(skip_discovery=True)
         except ks_exc.ClientException as exc:
             raise keystone_error(exc, self.identity_url,
                                  self._timeout) from exc
-        if not endpoint:
+        if not listed:
             raise exceptions.ConfigError(
                 'no Placement endpoint: set [placement] endpoint_override '
                 '(or endpoint), or check the catalogue\'s placement entry')
-        return endpoint
+        try:
+            return self._adapter.get_endpoint() or listed
+        except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement at %s: %s'
+                % (listed, _reason(exc, self._timeout))) from exc
 
     def request(self, url, method, **kwargs):
         endpoint = self.placement_url()
@@ -231,6 +275,16 @@ class NamedServiceAdapter:
 def client(adapter):
     """A PlacementClient whose failures name Keystone or Placement."""
     return placement_client.PlacementClient(NamedServiceAdapter(adapter))
+
+
+def _listed_placement(conn):
+    """Placement's URL as configured or catalogued, without contacting it."""
+    return (conn.config.get_endpoint('placement')
+            or conn.config.get_auth_args().get('endpoint')
+            or conn.session.get_endpoint(
+                service_type='placement', skip_discovery=True,
+                interface=conn.config.get_interface('placement'))
+            or '(the catalogue\'s placement endpoint)')
 
 
 def has_cloud_environment():

@@ -203,3 +203,20 @@ def test_openstack_credentials_problems_exit_2(demo_fleet, tmp_path,
     assert proc.returncode == (255 if 'status' in command else 2), \
         proc.stderr
     assert_one_line(proc, 'token is empty')
+
+
+def test_openstacksdk_environment_failures_are_one_line(closed_port):
+    url = 'http://127.0.0.1:%d' % closed_port
+    proc = itf('candidates', '--disk-format', 'raw', env=clean_env(
+        OS_AUTH_TYPE='admin_token', OS_ENDPOINT=url, OS_TOKEN='admin'))
+    assert proc.returncode == 1
+    assert_one_line(proc, 'cannot reach Placement at %s: connection '
+                    'refused' % url)
+    proc = itf('status', env=clean_env(
+        OS_AUTH_URL=url + '/v3', OS_USERNAME='u', OS_PASSWORD='s3cret',
+        OS_PROJECT_NAME='p', OS_USER_DOMAIN_NAME='Default',
+        OS_PROJECT_DOMAIN_NAME='Default'))
+    assert proc.returncode == 255
+    assert_one_line(proc, 'cannot reach Keystone at %s/v3: connection '
+                    'refused' % url)
+    assert 's3cret' not in proc.stderr
