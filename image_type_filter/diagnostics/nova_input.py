@@ -138,6 +138,10 @@ def rule_problems(rules):
     """What nova-scheduler says at start-up about these isolation rules
     (the validation the filter runs when Nova loads it)."""
     try:
+        isolation.parse_rules(rules)
+    except exceptions.ConfigError:
+        return []  # malformed anywhere: the filter itself refuses it
+    try:
         isolation.parse_rules(rules, IMAGE_META_PROPS_FIELDS)
     except exceptions.ConfigError as exc:
         return ['nova-scheduler would refuse to start: %s' % exc]
