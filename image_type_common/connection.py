@@ -150,8 +150,8 @@ def _reason(exc, timeout):
     seen = exc
     while seen is not None:
         if isinstance(seen, ks_exc.ConnectTimeout):
-            return ('no answer within %g s' % timeout if timeout
-                    else 'no answer (timed out)')
+            return ('timed out (no answer within %g s)' % timeout if timeout
+                    else 'timed out')
         if isinstance(seen, ks_exc.SSLError):
             return 'TLS handshake failed'
         match = _OS_REASON.search(str(seen))
@@ -170,7 +170,7 @@ def _discovery_reason(url, timeout):
         answer = requests.get(url, timeout=timeout,
                               headers={'Accept': 'application/json'})
     except requests.Timeout:
-        return 'no answer within %g s' % timeout
+        return 'timed out (no answer within %g s)' % timeout
     except requests.RequestException as exc:
         match = _OS_REASON.search(str(exc))
         return match.group(1).strip().lower() if match else \

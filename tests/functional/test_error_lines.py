@@ -133,8 +133,8 @@ def test_placement_that_never_answers_is_one_line(tmp_path, silent_port):
     for argv, code in commands(conf)[2:4]:
         proc = run(*argv)
         assert proc.returncode == code, (argv, proc.stderr)
-        assert_one_line(proc, 'cannot reach Placement at %s: no answer '
-                        'within 1 s' % endpoint)
+        assert_one_line(proc, 'cannot reach Placement at %s: timed out '
+                        '(no answer within 1 s)' % endpoint)
 
 
 def test_a_stopped_placement_is_one_line_naming_its_url(tmp_path):
