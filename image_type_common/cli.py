@@ -22,6 +22,9 @@ from image_type_common.conf import loading
 
 LOG = logging.getLogger(__name__)
 OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
+#: Libraries whose warnings repeat what our one error line says (each
+#: retry, urllib3's connection chain): shown from -v -v or --debug on.
+CHATTY_LOGGERS = ('keystoneauth', 'keystoneauth1', 'urllib3', 'openstack')
 
 
 class TextList(list):
@@ -33,8 +36,24 @@ class TextList(list):
         return ', '.join(str(v) for v in self)
 
 
+class TextDict(dict):
+    """A mapping that is one line of text where text is wanted (``key:
+    value; ...``, or ``text`` when given) and an object in json or yaml."""
+
+    def __init__(self, mapping=(), text=None):
+        super().__init__(mapping)
+        self._text = text
+
+    def __str__(self):
+        if self._text is not None:
+            return self._text
+        return '; '.join('%s: %s' % kv for kv in self.items())
+
+
 yaml.SafeDumper.add_representer(TextList,
                                 yaml.representer.SafeRepresenter.represent_list)
+yaml.SafeDumper.add_representer(TextDict,
+                                yaml.representer.SafeRepresenter.represent_dict)
 
 
 class ListColumn(columns.FormattableColumn):
@@ -46,6 +65,17 @@ class ListColumn(columns.FormattableColumn):
 
     def machine_readable(self):
         return TextList(self._value)
+
+
+class DataColumn(columns.FormattableColumn):
+    """A TextDict, TextList or None: its text in a table, value, shell or
+    csv ('-' for nothing); the data itself in json or yaml."""
+
+    def human_readable(self):
+        return '-' if self._value is None else str(self._value) or '-'
+
+    def machine_readable(self):
+        return self._value
 
 
 class App(app.App):
@@ -80,13 +110,25 @@ class App(app.App):
         for name in OWN_LOGGERS + (self.NAME,):
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
+        quiet_libraries(self.options)
         # stevedore warns of a plugin it cannot load; our error says it too.
         logging.getLogger('stevedore').setLevel(
             logging.DEBUG if debug else logging.ERROR)
 
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        # "usage: image-type-filter", also when run as python -m ...main.
+        return super().build_option_parser(
+            description, version,
+            dict(argparse_kwargs or {}, prog=self.NAME))
+
     def run(self, argv):
         if not argv:
-            self.parser.print_help(self.stderr)
+            # As --help: usage, description and the command list; but a
+            # command was expected, so exit 2.
+            try:
+                super().run(['--help'])
+            except SystemExit:
+                pass
             return 2
         return super().run(argv)
 
@@ -99,6 +141,16 @@ class App(app.App):
         if isinstance(self._error, exceptions.Error):
             return self._error.exit_code
         return result
+
+
+def quiet_libraries(options):
+    """keystoneauth1's retry warnings and urllib3's chains only from
+    ``-v -v`` or ``--debug`` on: by default a failure is our one line."""
+    level = (logging.DEBUG if getattr(options, 'debug', False) else
+             logging.WARNING if getattr(options, 'verbose_level', 1) > 1
+             else logging.ERROR)
+    for name in CHATTY_LOGGERS:
+        logging.getLogger(name).setLevel(level)
 
 
 class AnswersWithExitCode:

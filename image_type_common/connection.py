@@ -7,6 +7,7 @@ keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
 
 import logging
 import os
+import re
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
@@ -94,7 +95,34 @@ def adapter_from_cloud(cloud=None):
 
     try:
         conn = openstack.connect(cloud=cloud)
-        proxy = conn.placement
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError(
+            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
+                                           text.one_line(exc))
+        ) from exc
+    auth_url = conn.config.get_auth_args().get('auth_url')
+    timeout = conn.config.config.get('api_timeout')
+    try:
+        conn.session.get_token()  # Keystone's step (none for admin_token)
+        listed = _listed_placement(conn)
+    except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
+            ks_exc.HttpError, ks_exc.CatalogException) as exc:
+        raise keystone_error(exc, auth_url, timeout) from exc
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError(
+            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
+                                           text.one_line(exc))
+        ) from exc
+    try:
+        proxy = conn.placement  # discovers Placement's versions
+    except ks_exc.ConnectionError as exc:
+        raise exceptions.PlacementUnavailable(
+            'cannot reach Placement at %s: %s'
+            % (listed, _reason(exc, timeout))) from exc
+    except ks_exc.DiscoveryFailure as exc:
+        raise exceptions.PlacementUnavailable(
+            'cannot reach Placement at %s: %s'
+            % (listed, _discovery_reason(listed, timeout))) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
@@ -108,6 +136,157 @@ def adapter_from_cloud(cloud=None):
     return proxy
 
 
+#: The operating system's reason inside a requests/urllib3 message:
+#: "[Errno 111] Connection refused", "[Errno -2] Name or service not known".
+_OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
+#: Answers that mean "Placement is there but cannot serve now" (after
+#: keystoneauth1's status_code_retries).
+UNAVAILABLE_STATUSES = (502, 503, 504)
+
+
+def _reason(exc, timeout):
+    """Why a connection failed, in a few words: no urllib3 internals. The
+    cause a DiscoveryFailure wraps is looked for along the chain."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, ks_exc.ConnectTimeout):
+            return ('timed out (no answer within %g s)' % timeout if timeout
+                    else 'timed out')
+        if isinstance(seen, ks_exc.SSLError):
+            return 'TLS handshake failed'
+        match = _OS_REASON.search(str(seen))
+        if match:
+            return match.group(1).strip().lower()
+        seen = seen.__cause__ or seen.__context__
+    return 'connection failed (%s)' % type(exc).__name__
+
+
+def _discovery_reason(url, timeout):
+    """Why version discovery at ``url`` failed, when the library that
+    tried kept no cause: one plain GET of our own, on the failure path
+    only."""
+    timeout = timeout or placement_conf.DEFAULT_TIMEOUT
+    try:
+        answer = requests.get(url, timeout=timeout,
+                              headers={'Accept': 'application/json'})
+    except requests.Timeout:
+        return 'timed out (no answer within %g s)' % timeout
+    except requests.RequestException as exc:
+        match = _OS_REASON.search(str(exc))
+        return match.group(1).strip().lower() if match else \
+            'connection failed'
+    return 'it answered %d without a version document' % answer.status_code
+
+
+def keystone_error(exc, identity_url, timeout=None):
+    """One of our errors for a keystoneauth1 failure while authenticating
+    or reading the catalogue: unreachable Keystone is a runtime failure
+    (exit 1), refused credentials and a missing endpoint are configuration
+    (exit 2)."""
+    where = text.one_line(identity_url or '(no auth_url)')
+    if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
+        return exceptions.KeystoneUnavailable(
+            'cannot reach Keystone at %s: %s' % (where, _reason(exc, timeout)))
+    if isinstance(exc, ks_exc.HttpError):
+        if exc.http_status in (401, 403):
+            return exceptions.ConfigError(
+                'Keystone at %s refused the credentials (%d)'
+                % (where, exc.http_status))
+        return exceptions.KeystoneUnavailable(
+            'Keystone at %s answered %s' % (where, exc.http_status))
+    if isinstance(exc, ks_exc.CatalogException):
+        return exceptions.ConfigError(
+            'Keystone\'s catalogue at %s has no Placement endpoint: %s'
+            % (where, text.one_line(exc)))
+    return exceptions.ConfigError(
+        'Placement credentials: %s' % text.one_line(exc))
+
+
+class NamedServiceAdapter:
+    """A keystoneauth1 Adapter whose failures name the service that failed.
+
+    Wraps the Adapter (or openstacksdk proxy) a PlacementClient sends
+    through. The token and the Placement endpoint are asked for first, so
+    that a failure there is Keystone's (its URL named) and a failure of the
+    request itself is Placement's (its URL named); either is one line with
+    the operating system's reason, never urllib3's chain. Every other
+    attribute is the wrapped adapter's.
+    """
+
+    def __init__(self, adapter):
+        self._adapter = adapter
+
+    def __getattr__(self, name):
+        return getattr(self._adapter, name)
+
+    @property
+    def _timeout(self):
+        session = getattr(self._adapter, 'session', None)
+        return (getattr(self._adapter, 'timeout', None)
+                or getattr(session, 'timeout', None))
+
+    @property
+    def identity_url(self):
+        """Keystone's URL, when the auth plugin has one (admin_token
+        has none)."""
+        auth = (getattr(self._adapter, 'auth', None)
+                or getattr(getattr(self._adapter, 'session', None), 'auth',
+                           None))
+        return getattr(auth, 'auth_url', None)
+
+    def placement_url(self):
+        """Authenticate if needed and find Placement in the catalogue (the
+        steps that are Keystone's), then let keystoneauth1 discover the
+        versions Placement's own endpoint offers (Placement's step)."""
+        try:
+            self._adapter.get_token()
+            listed = self._adapter.get_endpoint(skip_discovery=True)
+        except ks_exc.ClientException as exc:
+            raise keystone_error(exc, self.identity_url,
+                                 self._timeout) from exc
+        if not listed:
+            raise exceptions.ConfigError(
+                'no Placement endpoint: set [placement] endpoint_override '
+                '(or endpoint), or check the catalogue\'s placement entry')
+        try:
+            return self._adapter.get_endpoint() or listed
+        except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement at %s: %s'
+                % (listed, _reason(exc, self._timeout))) from exc
+
+    def request(self, url, method, **kwargs):
+        endpoint = self.placement_url()
+        try:
+            resp = self._adapter.request(url, method, **kwargs)
+        except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
+                ) as exc:
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement at %s: %s'
+                % (endpoint, _reason(exc, self._timeout))) from exc
+        if resp.status_code in UNAVAILABLE_STATUSES:
+            status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
+            raise exceptions.PlacementUnavailable(
+                'Placement at %s answered %s to %s %s'
+                % (endpoint, status, method, url.split('?')[0]))
+        return resp
+
+
+def client(adapter):
+    """A PlacementClient whose failures name Keystone or Placement."""
+    return placement_client.PlacementClient(NamedServiceAdapter(adapter))
+
+
+def _listed_placement(conn):
+    """Placement's URL as configured or catalogued, without contacting it."""
+    return (conn.config.get_endpoint('placement')
+            or conn.config.get_auth_args().get('endpoint')
+            or conn.session.get_endpoint(
+                service_type='placement', skip_discovery=True,
+                interface=conn.config.get_interface('placement'))
+            or '(the catalogue\'s placement endpoint)')
+
+
 def has_cloud_environment():
     return any(key.startswith('OS_') for key in os.environ)
 
@@ -119,11 +298,11 @@ def client_for(conf=None, cloud=None):
     auth plugin; else ``OS_*`` environment; else a ConfigError.
     """
     if cloud:
-        return placement_client.PlacementClient(adapter_from_cloud(cloud))
+        return client(adapter_from_cloud(cloud))
     if conf is not None and conf.placement.auth_type:
-        return placement_client.PlacementClient(adapter_from_conf(conf))
+        return client(adapter_from_conf(conf))
     if has_cloud_environment():
-        return placement_client.PlacementClient(adapter_from_cloud())
+        return client(adapter_from_cloud())
     raise exceptions.ConfigError(
         'no Placement credentials: set [placement] auth_type (and its '
         'options) in the config file, or use --os-cloud / OS_* environment')

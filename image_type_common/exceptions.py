@@ -25,6 +25,13 @@ class PlacementUnavailable(PlacementError):
     """No answer from Placement after the configured retries."""
 
 
+class KeystoneUnavailable(PlacementUnavailable):
+    """Placement cannot be asked because Keystone, which hands out the
+    token and the catalogue, could not be reached or did not answer. A
+    PlacementUnavailable too, so whatever waits for Placement waits for
+    it, but its message names Keystone and its URL."""
+
+
 class PlacementTooOld(PlacementError):
     """Placement's maximum microversion is below what an operation needs."""
 

@@ -1,5 +1,6 @@
 """``image-type-filter demo``: the whole story on an embedded Placement."""
 
+import copy
 import logging
 import os
 import select
@@ -28,6 +29,17 @@ REQUESTS_TITLE = 'Boot requests (%s):' % ', '.join(
     '%s:%d' % kv for kv in demo.RESOURCES.items())
 REQUEST_COLUMNS = ('disk_format', 'image properties', 'filters',
                    'volume-backed', 'hosts')
+#: The default view: hosts numbered, then one row per boot request and one
+#: column per host number, then why each request nobody takes found none.
+NUMBERED_HOST_COLUMNS = ('#',) + HOST_COLUMNS
+MATRIX_TITLE = ('Which host takes which boot request (x: offered; %s):'
+                % ', '.join('%s:%d' % kv for kv in demo.RESOURCES.items()))
+REQUEST_LABEL = 'boot request'
+REFUSED_TITLE = 'Boot requests no host takes:'
+REFUSED_COLUMNS = (REQUEST_LABEL, 'reason')
+#: What the default view fits in (the reasons wrap to it).
+WIDTH = 100
+OFFERED = 'x'
 
 
 class Demo(display.DisplayCommandBase):
@@ -40,10 +52,13 @@ class Demo(display.DisplayCommandBase):
     off, once volume-backed, once for a Trove image, and once for an image
     of each image-metadata family (hw_disk_bus, hw_vif_model, ...).
 
-    Output (cliff's formatters, as every command): table (default) shows
-    the hosts and the boot requests as two tables; json and yaml give the
-    whole document; value and csv the boot requests table. -c picks table
-    columns.
+    Output (cliff's formatters, as every command): table (default) fits
+    100 columns: the hosts, numbered; a matrix with a row per boot request
+    and a column per host number, x where Placement offers the host; and
+    why each request no host takes found none. json and yaml give the
+    whole document (every list in full); value and csv the boot requests
+    table, one row per request with its hosts named. -c picks columns of
+    the hosts and boot requests tables, and shows those tables.
     """
 
     formatter_namespace = 'cliff.formatter.list'
@@ -122,12 +137,16 @@ class Demo(display.DisplayCommandBase):
         if parsed_args.formatter in WHOLE_DOCUMENT:
             self.formatter.emit_one(column_names, data, stdout, parsed_args)
             return 0
-        for title, columns, rows in tables(parsed_args,
-                                           dict(zip(column_names, data,
-                                                    strict=True))):
+        document = dict(zip(column_names, data, strict=True))
+        if parsed_args.formatter == 'table' and not parsed_args.columns:
+            shown = matrix_tables(document)
+        else:
+            shown = tables(parsed_args, document)
+        for title, columns, rows in shown:
             if parsed_args.formatter == 'table':
                 stdout.write(title + '\n')
-            self.formatter.emit_list(columns, rows, stdout, parsed_args)
+            self.formatter.emit_list(columns, rows, stdout,
+                                     _fitted(parsed_args, title))
             if parsed_args.formatter == 'table':
                 stdout.write('\n')
         return 0
@@ -206,6 +225,48 @@ def tables(parsed_args, document):
                 [[v for v, k in zip(row, keep, strict=True) if k]
                  for row in rows]))
     return selected
+
+
+def request_label(request):
+    """A boot request in a few words: its format, properties, and what
+    differs from the usual (volume-backed, filters off)."""
+    words = [request['disk_format']]
+    words += ['%s=%s' % kv for kv in request['image_properties'].items()]
+    if request['volume_backed']:
+        words.append('volume-backed')
+    if not request['filter_enabled']:
+        words.append('filters off')
+    return ' '.join(words)
+
+
+def matrix_tables(document):
+    """The default view: (title, columns, rows) of the numbered hosts, the
+    requests x hosts matrix, and the requests no host takes (if any)."""
+    hosts = document['hosts']
+    numbers = {h['name']: str(i) for i, h in enumerate(hosts, 1)}
+    shown = [
+        (HOSTS_TITLE, NUMBERED_HOST_COLUMNS,
+         [(numbers[h['name']], h['name'], h['compute_driver'],
+           cli.ListColumn(h['formats'])) for h in hosts]),
+        (MATRIX_TITLE, (REQUEST_LABEL,) + tuple(numbers.values()),
+         [(request_label(r),) + tuple(
+             OFFERED if h['name'] in r['candidates'] else ''
+             for h in hosts) for r in document['requests']]),
+    ]
+    refused = [(request_label(r), r['reason'])
+               for r in document['requests'] if not r['candidates']]
+    if refused:
+        shown.append((REFUSED_TITLE, REFUSED_COLUMNS, refused))
+    return shown
+
+
+def _fitted(parsed_args, title):
+    """The reasons wrap to WIDTH unless --max-width says otherwise."""
+    if title != REFUSED_TITLE or getattr(parsed_args, 'max_width', 1):
+        return parsed_args
+    fitted = copy.copy(parsed_args)
+    fitted.max_width = WIDTH
+    return fitted
 
 
 def _normalized(column):

@@ -15,6 +15,7 @@ from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
 from image_type_filter.diagnostics import explain
+from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 from placement_runner import embedded
 
@@ -97,11 +98,30 @@ def run(progress_stream=None, then=None, placement_args=None):
     return document
 
 
-def nova_conf(placement):
-    """A complete nova.conf for the running demo: how to reach its
-    Placement, and the filters on as the demo ran them (the Trove host's
-    isolation rule included). Comments on their own lines only: oslo.config
-    has no inline comments."""
+def ready_families(client):
+    """The image-metadata families every compute node reports a trait of:
+    those status passes, so the only ones README lets a nova.conf enable."""
+    checks = readiness.ReadinessChecks(client, survey.take(client),
+                                       families=property_traits.NAMES)
+    rows = dict(checks.results())
+    return tuple(name for name in property_traits.NAMES
+                 if rows['Image metadata: %s' % name].code
+                 == readiness.Code.SUCCESS)
+
+
+def nova_conf(placement, families=()):
+    """A complete nova.conf for the running demo, one its own ``status``
+    passes: how to reach its Placement, the image-type filter and the
+    Trove host's isolation rule as the demo ran them, and only the
+    image-metadata ``families`` every host reports (the demo ran all of
+    them, to show each). Comments on their own lines only: oslo.config
+    has no inline comments; no blank line (the block is one paragraph)."""
+    if families:
+        metadata = 'families = %s\n' % ', '.join(families)
+    else:
+        metadata = ('# No family enabled: some hosts report none of each '
+                    'family\'s traits\n# (status --family all says '
+                    'which); try one with candidates --family NAME.\n')
     return ('%(placement)s'
             '[scheduler]\n'
             'filter_hosts_by_image_type_support = True\n'
@@ -110,10 +130,21 @@ def nova_conf(placement):
             'enabled = True\n'
             'rules = %(rule)s\n'
             '[image_metadata_prefilter]\n'
-            'families = %(families)s\n'
+            '%(metadata)s'
             % {'placement': placement.nova_conf_section(),
-               'rule': fleet.TROVE_RULE,
-               'families': ', '.join(property_traits.NAMES)})
+               'rule': fleet.TROVE_RULE, 'metadata': metadata})
+
+
+#: What to try once the demo serves: each passes with the printed
+#: nova.conf and with the shell's OS_* alone (a family the configuration
+#: does not enable is named with --family, never ignored in silence).
+TRY = (
+    'image-type-filter candidates --disk-format vmdk --explain',
+    'image-type-filter candidates --disk-format qcow2 '
+    '--image-property hw_architecture=aarch64 --family architecture',
+    'image-type-filter status',
+    'openstack image-type candidates --disk-format ploop',
+)
 
 
 def connection_help(placement):
@@ -124,10 +155,9 @@ def connection_help(placement):
             'Or in a shell (the filters then as in the defaults):\n'
             '  export OS_AUTH_TYPE=admin_token '
             'OS_ENDPOINT=%(endpoint)s OS_TOKEN=%(token)s\n\nThen try:\n'
-            '  image-type-filter candidates --disk-format vmdk --explain\n'
-            '  image-type-filter candidates --disk-format qcow2 '
-            '--image-property hw_architecture=aarch64 --explain\n'
-            '  image-type-filter status\n'
-            '  openstack image-type candidates --disk-format ploop\n'
+            '%(try)s'
             % {'endpoint': placement.endpoint, 'token': placement.token,
-               'pid': placement.pid, 'conf': nova_conf(placement)})
+               'pid': placement.pid,
+               'conf': nova_conf(placement,
+                                 ready_families(placement.client())),
+               'try': ''.join('  %s\n' % line for line in TRY)})

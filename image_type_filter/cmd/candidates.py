@@ -15,6 +15,7 @@ from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
 from image_type_filter.diagnostics import explain
+from image_type_filter.diagnostics import nova_input
 from image_type_filter.diagnostics import survey
 
 LOG = logging.getLogger(__name__)
@@ -35,9 +36,16 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     ([image_type_filter], [image_isolation], [image_metadata_prefilter],
     [scheduler_client], or --family) come from --config-file.
 
+    Input Glance or Nova would refuse, drop or ignore is a WARNING naming
+    it (with --strict, exit 2 before anything is asked): a disk format
+    Glance does not know, an image property Nova has no field for (or
+    spelt in another case), trait:X with a value other than exactly
+    "required", a value Nova refuses for an image-metadata property, and an
+    [image_isolation] rule nova-scheduler would refuse at start-up.
+
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
-    Nova would put it in the server's fault); 1 Placement error; 2 bad
-    configuration or usage.
+    Nova would put it in the server's fault); 1 Placement (or Keystone)
+    error; 2 bad configuration, credentials or usage.
     """
 
     def get_parser(self, prog_name):
@@ -64,6 +72,10 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         families.add_argument(parser, 'see what it would do')
         parser.add_argument('--explain', action='store_true',
                             help='Also list left-out hosts and why.')
+        parser.add_argument('--strict', action='store_true',
+                            help='Refuse (exit 2) input Glance or Nova '
+                                 'would refuse, drop or ignore, instead of '
+                                 'warning about it.')
         return parser
 
     def take_action(self, parsed_args):
@@ -72,6 +84,8 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
         conf, client = self.conf_and_client(parsed_args)
         read = settings.ClientSettings.from_conf(conf)
+        check_as_nova_would(disk_format, properties,
+                            read.filters.isolation_rules, parsed_args.strict)
         # The image-type filter is on here, whatever the file says.
         read = dataclasses.replace(read, filters=dataclasses.replace(
             read.filters, image_type_enabled=True,
@@ -113,6 +127,19 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
             for v in verdicts]
+
+
+def check_as_nova_would(disk_format, properties, rules, strict):
+    """Warn about (or, strict, refuse) what Glance or Nova would refuse,
+    drop or ignore: one sentence per input."""
+    problems = (nova_input.disk_format_problems(disk_format)
+                + nova_input.property_problems(
+                    properties, nova_input.rule_keys(rules))
+                + nova_input.rule_problems(rules))
+    if strict and problems:
+        raise exceptions.ConfigError('--strict: %s' % '; '.join(problems))
+    for problem in problems:
+        LOG.warning('%s', problem)
 
 
 def parse_properties(items):

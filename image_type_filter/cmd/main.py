@@ -2,7 +2,7 @@
 
 import sys
 
-from image_type_common import cli
+from image_type_common import startup
 
 DESCRIPTION = """\
 See which hosts can boot which image formats, why a boot found no host, and
@@ -15,6 +15,8 @@ answers like nova-status upgrade check: 0 ready, 1 warnings, 2 not ready,
 
 
 def main(argv=None):
+    startup.quiet_until_ready()
+    from image_type_common import cli  # the slow imports, after that
     return cli.main_for('image-type-filter', DESCRIPTION,
                         'image_type_filter.commands', argv)
 

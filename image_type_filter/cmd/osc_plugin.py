@@ -1,18 +1,24 @@
 """The ``openstack`` client plugin: ``openstack image-type candidates|status``.
 
-The same commands, flags and output as ``image-type-filter``; credentials,
-clouds.yaml and the ``--os-*`` options are the openstack client's (through
-osc-lib, which it brings), and Placement is reached through its session.
-``--config-file`` still reads nova.conf's ``[scheduler]`` and
-``[image_isolation]`` options.
+The same commands, flags, output and exit codes as ``image-type-filter``.
+``--config-file`` reads nova.conf as there: the filters' options, and its
+``[placement]`` section when that names an auth plugin; otherwise Placement
+is reached through the openstack client's own session (clouds.yaml, the
+``--os-*`` options, ``OS_*``). The commands authenticate themselves
+(``auth_required = False``), so that a credentials problem is one line
+and exit 2, and Keystone down one line naming Keystone, as everywhere.
 """
 
 import logging
 
 from keystoneauth1 import adapter
+from keystoneauth1 import exceptions as ks_exc
 from osc_lib import utils as osc_utils
 
-from image_type_common import placement_client
+from image_type_common import cli
+from image_type_common import connection
+from image_type_common import exceptions
+from image_type_common import text
 from image_type_common.conf import loading
 from image_type_filter.cmd import candidates
 from image_type_filter.cmd import common
@@ -29,7 +35,7 @@ API_VERSIONS = {'1': 'image_type_common.placement_client.PlacementClient'}
 
 def make_client(instance):
     """A PlacementClient on the openstack client's own session."""
-    return placement_client.PlacementClient(adapter.Adapter(
+    return connection.client(adapter.Adapter(
         session=instance.session, service_type='placement',
         interface=instance.interface, region_name=instance.region_name))
 
@@ -46,11 +52,38 @@ def build_option_parser(parser):
 
 class _OnTheOpenstackClient:
     takes_os_cloud = False
+    #: The openstack client would authenticate before the command runs,
+    #: and end a failure with its own message and exit 1.
+    auth_required = False
 
     def conf_and_client(self, parsed_args):
+        cli.quiet_libraries(self.app.options)
         conf = loading.load(parsed_args.config_file, common.register_all,
                             config_dirs=parsed_args.config_dir)
-        return conf, self.app.client_manager.image_type
+        if conf.placement.auth_type:
+            return conf, connection.client_for(conf)
+        return conf, self._openstack_client()
+
+    def _openstack_client(self):
+        """Authenticate as the openstack client does before a command that
+        needs it, with its failures made ours."""
+        self.auth_required = True
+        try:
+            self.app.prepare_to_run_command(self)
+            return self.app.client_manager.image_type
+        except ks_exc.ClientException as exc:
+            cloud = getattr(self.app, 'cloud', None)
+            auth = getattr(cloud, 'config', {}).get('auth') or {}
+            raise connection.keystone_error(
+                exc, auth.get('auth_url')) from exc
+        except Exception as exc:
+            # osc-lib's and keystoneauth1's option errors (a missing
+            # auth_url, an unknown auth type) have no common base.
+            raise exceptions.ConfigError(
+                'openstack client credentials: %s' % text.one_line(exc)
+            ) from exc
+        finally:
+            self.auth_required = False
 
 
 class Candidates(_OnTheOpenstackClient, candidates.Candidates):

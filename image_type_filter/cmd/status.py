@@ -23,7 +23,7 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
              lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 
-    The same meaning as ``nova-status upgrade check``: one row per check.
+    The same meaning as nova-status upgrade check: one row per check.
     Compute nodes are the providers Nova marks with the COMPUTE_NODE trait
     (VCPU inventory where Placement or Nova predates it, and the check says
     so); the "Image formats" row counts hosts per format and lists the

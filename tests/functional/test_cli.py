@@ -389,7 +389,7 @@ def test_readme_main_command_exactly_as_written(tmp_path):
                           capture_output=True, text=True, timeout=900,
                           env=clean_env())
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert 'vmware-1, vmware-2' in proc.stdout
+    assert 'Which host takes which boot request' in proc.stdout
     assert 'No valid host' in proc.stdout
 
 

@@ -234,17 +234,22 @@ def test_cli_show_json(write_conf):
         'formats': ['iso', 'vmdk'],
         'traits': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE', *metadata]),
         'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
-        'image_metadata_traits': ['%s (%s)' % item
-                                  for item in sorted(metadata.items())],
+        'image_metadata_traits': {
+            family: sorted(t for t, f in metadata.items() if f == family)
+            for family in set(metadata.values())},
         'image_type_traits_owner': 'reporter',
-        'providers': ["name 'vm-7' (from --provider)"]}
+        'providers': [{'kind': 'name', 'value': 'vm-7',
+                       'source': '--provider'}],
+        'provider_needed': None}
 
 
 def test_show_without_provider_says_the_driver_needs_one(write_conf):
     path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n')
     shown = run_cli('show', '--config-file', path, '-f', 'json')
     assert shown.returncode == 0, shown.stderr
-    [note] = json.loads(shown.stdout)['providers']
+    document = json.loads(shown.stdout)
+    assert document['providers'] == []
+    note = document['provider_needed']
     assert note.startswith('give --provider') and 'vCenter uuid' in note
     reported = run_cli('report', '--config-file', path)
     assert reported.returncode == 2

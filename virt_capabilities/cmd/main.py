@@ -2,7 +2,7 @@
 
 import sys
 
-from image_type_common import cli
+from image_type_common import startup
 
 DESCRIPTION = """\
 Keep this compute node's own traits on its resource provider in Placement:
@@ -19,6 +19,8 @@ or usage.
 
 
 def main(argv=None):
+    startup.quiet_until_ready()
+    from image_type_common import cli  # the slow imports, after that
     return cli.main_for('virt-capabilities', DESCRIPTION,
                         'virt_capabilities.commands', argv)
 

@@ -8,7 +8,7 @@ from virt_capabilities.cmd import report
 
 COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
            'image_metadata_traits', 'excluded', 'image_type_traits_owner',
-           'providers')
+           'providers', 'provider_needed')
 
 
 class Show(show.ShowOne):
@@ -19,7 +19,7 @@ class Show(show.ShowOne):
     the same traits, custom ones included; image_metadata_traits lists
     the image-metadata traits (with the family each serves) the driver
     boots and nova-compute never writes. Reads only the config files (and
-    the compute_id file); talks to no service. "report --dry-run" also
+    the compute_id file); talks to no service. report --dry-run also
     reads the provider and shows what a sync would change.
     """
 
@@ -32,9 +32,34 @@ class Show(show.ShowOne):
         return parser
 
     def take_action(self, parsed_args):
-        result = plan.NodePlan.from_files(
+        node = plan.NodePlan.from_files(
             parsed_args.config_file, parsed_args.provider,
-            parsed_args.config_dir).as_dict()
+            parsed_args.config_dir)
+        result = node.as_dict()
+        result.update(structured(node))
         return COLUMNS, tuple(
             cli.ListColumn(result[c]) if isinstance(result[c], list)
+            else cli.DataColumn(result[c])
+            if isinstance(result[c], cli.TextDict) or result[c] is None
             else result[c] for c in COLUMNS)
+
+
+def structured(node):
+    """The columns that are data, not prose, in json and yaml:
+    ``image_metadata_traits`` as {family: [trait, ...]}, ``providers`` as
+    [{kind, value, source}], and ``provider_needed``: why none could be
+    found from nova.conf (null when one was)."""
+    families = {}
+    for row in sorted(node.metadata_rows, key=lambda r: (r.family, r.trait)):
+        families.setdefault(row.family, cli.TextList()).append(row.trait)
+    providers = cli.TextList(
+        cli.TextDict({'kind': 'uuid' if ref.is_uuid else 'name',
+                      'value': ref.value, 'source': ref.source},
+                     text=ref.describe())
+        for ref in node.refs)
+    return {
+        'image_metadata_traits': cli.TextDict(families),
+        'providers': providers,
+        'provider_needed': (str(node.provider_needed)
+                            if node.provider_needed else None),
+    }

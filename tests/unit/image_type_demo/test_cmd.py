@@ -76,30 +76,46 @@ def test_yaml_is_the_whole_document_with_sorted_keys():
     assert text.startswith('hosts:\n- compute_driver: vmwareapi.VMware')
 
 
-def test_table_is_both_tables_titled():
+def test_table_is_hosts_then_a_matrix_then_the_refusals():
     text = render()
-    hosts, requests, rest = text.split('\n\n')
+    hosts, matrix, refused, rest = text.split('\n\n')
     assert rest == ''
     assert hosts.splitlines()[0] == (
         'Hosts (each reported from its own nova.conf):')
-    assert requests.splitlines()[0] == (
-        'Boot requests (VCPU:1, MEMORY_MB:512, DISK_GB:5):')
-    assert '| vmware-1 | vmwareapi.VMwareVCDriver | iso, vmdk |' in hosts
+    assert '| 1 | vmware-1 | vmwareapi.VMwareVCDriver | iso, vmdk |' in hosts
+    assert '| 2 | zvm-1    | zvm.ZVMDriver            | raw       |' in hosts
+    assert matrix.splitlines()[0] == (
+        'Which host takes which boot request (x: offered; VCPU:1, '
+        'MEMORY_MB:512, DISK_GB:5):')
     rows = [[cell.strip() for cell in line.split('|')[1:-1]]
-            for line in requests.splitlines() if line.startswith('| ')]
+            for line in matrix.splitlines() if line.startswith('| ')]
     assert rows == [
-        ['disk_format', 'image properties', 'filters', 'volume-backed',
-         'hosts'],
-        ['vmdk', '-', 'on', 'no', 'vmware-1'],
-        ['vmdk', 'trait:CUSTOM_TROVE=required', 'off', 'yes',
-         'vmware-1, zvm-1'],
-        ['vdi', '-', 'on', 'no', 'No valid host: nobody boots vdi'],
+        ['boot request', '1', '2'],
+        ['vmdk', 'x', ''],
+        ['vmdk trait:CUSTOM_TROVE=required volume-backed filters off',
+         'x', 'x'],
+        ['vdi', '', ''],
     ]
+    assert refused.splitlines()[0] == 'Boot requests no host takes:'
+    assert '| vdi          | No valid host: nobody boots vdi |' in refused
+
+
+def test_table_reasons_wrap_to_100_columns():
+    document = dict(DOCUMENT, requests=[dict(
+        DOCUMENT['requests'][2], reason='No valid host: ' + 'why ' * 60)])
+    out = io.StringIO()
+    demo = cmd.Demo(types.SimpleNamespace(stdout=out), None)
+    parsed_args = demo.get_parser('demo').parse_args([])
+    demo.formatter = demo._formatter_plugins['table'].obj
+    demo.produce_output(parsed_args, ('hosts', 'requests'),
+                        (document['hosts'], document['requests']))
+    assert max(len(line) for line in out.getvalue().splitlines()) <= 100
 
 
 def test_table_takes_cliffs_max_width():
-    def widest(text):
-        return max(len(line) for line in text.splitlines())
+    def widest(text):  # of the tables' own lines (not their titles)
+        return max(len(line) for line in text.splitlines()
+                   if line[:1] in '+|')
     assert widest(render('--max-width', '60')) < widest(render())
 
 

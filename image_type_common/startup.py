@@ -1,0 +1,26 @@
+"""What a console script does first: a stop before the commands are ready
+ends the process at once, quietly.
+
+Importing the commands (cliff, keystoneauth1, oslo.config, openstacksdk)
+takes most of a second; Python's own SIGINT handler would print a
+KeyboardInterrupt traceback from whichever import it lands in. Until
+``cli.main_for`` installs the real handlers (``control.install``), SIGINT
+and SIGTERM end the process with 128 + the signal, as they end it later.
+This module imports nothing heavy, so the console scripts import it before
+anything else.
+"""
+
+import os
+import signal
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def quiet_until_ready():
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _exit_now)
+
+
+def _exit_now(signum, frame):
+    # Nothing has been started or written yet: nothing to unwind.
+    os._exit(128 + signum)

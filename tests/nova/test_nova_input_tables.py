@@ -1,0 +1,29 @@
+"""candidates' tables of what Nova reads, against the installed Nova."""
+
+import pytest
+
+pytest.importorskip('nova')
+
+from nova import objects  # noqa: E402
+from nova.objects import fields  # noqa: E402
+
+from image_type_filter.diagnostics import nova_input  # noqa: E402
+
+
+def test_every_image_meta_props_field_is_known():
+    objects.register_all()
+    missing = set(objects.ImageMetaProps.fields) - \
+        nova_input.IMAGE_META_PROPS_FIELDS
+    assert missing == set()
+
+
+def test_legacy_property_names_are_novas():
+    objects.register_all()
+    legacy = set(objects.ImageMetaProps._legacy_property_map)
+    assert legacy | {'vmware_adaptertype'} == nova_input.LEGACY_PROPERTIES
+
+
+def test_no_glance_disk_format_is_unknown_to_nova_and_os_traits():
+    # Nova's own list has two of its image backends (rbd, lvm) besides.
+    assert set(nova_input.GLANCE_DISK_FORMATS) - set(
+        fields.DiskFormat.ALL) <= {'ami', 'ari', 'aki', 'vhdx'}

@@ -1,0 +1,58 @@
+"""Every command's --help is plain text and true; a bare command lists the
+commands."""
+
+import contextlib
+import io
+
+import pytest
+
+from image_type_common import cli
+from image_type_filter.cmd import main as itf_main
+from virt_capabilities.cmd import main as vc_main
+
+APPS = {
+    'image-type-filter': (itf_main.DESCRIPTION, 'image_type_filter.commands',
+                          ('candidates', 'demo', 'status')),
+    'virt-capabilities': (vc_main.DESCRIPTION, 'virt_capabilities.commands',
+                          ('report', 'show')),
+}
+#: reStructuredText that must not reach a terminal.
+RST = ('``', ':ref:`', ':doc:`', '\n.. ')
+
+
+def run(name, *argv):
+    """(exit code, stdout, stderr) of the App, in this process."""
+    description, namespace, _ = APPS[name]
+    out, err = io.StringIO(), io.StringIO()
+    app = cli.App(name, description, namespace)
+    app.stdout, app.stderr = out, err
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = app.run(list(argv))
+        except SystemExit as exc:
+            code = exc.code
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize('name,command', [
+    (name, command) for name, (_, _, commands) in APPS.items()
+    for command in commands])
+def test_help_is_plain_text(name, command):
+    code, out, err = run(name, command, '--help')
+    assert code == 0, err
+    assert 'usage: %s %s' % (name, command) in out
+    for markup in RST:
+        assert markup not in out, out
+
+
+@pytest.mark.parametrize('name', APPS)
+def test_bare_command_lists_the_commands(name):
+    code, out, err = run(name)
+    assert code == 2
+    text = out + err
+    assert 'usage: %s' % name in text
+    assert 'Commands:' in text
+    for command in APPS[name][2]:
+        assert '\n  %s ' % command in text, text
+    for markup in RST:
+        assert markup not in text, text
