@@ -77,22 +77,49 @@ def _refuse(family, address):
     raise NetworkBlocked(line)
 
 
+def _check_connect(sock, address):
+    # Connecting a datagram socket sends nothing (the kernel only picks a
+    # route: oslo.utils finds "my IP" that way); sending on it is checked.
+    if sock.type != socket.SOCK_DGRAM and not is_loopback(sock.family,
+                                                          address):
+        _refuse(sock.family, address)
+
+
+def _check_peer(sock):
+    if sock.type == socket.SOCK_DGRAM:
+        try:
+            peer = sock.getpeername()
+        except OSError:
+            return  # not connected: the send fails on its own
+        if not is_loopback(sock.family, peer):
+            _refuse(sock.family, peer)
+
+
 def install():
-    """Wrap ``socket.socket``'s connect, connect_ex and sendto; idempotent."""
+    """Wrap ``socket.socket``'s connect, connect_ex, send, sendall, sendto
+    and sendmsg; idempotent."""
     cls = socket.socket
     if getattr(cls, _INSTALLED, False):
         return
-    connect, connect_ex, sendto = cls.connect, cls.connect_ex, cls.sendto
+    connect, connect_ex = cls.connect, cls.connect_ex
+    send, sendall, sendto, sendmsg = (cls.send, cls.sendall, cls.sendto,
+                                      cls.sendmsg)
 
     def guarded_connect(self, address):
-        if not is_loopback(self.family, address):
-            _refuse(self.family, address)
+        _check_connect(self, address)
         return connect(self, address)
 
     def guarded_connect_ex(self, address):
-        if not is_loopback(self.family, address):
-            _refuse(self.family, address)
+        _check_connect(self, address)
         return connect_ex(self, address)
+
+    def guarded_send(self, *args):
+        _check_peer(self)
+        return send(self, *args)
+
+    def guarded_sendall(self, *args):
+        _check_peer(self)
+        return sendall(self, *args)
 
     def guarded_sendto(self, data, *args):
         address = args[-1] if args else None
@@ -100,7 +127,18 @@ def install():
             _refuse(self.family, address)
         return sendto(self, data, *args)
 
+    def guarded_sendmsg(self, buffers, ancdata=(), flags=0, address=None):
+        if address is None:
+            _check_peer(self)
+            return sendmsg(self, buffers, ancdata, flags)
+        if not is_loopback(self.family, address):
+            _refuse(self.family, address)
+        return sendmsg(self, buffers, ancdata, flags, address)
+
     cls.connect = guarded_connect
     cls.connect_ex = guarded_connect_ex
+    cls.send = guarded_send
+    cls.sendall = guarded_sendall
     cls.sendto = guarded_sendto
+    cls.sendmsg = guarded_sendmsg
     setattr(cls, _INSTALLED, True)

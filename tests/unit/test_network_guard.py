@@ -42,7 +42,28 @@ def test_a_datagram_past_loopback_is_refused(blocked_connections):
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         with pytest.raises(network_guard.NetworkBlocked):
             s.sendto(b'x', OUTSIDE_V4)
-    assert len(blocked_connections.take()) == 1
+        with pytest.raises(network_guard.NetworkBlocked):
+            s.sendmsg([b'x'], [], 0, OUTSIDE_V4)
+    assert len(blocked_connections.take()) == 2
+
+
+def test_connecting_a_datagram_socket_sends_nothing_sending_does(
+        blocked_connections):
+    """How oslo.utils finds "my IP" (Nova's [DEFAULT] my_ip default):
+    connect a UDP socket outwards, read its own address, send nothing.
+    That stays allowed; a send on such a socket does not."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(OUTSIDE_V4)
+        except OSError:
+            pytest.skip('no route at all on this machine')
+        assert s.getsockname()[0]
+        assert blocked_connections.take() == []
+        for send in (lambda: s.send(b'x'), lambda: s.sendall(b'x'),
+                     lambda: s.sendmsg([b'x'])):
+            with pytest.raises(network_guard.NetworkBlocked):
+                send()
+    assert len(blocked_connections.take()) == 3
 
 
 def test_the_guard_is_not_an_oserror():
@@ -61,6 +82,17 @@ def test_loopback_still_connects(blocked_connections, host):
     assert blocked_connections.take() == []
 
 
+def test_loopback_datagrams_still_go(blocked_connections):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(('127.0.0.1', 0))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
+            client.sendto(b'a', server.getsockname())
+            client.connect(server.getsockname())
+            client.send(b'b')
+        assert [server.recv(1), server.recv(1)] == [b'a', b'b']
+    assert blocked_connections.take() == []
+
+
 def test_unix_sockets_are_not_network(blocked_connections, tmp_path):
     path = str(tmp_path / 'sock')
     with socket.socket(socket.AF_UNIX) as server:
@@ -68,6 +100,10 @@ def test_unix_sockets_are_not_network(blocked_connections, tmp_path):
         server.listen()
         with socket.socket(socket.AF_UNIX) as client:
             client.connect(path)
+            client.sendall(b'x')
+            conn, _ = server.accept()
+            with conn:
+                assert conn.recv(1) == b'x'
     assert blocked_connections.take() == []
 
 
