@@ -32,6 +32,16 @@ def pytest_configure(config):
     network_guard.install()
 
 
+#: Each worker starts its own Placements; past this many they only crowd
+#: each other.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core, at most ``MAX_WORKERS``."""
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+
+
 def pytest_unconfigure(config):
     log = getattr(config, 'network_guard_log', None)
     if log:
@@ -138,9 +148,11 @@ def write_conf(tmp_path):
     return write
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def demo_fleet():
-    """A Placement of its own with the demo's mixed fleet reported into it."""
+    """A Placement of its own with the demo's mixed fleet reported into it,
+    for the session: tests only read it (any test that writes makes its
+    own providers or its own Placement)."""
     from image_type_demo import fleet
     with embedded.EmbeddedPlacement() as server:
         hosts = fleet.build(server, fleet.demo_fleet())

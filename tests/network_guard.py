@@ -67,6 +67,7 @@ def is_loopback(family, address):
 
 
 def _refuse(family, address):
+    blocked = getattr(socket.socket, _INSTALLED, None) or NetworkBlocked
     line = 'network guard: blocked a connection to %r (pid %d, %s)' % (
         address, os.getpid(), ' '.join(sys.argv)[:200] or sys.executable)
     sys.stderr.write(line + '\n')
@@ -74,7 +75,7 @@ def _refuse(family, address):
     if path:
         with open(path, 'a') as f:
             f.write(line + '\n')
-    raise NetworkBlocked(line)
+    raise blocked(line)
 
 
 def _check_connect(sock, address):
@@ -98,8 +99,14 @@ def _check_peer(sock):
 def install():
     """Wrap ``socket.socket``'s connect, connect_ex, send, sendall, sendto
     and sendmsg; idempotent."""
+    global NetworkBlocked
     cls = socket.socket
-    if getattr(cls, _INSTALLED, False):
+    installed = getattr(cls, _INSTALLED, None)
+    if installed is not None:
+        # Already installed by sitecustomize (a worker or a child started
+        # from the test run), from another copy of this module: raise and
+        # catch one class.
+        NetworkBlocked = installed
         return
     connect, connect_ex = cls.connect, cls.connect_ex
     send, sendall, sendto, sendmsg = (cls.send, cls.sendall, cls.sendto,
@@ -141,4 +148,4 @@ def install():
     cls.sendall = guarded_sendall
     cls.sendto = guarded_sendto
     cls.sendmsg = guarded_sendmsg
-    setattr(cls, _INSTALLED, True)
+    setattr(cls, _INSTALLED, NetworkBlocked)
