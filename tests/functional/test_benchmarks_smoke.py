@@ -70,18 +70,37 @@ def test_scale_benchmark_smoke(tmp_path):
     assert 'postgresql' in proc.stdout and 'JSON:' in proc.stdout
 
 
+@pytest.fixture(scope='module')
+def patched_copy_cache(tmp_path_factory):
+    """One cache for the patched Placement copy, built by the first run
+    and reused by the next, as a user's cache would be."""
+    return str(tmp_path_factory.mktemp('cache'))
+
+
+#: Each shape on the backends it needs: how a Placement is started per
+#: backend is the same code whatever the fleet's shape, so the nested fleet
+#: runs on SQLite alone (a PostgreSQL cluster and two gunicorn Placements
+#: fewer).
+SHAPE_SIZES = {'flat': {'postgresql': 20, 'sqlite': 10},
+               'nested': {'sqlite': 10}}
+
+
 @pytest.mark.skipif(shutil.which('patch') is None,
                     reason='patch(1) is not installed')
-@pytest.mark.parametrize('shape', ['flat', 'nested'])
-def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
+@pytest.mark.parametrize('shape', sorted(SHAPE_SIZES))
+def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape,
+                                              patched_copy_cache):
     """The latency step alone, with a patched Placement beside the stock
-    one, on both backends: both answer, every answer is compared, and both
-    find exactly the VMware-like hosts."""
-    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    one: both answer, every answer is compared, and both find exactly the
+    VMware-like hosts."""
+    monkeypatch.setenv('XDG_CACHE_HOME', patched_copy_cache)
+    sizes = SHAPE_SIZES[shape]
     out = tmp_path / 'scale.json'
     proc = subprocess.run(
-        [sys.executable, '-m', 'benchmarks.scale', '--sizes', '20',
-         '--sqlite-sizes', '10', '--workers', '2', '--runs', '1',
+        [sys.executable, '-m', 'benchmarks.scale',
+         '--sizes', str(sizes.get('postgresql', '')),
+         '--sqlite-sizes', str(sizes['sqlite']), '--workers', '2',
+         '--runs', '1',
          '--steps', 'latency', '--shape', shape,
          '--placement-patch', 'root-required-prefilter',
          '--json', str(out), '--plot', str(tmp_path / 'scale.png')],
@@ -90,7 +109,9 @@ def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
     result = json.loads(out.read_text())
     assert result['shape'] == shape
     assert result['placement_patch'] == 'root-required-prefilter'
-    for backend, size in (('postgresql', 20), ('sqlite', 10)):
+    assert {backend: int(size) for backend, runs in
+            result['backends'].items() for size in runs} == sizes
+    for backend, size in sizes.items():
         run = result['backends'][backend][str(size)]
         assert 'storm_first_start' not in run
         latency = run['latency']
