@@ -2,12 +2,12 @@
 
 import time
 
+from tempest import config
 from tempest.api.compute import base
 from tempest.common import waiters
-from tempest import config
+from tempest.lib import exceptions as lib_exc
 from tempest.lib.common.utils import data_utils
 from tempest.lib.common.utils import test_utils
-from tempest.lib import exceptions as lib_exc
 
 from image_type_tempest_plugin import expectations
 

@@ -1,7 +1,7 @@
 """Servers land only on hosts whose traits Placement says fit the image."""
 
-from tempest.common import waiters
 from tempest import config
+from tempest.common import waiters
 from tempest.lib import decorators
 
 from image_type_tempest_plugin import expectations
