@@ -3,11 +3,13 @@
 oslo.log's default line format puts the process id third
 ("2026-11-24 02:00:00.123 4242 DEBUG nova.scheduler...") and the request id
 in brackets, so a boot's lines say which scheduler worker handled it.
+devstack's format ends debug lines with "{{(pid=4242) ...}}" instead.
 """
 
 import re
 
 _PID = re.compile(r'^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (\d+) ')
+_DEVSTACK_PID = re.compile(r'\(pid=(\d+)\)')
 
 
 class SchedulerLog:
@@ -26,7 +28,7 @@ class SchedulerLog:
 
 def pid_of(line):
     """The process id of an oslo.log line, or None."""
-    match = _PID.match(line)
+    match = _PID.match(line) or _DEVSTACK_PID.search(line)
     return int(match.group(1)) if match else None
 
 

@@ -19,8 +19,10 @@ class ImageTypeFilterTest(base.BaseV2ComputeAdminTest):
 
     # 2.37: servers boot with networks='none' (no guest network needed).
     min_microversion = '2.37'
-    # 1.6: resource provider traits.
-    placement_min_microversion = '1.6'
+    #: Resource provider traits. Set on the placement clients directly, not
+    #: as placement_min_microversion: devstack leaves [placement]
+    #: max_microversion unset, which would skip every test.
+    placement_microversion = '1.6'
 
     @classmethod
     def skip_checks(cls):
@@ -38,6 +40,8 @@ class ImageTypeFilterTest(base.BaseV2ComputeAdminTest):
     @classmethod
     def resource_setup(cls):
         super().resource_setup()
+        cls.setup_api_microversion_fixture(
+            placement_microversion=cls.placement_microversion)
         names = [h['hypervisor_hostname'] for h in
                  cls.hypervisors_client.list_hypervisors()['hypervisors']]
         cls.fleet = expectations.Fleet.from_placement(cls.providers_client,
