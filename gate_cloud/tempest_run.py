@@ -76,7 +76,7 @@ CONCURRENCY = 2
 FEATURES_OFF = (
     'change_password', 'console_output', 'resize', 'pause', 'suspend',
     'shelve', 'shelve_migrate', 'snapshot', 'rescue', 'stable_rescue',
-    'vnc_console', 'spice_console', 'serial_console', 'rdp_console',
+    'vnc_console', 'spice_console', 'serial_console',
     'interface_attach', 'live_migration', 'cold_migration',
     'block_migration_for_live_migration', 'config_drive', 'personality',
     'attach_encrypted_volume', 'volume_multiattach', 'metadata_service',
@@ -231,7 +231,7 @@ def tempest_conf(cloud, workspace, image_ref, image_ref_alt, compute_max,
             scheduler_enabled_filters=enabled_filters(
                 cloud['scheduler']['nova_conf'])),
         'image': {'region': region},
-        'image-feature-enabled': {'api_v2': 'True', 'api_v1': 'False'},
+        'image-feature-enabled': {'api_v2': 'True'},
         'placement': {'region': region, 'max_microversion': placement_max},
         'validation': {'run_validation': 'False'},
         # The network endpoint only answers nova-api's reads (a stand-in):
@@ -240,7 +240,7 @@ def tempest_conf(cloud, workspace, image_ref, image_ref_alt, compute_max,
             'nova': 'True', 'glance': 'True',
             'neutron': 'True' if cloud.get('network_is_neutron') else
                        'False',
-            'cinder': 'False', 'swift': 'False', 'heat': 'False',
+            'cinder': 'False', 'swift': 'False',
             'horizon': 'False'},
         'image_type_filter': plugin,
     }
