@@ -126,15 +126,16 @@ def _openstack(cloud, *args):
 
 
 def reference_format(cloud):
-    """A format every compute boots (raw when it is one), so tempest's own
-    boots may land anywhere the filters allow."""
-    common = set.intersection(*(set(c['image_types'])
-                                for c in cloud['computes']))
-    common &= set(cloud['image_files'])
-    if not common:
-        raise RunError('cloud.json: no format in image_files that every '
+    """The configured format the most computes boot (raw on a tie), so
+    tempest's own boots have the most hosts the filters allow."""
+    counts = {fmt: sum(fmt in c['image_types'] for c in cloud['computes'])
+              for fmt in cloud['image_files']}
+    best = max(counts.values(), default=0)
+    if not best:
+        raise RunError('cloud.json: no format in image_files that any '
                        'compute boots')
-    return 'raw' if 'raw' in common else sorted(common)[0]
+    return min((f for f, n in counts.items() if n == best),
+               key=lambda f: (f != 'raw', f))
 
 
 def reference_images(cloud):
