@@ -318,6 +318,9 @@ def main(argv=None):
     parser.add_argument('--cloud', default='.cloud/cloud.json',
                         help='the cloud.json the gate wrote')
     parser.add_argument('--suite', choices=sorted(SUITES), required=True)
+    parser.add_argument('--venv', default=None,
+                        help='virtualenv with tempest and the plugin '
+                             '(default: cloud.json\'s venv)')
     parser.add_argument('--workspace', default=None,
                         help='tempest workspace (default: '
                              '<cloud.json dir>/tempest)')
@@ -329,6 +332,8 @@ def main(argv=None):
         print('tempest_run: cannot read %s: %s' % (cloud_path, exc),
               file=sys.stderr)
         return 2
+    if args.venv:
+        cloud['venv'] = str(pathlib.Path(args.venv).resolve())
     workspace = pathlib.Path(args.workspace or cloud_path.parent / 'tempest')
     try:
         result = run(cloud, workspace, args.suite)
