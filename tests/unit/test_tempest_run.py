@@ -65,6 +65,7 @@ def test_conf_from_cloud_json(tmp_path):
     assert conf['compute']['flavor_ref'] == '42'
     assert conf['compute']['min_compute_nodes'] == '3'
     assert conf['compute']['max_microversion'] == '2.100'
+    assert conf['compute']['min_microversion'] == '2.37'
     # No guest network: the network endpoint is a stand-in.
     assert conf['service_available']['neutron'] == 'False'
     assert conf['validation']['run_validation'] == 'False'
@@ -181,3 +182,8 @@ def test_the_regexes_pick_what_they_say():
                            'test_attach_interfaces.AttachInterfacesTest.'
                            'test_x')
     assert not peer.search('image_type_tempest_plugin.tests.api.x')
+    # Classes that skip without Neutron are not listed.
+    assert not peer.search('tempest.api.compute.servers.test_delete_server.'
+                           'DeleteServersTestJSON.test_x')
+    assert peer.search('tempest.api.compute.admin.test_delete_server.'
+                       'DeleteServersAdminTestJSON.test_x')

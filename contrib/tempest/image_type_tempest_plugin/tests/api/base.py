@@ -99,7 +99,13 @@ class ImageTypeFilterTest(base.BaseV2ComputeAdminTest):
             test_utils.call_and_ignore_notfound_exc,
             cls.images_client.delete_image, image['id'])
         with open(path, 'rb') as data:
-            cls.images_client.store_image_file(image['id'], data)
+            try:
+                cls.images_client.store_image_file(image['id'], data)
+            except (lib_exc.InvalidContentType, lib_exc.BadRequest) as exc:
+                # Glance checks the data against disk_format.
+                raise lib_exc.InvalidConfiguration(
+                    '[image_type_filter] image_files: Glance refused %s as '
+                    'a %s image: %s' % (path, disk_format, exc))
         waiters.wait_for_image_status(cls.images_client, image['id'],
                                       'active')
         cls.images[key] = image['id']
