@@ -50,7 +50,8 @@ def cloud(tmp_path, **extra):
 def written(tmp_path, the_cloud):
     path = tmp_path / 'ws' / 'etc' / 'tempest.conf'
     tempest_run.write_conf(path, tempest_run.tempest_conf(
-        the_cloud, tmp_path / 'ws', 'img-1', 'img-2', '2.100', '1.39'))
+        the_cloud, tmp_path / 'ws', 'img-1', 'img-2', '2.100', '1.39',
+        '43'))
     assert oct(path.stat().st_mode & 0o777) == '0o600'  # a password inside
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(path)
@@ -63,6 +64,7 @@ def test_conf_from_cloud_json(tmp_path):
     assert conf['compute']['image_ref'] == 'img-1'
     assert conf['compute']['image_ref_alt'] == 'img-2'
     assert conf['compute']['flavor_ref'] == '42'
+    assert conf['compute']['flavor_ref_alt'] == '43'
     assert conf['compute']['min_compute_nodes'] == '3'
     assert conf['compute']['max_microversion'] == '2.100'
     assert conf['compute']['min_microversion'] == '2.37'
@@ -173,11 +175,11 @@ def test_the_regexes_pick_what_they_say():
     peer = re.compile(tempest_run.PEER_REGEX)
     assert plugin.search('image_type_tempest_plugin.tests.api.'
                          'test_image_types.RebuildTest.test_x[id-1]')
-    assert peer.search('tempest.api.compute.servers.test_server_actions.'
-                       'ServerActionsTestJSON.test_rebuild_server[id-1]')
+    assert peer.search('tempest.api.compute.servers.'
+                       'test_servers_microversions.ServerShowV254Test.'
+                       'test_rebuild_server[id-1]')
     assert not peer.search('tempest.api.compute.servers.test_server_actions.'
-                           'ServerActionsTestJSON.test_rebuild_server_'
-                           'in_stop_state[id-2]')
+                           'ServerActionsTestJSON.test_rebuild_server[id-2]')
     assert not peer.search('tempest.api.compute.servers.'
                            'test_attach_interfaces.AttachInterfacesTest.'
                            'test_x')
