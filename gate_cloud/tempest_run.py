@@ -162,7 +162,10 @@ def reference_images(cloud):
 
 
 def alt_flavor(cloud):
-    """Id of a public flavor like cloud.json's, made once."""
+    """cloud.json's flavor_alt, or a public flavor like its flavor, made
+    once."""
+    if (cloud.get('flavor_alt') or {}).get('id'):
+        return cloud['flavor_alt']['id']
     found = _openstack(cloud, 'flavor', 'list', '--all', '-f', 'json')
     for flavor in json.loads(found or '[]'):
         if flavor.get('Name') == ALT_FLAVOR:

@@ -131,6 +131,11 @@ def test_reference_format_boots_on_the_most_computes(tmp_path):
         tempest_run.reference_format(none)
 
 
+def test_alt_flavor_from_cloud_json_needs_no_client():
+    assert tempest_run.alt_flavor({'flavor_alt': {'id': '43'},
+                                   'venv': '/nonexistent'}) == '43'
+
+
 def test_compute_root():
     assert tempest_run.compute_root(
         {'endpoints': {'compute': 'http://127.0.0.1:8774/v2.1'}}) == \
