@@ -64,8 +64,47 @@ function stop_image_type_reporter {
     stop_process "$IMAGE_TYPE_REPORTER_SERVICE"
 }
 
+function configure_tempest_for_image_type_filter {
+    if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]] || \
+            ! is_service_enabled tempest; then
+        return
+    fi
+    # The tempest plugin is its own distribution (contrib/tempest, not in
+    # the project's wheel): install it into tempest's venv the way
+    # devstack's install_tempest_plugins installs TEMPEST_PLUGINS.
+    pushd "$TEMPEST_DIR"
+    tox -evenv-tempest -- pip install -e "$IMAGE_TYPE_TEMPEST_PLUGIN_DIR"
+    popd
+    # One small image file per format for the plugin to upload; which
+    # host boots which, it reads from Placement.
+    mkdir -p "$IMAGE_TYPE_TEMPEST_IMAGE_DIR"
+    local disk_format path files=""
+    for disk_format in $IMAGE_TYPE_TEMPEST_FORMATS; do
+        path=$IMAGE_TYPE_TEMPEST_IMAGE_DIR/empty.$disk_format
+        qemu-img create -q -f "$disk_format" "$path" 64M
+        files="${files:+$files,}$disk_format:$path"
+    done
+    iniset "$TEMPEST_CONFIG" image_type_filter image_files "$files"
+    iniset "$TEMPEST_CONFIG" image_type_filter reserved_trait \
+        "$IMAGE_TYPE_TEMPEST_RESERVED_TRAIT"
+    iniset "$TEMPEST_CONFIG" image_type_filter scheduler_workers \
+        "$API_WORKERS"
+    if [[ -n "$IMAGE_TYPE_TEMPEST_FAMILY" ]]; then
+        iniset "$TEMPEST_CONFIG" image_type_filter image_metadata_family \
+            "$IMAGE_TYPE_TEMPEST_FAMILY"
+    fi
+    # devstack's nova-scheduler logs to the journal, which tempest's user
+    # cannot read: the checks that read the log run only when a job gives
+    # the scheduler a log file.
+    if [[ -n "$IMAGE_TYPE_TEMPEST_SCHEDULER_LOG" ]]; then
+        iniset "$TEMPEST_CONFIG" image_type_filter scheduler_log \
+            "$IMAGE_TYPE_TEMPEST_SCHEDULER_LOG"
+    fi
+}
+
 function cleanup_image_type_filter {
     rm -f "$NOVA_STATE_PATH/virt_capabilities.json"
+    rm -rf "$IMAGE_TYPE_TEMPEST_IMAGE_DIR"
 }
 
 if [[ "$1" == "stack" ]]; then
@@ -85,10 +124,11 @@ if [[ "$1" == "stack" ]]; then
             fi
             ;;
         test-config)
-            # Nothing to set: tempest's ordinary boot tests exercise the
-            # filter, since with it on no boot succeeds on a host whose
-            # image-type traits are missing or wrong.
-            :
+            # Runs after devstack's own tempest set-up (extras.d/80-tempest
+            # comes before plugins in every phase): $TEMPEST_CONFIG and
+            # tempest's venv exist.
+            echo_summary "Configuring tempest for image-type-filter"
+            configure_tempest_for_image_type_filter
             ;;
     esac
 elif [[ "$1" == "unstack" ]]; then

@@ -37,13 +37,26 @@ def run_phase(tmp_path, mode, phase='', **env):
     fake = bindir / 'virt-capabilities'
     fake.write_text('#!/bin/bash\necho "virt-capabilities $*" >> "$CALLS"\n')
     fake.chmod(0o755)
+    fake = bindir / 'tox'
+    fake.write_text('#!/bin/bash\necho "tox $* (in $PWD)" >> "$CALLS"\n')
+    fake.chmod(0o755)
+    # qemu-img: records the call and makes the file, as the real one does.
+    fake = bindir / 'qemu-img'
+    fake.write_text('#!/bin/bash\necho "qemu-img $*" >> "$CALLS"\n'
+                    'echo "$5 image" > "$5"\n')
+    fake.chmod(0o755)
     state = tmp_path / 'state'
     state.mkdir(exist_ok=True)
+    tempest_dir = tmp_path / 'tempest'
+    tempest_dir.mkdir(exist_ok=True)
     environment = {
         'PATH': '%s:%s' % (bindir, os.environ['PATH']), 'CALLS': str(calls),
         'REPO': REPO, 'MODE': mode, 'PHASE': phase, 'DEST': '/opt/stack',
+        'DATA_DIR': str(tmp_path / 'data'), 'TEMPEST_DIR': str(tempest_dir),
+        'TEMPEST_CONFIG': str(tempest_dir / 'etc' / 'tempest.conf'),
+        'API_WORKERS': '2',
         'NOVA_CONF': str(tmp_path / 'nova.conf'), 'NOVA_STATE_PATH':
-        str(state), 'ENABLED': 'n-cpu n-sch'}
+        str(state), 'ENABLED': 'n-cpu n-sch tempest'}
     environment.update(env)
     proc = subprocess.run(['bash', '-c', STUBS], env=environment,
                           capture_output=True, text=True, timeout=30)
@@ -53,11 +66,12 @@ def run_phase(tmp_path, mode, phase='', **env):
 
 def apply_iniset(calls, path):
     """What devstack's iniset would leave in the file."""
-    conf = configparser.ConfigParser()
+    conf = configparser.ConfigParser(interpolation=None)
     for call in calls:
         words = call.split()
         if words[0] == 'iniset' and words[1] == path:
-            section, option, value = words[2], words[3], words[4]
+            section, option = words[2], words[3]
+            value = words[4] if len(words) > 4 else ''
             if not conf.has_section(section):
                 conf.add_section(section)
             conf.set(section, option, value)
@@ -164,9 +178,78 @@ def test_extra_on_a_node_without_compute_does_nothing(tmp_path):
                                       ENABLED='n-sch')) == []
 
 
-@pytest.mark.parametrize('phase', ['test-config', 'pre-install'])
-def test_phases_with_nothing_to_do(tmp_path, phase):
-    assert without_settings(run_phase(tmp_path, 'stack', phase)) == []
+def test_phases_with_nothing_to_do(tmp_path):
+    assert without_settings(run_phase(tmp_path, 'stack', 'pre-install')) == []
+
+
+def plugin_opts():
+    """The tempest plugin's own options (contrib/tempest, its own
+    distribution; its config module needs only oslo.config)."""
+    sys.path.insert(0, os.path.join(REPO, 'contrib', 'tempest'))
+    try:
+        from image_type_tempest_plugin import config
+    finally:
+        sys.path.pop(0)
+    return config
+
+
+def test_test_config_installs_the_plugin_and_configures_it(tmp_path):
+    calls = without_settings(run_phase(tmp_path, 'stack', 'test-config'))
+    tempest_dir = tmp_path / 'tempest'
+    # Into tempest's venv, as devstack's install_tempest_plugins does.
+    assert calls[0] == ('tox -evenv-tempest -- pip install -e '
+                        '/opt/stack/image-type-filter/contrib/tempest '
+                        '(in %s)' % tempest_dir)
+    images = tmp_path / 'data' / 'image-type-filter'
+    made = [c.split()[4:] for c in calls if c.startswith('qemu-img')]
+    assert made == [['raw', str(images / 'empty.raw'), '64M'],
+                    ['qcow2', str(images / 'empty.qcow2'), '64M'],
+                    ['vmdk', str(images / 'empty.vmdk'), '64M']]
+    # What tempest reads, parsed by oslo.config as tempest parses it.
+    path = tempest_dir / 'etc' / 'tempest.conf'
+    ini = apply_iniset(calls, str(path))
+    path.parent.mkdir()
+    with open(path, 'w') as f:
+        ini.write(f)
+    from oslo_config import cfg
+    config = plugin_opts()
+    conf = cfg.ConfigOpts()
+    conf.register_group(config.group)
+    conf.register_opts(config.opts, group=config.group)
+    conf([], default_config_files=[str(path)])
+    opts = conf.image_type_filter
+    assert opts.image_files == {
+        f: str(images / ('empty.' + f)) for f in ('raw', 'qcow2', 'vmdk')}
+    for disk_format, image in opts.image_files.items():
+        assert os.path.isfile(image), disk_format
+    # A one-node devstack has no reserved host and its scheduler logs to
+    # the journal: those checks skip, saying so.
+    assert opts.reserved_trait == ''
+    assert opts.scheduler_log is None
+    assert opts.image_metadata_family is None
+    assert opts.scheduler_workers == 2
+    # Every option the phase sets is one the plugin has.
+    known = {opt.dest for opt in config.opts}
+    assert set(ini['image_type_filter']) <= known
+
+
+def test_test_config_sets_the_family_and_log_when_given(tmp_path):
+    calls = run_phase(tmp_path, 'stack', 'test-config',
+                      IMAGE_TYPE_TEMPEST_FAMILY='architecture',
+                      IMAGE_TYPE_TEMPEST_SCHEDULER_LOG='/var/log/n-sch.log',
+                      IMAGE_TYPE_TEMPEST_RESERVED_TRAIT='CUSTOM_TROVE')
+    ini = apply_iniset(calls, str(tmp_path / 'tempest' / 'etc' /
+                                  'tempest.conf'))['image_type_filter']
+    assert ini['image_metadata_family'] == 'architecture'
+    assert ini['scheduler_log'] == '/var/log/n-sch.log'
+    assert ini['reserved_trait'] == 'CUSTOM_TROVE'
+
+
+@pytest.mark.parametrize('env', [{'ENABLED': 'n-cpu n-sch'},
+                                 {'IMAGE_TYPE_FILTER_ENABLED': 'False'}])
+def test_test_config_without_tempest_or_filter_does_nothing(tmp_path, env):
+    assert without_settings(run_phase(tmp_path, 'stack', 'test-config',
+                                      **env)) == []
 
 
 def test_unstack_stops_the_service(tmp_path):
@@ -174,12 +257,16 @@ def test_unstack_stops_the_service(tmp_path):
         'stop_process image-type-reporter']
 
 
-def test_clean_removes_the_reporter_state(tmp_path):
+def test_clean_removes_the_reporter_state_and_test_images(tmp_path):
     state = tmp_path / 'state' / 'virt_capabilities.json'
     state.parent.mkdir()
     state.write_text('{}')
+    images = tmp_path / 'data' / 'image-type-filter'
+    images.mkdir(parents=True)
+    (images / 'empty.raw').write_text('')
     run_phase(tmp_path, 'clean')
     assert not state.exists()
+    assert not images.exists()
 
 
 def test_bashate_passes():

@@ -32,6 +32,53 @@ def test_devstack_job_wiring():
     assert 'image-type-filter-devstack' in project['gate']['jobs']
 
 
+def test_devstack_job_runs_the_gate_suites():
+    """The devstack job runs what `gate_cloud run` runs: the plugin's tests
+    and the same peer tests, with a tox env that takes a regex."""
+    from gate_cloud import tempest_run
+    jobs = {item['job']['name']: item['job'] for item in zuul()
+            if 'job' in item}
+    job_vars = jobs['image-type-filter-devstack']['vars']
+    assert job_vars['tempest_test_regex'] == '(%s)|(%s)' % (
+        tempest_run.PLUGIN_REGEX, tempest_run.PEER_REGEX)
+    # The run-tempest role's default env, smoke, takes no regex.
+    assert job_vars['tox_envlist'] == 'all'
+    # The family the tests check is the one nova-scheduler runs.
+    family = job_vars['devstack_localrc']['IMAGE_TYPE_TEMPEST_FAMILY']
+    assert job_vars['devstack_local_conf']['post-config']['$NOVA_CONF'][
+        'image_metadata_prefilter']['families'] == family
+
+
+def listed_jobs():
+    project = [item['project'] for item in zuul() if 'project' in item][0]
+    for pipeline in ('check', 'gate'):
+        for job in project[pipeline]['jobs']:
+            yield job if isinstance(job, str) else next(iter(job))
+
+
+def test_every_listed_tox_job_has_its_tox_env():
+    """openstack-tox-<env> runs "tox -e <env>": the env must exist (or the
+    job silently runs the unit tests under another name)."""
+    import configparser
+    import itertools
+    import re
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(os.path.join(REPO, 'tox.ini'))
+    envs = set()
+    for section in parser.sections():
+        if section.startswith('testenv:'):
+            parts = re.split(r'\{([^}]*)\}', section[len('testenv:'):])
+            choices = [[p] if i % 2 == 0 else p.split(',')
+                       for i, p in enumerate(parts)]
+            envs |= {''.join(c) for c in itertools.product(*choices)}
+    local = {item['job']['name'] for item in zuul() if 'job' in item}
+    for job in set(listed_jobs()) - local:
+        assert job.startswith('openstack-tox-'), job
+        assert job[len('openstack-tox-'):] in envs, job
+    # release-notes-jobs-python3 runs tox -e releasenotes.
+    assert 'releasenotes' in envs
+
+
 def tox_env_commands(name):
     """The commands tox runs for env ``name`` ({a,b} sections expanded)."""
     import configparser

@@ -1,0 +1,1 @@
+"""Tempest plugin for image-type-filter (its own distribution)."""
