@@ -59,8 +59,12 @@ SCHEDULER_WORKERS = 2
 REPORTER_INTERVAL = 10
 #: The reserved trait and the compute that carries it.
 RESERVED_TRAIT = 'CUSTOM_TROVE'
-#: The image-metadata family the scheduler enables.
-IMAGE_METADATA_FAMILY = 'architecture'
+#: The image-metadata family the scheduler enables. A family whose values
+#: become required traits, so that a value no host carries is refused with
+#: a fault naming it; hw_architecture only forbids the other HW_ARCH_*
+#: traits (hosts with none are left to Nova's ImagePropertiesFilter, whose
+#: refusal names nothing).
+IMAGE_METADATA_FAMILY = 'storage_bus'
 #: Readiness probes: per request, and for a service to come up at all.
 PROBE_TIMEOUT = 5.0
 START_DEADLINE = 240.0

@@ -134,7 +134,7 @@ def test_scheduler_conf_with_filters_as_nova_reads_it(tmp_path):
     assert conf.scheduler.filter_hosts_by_image_type_support is True
     assert conf.image_isolation.enabled is True
     assert conf.image_isolation.rules == ['CUSTOM_TROVE']
-    assert list(conf.image_metadata_prefilter.families) == ['architecture']
+    assert list(conf.image_metadata_prefilter.families) == ['storage_bus']
 
 
 def test_scheduler_conf_without_filters_loads_nothing_of_ours(tmp_path):
