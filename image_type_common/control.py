@@ -134,9 +134,35 @@ class Control:
             os.close(fd)
 
 
+#: The control whose handlers are installed (signals are process-wide).
+_installed = None
+
+
+@contextlib.contextmanager
+def shielded():
+    """A block a stop must not cut in two: a Placement write and the record
+    of what it set. Cut between them, the provider keeps a trait the state
+    does not know it set, and no later run removes it. A stop asked for
+    meanwhile is honoured as the block ends (a write is still bounded by
+    the client's timeout); a reload waits for the next cycle."""
+    control = _installed
+    if control is None or not control._interruptible:
+        yield
+        return
+    control._interruptible = False
+    try:
+        yield
+    finally:
+        control._interruptible = True
+    if control.stop_requested:
+        raise Stopping()
+
+
 def install(control):
     """Route SIGTERM and SIGINT to ``control.stop`` and SIGHUP to
     ``control.reload`` (main thread only, as Python requires)."""
+    global _installed
+    _installed = control
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda sig, _: control.stop(True, sig))
     signal.signal(signal.SIGHUP, lambda *_: control.reload(True))

@@ -24,6 +24,7 @@ import logging
 import time
 
 from image_type_common import backoff as backoff_mod
+from image_type_common import control
 from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_common import progress as progress_mod
@@ -165,6 +166,10 @@ class Reporter:
 
     def sync_provider(self, uuid):
         """Bring one provider's owned traits in line. Raises on failure."""
+        with control.shielded():
+            return self._sync_provider(uuid)
+
+    def _sync_provider(self, uuid):
         result = SyncResult(uuid)
         attempt = 0
         while True:

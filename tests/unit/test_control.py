@@ -12,6 +12,7 @@
 
 """The service control: a request is never lost, whenever it comes."""
 
+import signal
 import threading
 
 import pytest
@@ -76,3 +77,32 @@ def test_many_rings_never_block(control):
     for _ in range(100000):  # far more than a pipe buffer holds
         control.reload()
     assert control.wait(3600) is True
+
+
+def test_a_stop_inside_a_shielded_block_is_honoured_as_it_ends(monkeypatch):
+    """A Placement write and the record of what it set are one step: a
+    signal between them would leave a trait the state never learns of."""
+    ctl = control_mod.Control()
+    monkeypatch.setattr(control_mod, '_installed', ctl)
+    steps = []
+    with pytest.raises(control_mod.Stopping):
+        with ctl.interruptible():
+            with control_mod.shielded():
+                steps.append('written')
+                ctl.stop(interrupt=True, signum=signal.SIGTERM)  # a handler
+                steps.append('recorded')
+    assert steps == ['written', 'recorded']
+    ctl.close()
+
+
+def test_outside_a_shielded_block_a_stop_cuts_at_once(monkeypatch):
+    ctl = control_mod.Control()
+    monkeypatch.setattr(control_mod, '_installed', ctl)
+    steps = []
+    with pytest.raises(control_mod.Stopping):
+        with ctl.interruptible():
+            steps.append('written')
+            ctl.stop(interrupt=True, signum=signal.SIGTERM)
+            steps.append('recorded')
+    assert steps == ['written']
+    ctl.close()
