@@ -233,7 +233,10 @@ def build(placement, hosts, progress=None, reuse=False):
             job = service.ReportJob([own, node], [host.uuid])
             report = job.sync()
             if not report.ok:
-                raise RuntimeError('reporting %s failed' % host.name)
+                raise RuntimeError('reporting %s failed: %s' % (
+                    host.name, '; '.join(str(r.error)
+                                         for r in report.errors)
+                    or report.state_error))
             host.compute_driver = job.plan.capabilities.compute_driver
             host.formats = sorted(job.plan.capabilities.formats)
             if progress:

@@ -20,12 +20,33 @@ command keeps logging to stderr, one line per event.
 
 from oslo_log import log
 
+from image_type_common import cli
+
 DESTINATIONS = ('log_file', 'log_dir', 'use_syslog', 'use_journal',
                 'use_eventlog', 'log_config_append')
 
 
+def quiet_default_log_levels():
+    """oslo.log's ``default_log_levels`` with the chatty libraries at ERROR.
+
+    keystoneauth1 warns on every retry and urllib3 names every failed
+    connection: in a service's log an outage would cost a line per retry,
+    all saying what the reporter's one line says. The same libraries the
+    command line quiets (``cli.CHATTY_LOGGERS``); an operator's own
+    ``default_log_levels`` in nova.conf still wins.
+    """
+    def chatty(entry):
+        name = entry.split('=')[0]
+        return any(name == lib or name.startswith(lib + '.') or
+                   name.startswith('requests.packages.' + lib)
+                   for lib in cli.CHATTY_LOGGERS)
+    return ([e for e in log.get_default_log_levels() if not chatty(e)]
+            + ['%s=ERROR' % lib for lib in cli.CHATTY_LOGGERS])
+
+
 def register_opts(conf):
     log.register_options(conf)
+    conf.set_default('default_log_levels', quiet_default_log_levels())
 
 
 def setup(conf):

@@ -260,7 +260,8 @@ class Reporter:
                     ownership_state.StateNotSaved):
                 raise
             except exceptions.Error as exc:
-                LOG.error('provider %s: %s', uuid, exc)
+                # Logged by whoever reads the report (service.summarize),
+                # which knows whether it is news or the same outage again.
                 report.results.append(SyncResult(uuid, error=exc))
             bar.advance()
         bar.done()

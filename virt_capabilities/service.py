@@ -100,8 +100,62 @@ class ReportJob:
                 for ref, uuid in zip(found, uuids, strict=True)]
 
 
-def summarize(report):
-    """Log the outcome of a cycle; return the one-shot exit code."""
+class FailureLog:
+    """Says an outage once, not once a cycle, and says when it is over.
+
+    A service whose Placement (or the database or Keystone behind it) is
+    down fails every cycle until it is back; a line per cycle buries the
+    one line that matters and floods a fleet's logs. So the first cycle to
+    fail a given way (the error's kind, and the provider for a provider's
+    error) logs it at its level; the same failure again is DEBUG; the first
+    cycle that succeeds after failures says at INFO how many failed. A
+    failure of another kind is news and is logged at once. A one-shot run
+    has no FailureLog: it logs every failure it meets.
+
+    Not quieted, by design: a state that cannot be saved (an ERROR every
+    cycle until it can: each cycle may set traits nobody will remember),
+    and Placement's missing traits or providers (configuration, not an
+    outage).
+    """
+
+    def __init__(self):
+        self._said = set()
+        self._failed_cycles = 0
+
+    def failed(self, key, level, msg, *args):
+        if key in self._said:
+            LOG.debug('still failing: %s', msg % args)
+        else:
+            self._said.add(key)
+            LOG.log(level, msg, *args)
+
+    def cycle_done(self, ok):
+        if not ok:
+            self._failed_cycles += 1
+            return
+        if self._failed_cycles:
+            LOG.info('sync recovered after %d failed cycle(s)',
+                     self._failed_cycles)
+        self._said.clear()
+        self._failed_cycles = 0
+
+
+def _failure_key(exc, uuid=None):
+    return type(exc).__name__, uuid
+
+
+def summarize(report, failures=None):
+    """Log the outcome of a cycle; return the one-shot exit code.
+
+    ``failures``: the service's FailureLog, so that the same per-provider
+    error cycle after cycle is said once."""
+    for result in report.errors:
+        if failures is None:
+            LOG.error('provider %s: %s', result.uuid, result.error)
+        else:
+            failures.failed(_failure_key(result.error, result.uuid),
+                            logging.ERROR, 'provider %s: %s', result.uuid,
+                            result.error)
     changed = sum(1 for r in report.results if r.changed)
     LOG.info('sync done: %d provider(s) checked, %d changed, %d already in '
              'sync by query, %d conflict(s) retried, %d failed',
@@ -144,22 +198,30 @@ def run_service(job_factory, interval, wait, control=None):
     LOG.info('reporting %s every %.0f s (jittered)',
              ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
     first = True
+    failures = FailureLog()
     try:
         with control.interruptible():
             while not control.stop_requested:
                 job = _reloaded(job, job_factory, control)
                 try:
-                    summarize(job.sync(wait if first else 0.0))
+                    report = job.sync(wait if first else 0.0)
+                    ok = not report.errors
+                    summarize(report, failures)
                 except control_mod.ReloadRequested:
                     continue  # re-read at once, and sync with what was read
                 except exceptions.ConfigError as exc:
                     if first:
                         raise  # at start-up: exit 2, restarting won't help
-                    LOG.error('sync failed: %s; fix the configuration and '
-                              'send SIGHUP', exc)
+                    ok = False
+                    failures.failed(_failure_key(exc), logging.ERROR,
+                                    'sync failed: %s; fix the configuration '
+                                    'and send SIGHUP', exc)
                 except exceptions.Error as exc:
-                    LOG.warning('sync failed, next attempt at the next '
-                                'interval: %s', exc)
+                    ok = False
+                    failures.failed(_failure_key(exc), logging.WARNING,
+                                    'sync failed, next attempt at the next '
+                                    'interval: %s', exc)
+                failures.cycle_done(ok)
                 first = False
                 try:
                     control.wait(interval * random.uniform(0.9, 1.1))

@@ -162,6 +162,42 @@ def test_placement_restarted_between_periodic_syncs(tmp_path):
         server.stop()
 
 
+def test_an_outage_is_one_line_and_its_end_another(tmp_path):
+    """A service that fails cycle after cycle says so once (the rest at
+    DEBUG), and says at INFO when a cycle succeeds again."""
+    port = free_port()
+    db = 'sqlite:///%s' % (tmp_path / 'placement.db')
+    server = embedded.EmbeddedPlacement(database_url=db, port=port)
+    server.start()
+    child = None
+    try:
+        uuid = with_bystanders(server.client(), 'outage')
+        child = helpers.Child.module(
+            'virt_capabilities.cmd.main', '-v', '-v', 'report',
+            '--config-file', node_conf(tmp_path, 'outage', port),
+            '--interval', '1')
+        traits_become(server.client(), uuid, UNRELATED | FAKE_DESIRED,
+                      'first sync')
+        server.stop()  # by pid
+        # Three failed cycles: the first said, the two others at DEBUG.
+        child.err.wait_for('still failing: sync failed', count=2)
+        server = embedded.EmbeddedPlacement(database_url=db, port=port)
+        server.start()
+        child.err.wait_for('sync recovered after')
+        child.send(signal.SIGTERM)
+        code, _, err = finish(child)
+        assert code == 0, err
+        said = [line for line in err.splitlines()
+                if 'sync failed' in line and 'still failing' not in line]
+        assert len(said) == 1, err
+        assert 'WARNING' in said[0] and 'cannot reach Placement' in said[0]
+        assert 'Traceback' not in err
+    finally:
+        if child is not None:
+            child.kill()
+        server.stop()
+
+
 # -- races ------------------------------------------------------------------
 
 class Writer(threading.Thread):
