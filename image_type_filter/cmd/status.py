@@ -12,8 +12,6 @@
 
 """``image-type-filter status``: upgrade readiness for the filter."""
 
-import sys
-
 from cliff import lister
 
 from image_type_common import cli
@@ -26,9 +24,20 @@ from image_type_filter.diagnostics import survey
 
 
 class CouldNotCheck(exceptions.Error):
-    """The check could not run: Placement, credentials or configuration."""
+    """The check could not run because Placement (or Keystone) could not be
+    asked: 255, nova-status's "could not check"."""
 
     exit_code = readiness.COULD_NOT_CHECK
+
+    @classmethod
+    def because(cls, exc):
+        """Configuration, credentials or usage keep their 2, as in every
+        other command (and as argparse gives nova-status for usage): the
+        operator has something to fix here, not a service to wait for."""
+        err = cls('could not check: %s' % exc)
+        if isinstance(exc, exceptions.ConfigError):
+            err.exit_code = exc.exit_code
+        return err
 
 
 class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
@@ -45,21 +54,15 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
 
     Exit codes: 0 ready (every compute node reports); 1 warnings only;
     2 not ready (some compute nodes report nothing: enabling the filter now
-    would send them no boot); 255 the check could not run (Placement
-    unreachable, credentials or configuration wrong).
+    would send them no boot), or the configuration, the credentials or the
+    command line is wrong (one line says which); 255 the check could not
+    run (Placement or Keystone unreachable or failing).
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
         families.add_argument(parser, 'check it')
-
-        def usage_error(message):
-            # A usage error is "could not check" too, never "not ready".
-            parser.print_usage(sys.stderr)
-            parser.exit(readiness.COULD_NOT_CHECK, '%s: error: %s\n'
-                        % (parser.prog, message))
-        parser.error = usage_error
         return parser
 
     def take_action(self, parsed_args):
@@ -73,7 +76,7 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
                 novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
             results = checks.results()
         except exceptions.Error as exc:
-            raise CouldNotCheck('could not check: %s' % exc) from exc
+            raise CouldNotCheck.because(exc) from exc
         self.exit_code = readiness.exit_code(results)
         return ('check', 'result', 'details'), [
             (name, readiness.result_name(result.code), result.details)

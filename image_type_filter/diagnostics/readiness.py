@@ -15,8 +15,9 @@
 An oslo.upgradecheck check, with ``nova-status upgrade check``'s meaning:
 0 ready, 1 warnings, 2 not ready (some compute nodes report no image type,
 so enabling the filter would send them no boot), and 255 (``COULD_NOT_CHECK``)
-when the check itself could not run: Placement unreachable, credentials or
-configuration wrong.
+when the check itself could not run: Placement or Keystone unreachable or
+failing. A wrong configuration, credentials or command line is 2, as in
+every command of this project (the status command's business).
 """
 
 from oslo_upgradecheck import upgradecheck

@@ -323,15 +323,18 @@ def test_status_every_output_format_is_text(demo_fleet, tmp_path, fmt):
     assert "['" not in proc.stdout  # no Python reprs
 
 
-def test_status_that_could_not_check_is_255_with_one_line(tmp_path):
+def test_status_that_could_not_check_says_why_in_one_line(tmp_path):
+    """255 (nova-status's "could not check") when Placement cannot be
+    asked; 2, as in every command, when the configuration, credentials or
+    command line is wrong."""
     conf = tmp_path / 'nova.conf'
     conf.write_text('[placement]\nauth_type = admin_token\n'
                     'endpoint = http://127.0.0.1:9\ntoken = admin\n'
                     'connect_retries = 1\nconnect_retry_delay = 0.1\n')
-    for args in (['--config-file', str(conf)], [],
-                 ['--config-file', '/nonexistent/nova.conf']):
+    for args, code in ((['--config-file', str(conf)], 255), ([], 2),
+                       (['--config-file', '/nonexistent/nova.conf'], 2)):
         proc = cli('status', *args)
-        assert proc.returncode == 255, (args, proc.stderr)
+        assert proc.returncode == code, (args, proc.stderr)
         errors = [line for line in proc.stderr.splitlines()
                   if line.startswith('ERROR')]
         assert len(errors) == 1 and 'could not check' in errors[0]
@@ -339,7 +342,7 @@ def test_status_that_could_not_check_is_255_with_one_line(tmp_path):
     proc = cli('--debug', 'status', '--config-file', str(conf))
     assert 'Traceback' in proc.stderr
     proc = cli('status', '--no-such-flag')
-    assert proc.returncode == 255 and '--no-such-flag' in proc.stderr
+    assert proc.returncode == 2 and '--no-such-flag' in proc.stderr
 
 
 def test_candidates_with_placement_unreachable_is_one_line_exit_1(tmp_path):
