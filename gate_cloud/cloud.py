@@ -82,6 +82,10 @@ def compute_records():
                                               % spec['host']))
         rec['log'] = str(layout.path('logs', 'nova-compute-%s.log'
                                      % spec['host']))
+        # nova.conf's [DEFAULT] log_file: nova-compute's oslo.log file, and
+        # the reporter's too, for it follows nova.conf's log options.
+        rec['service_log'] = str(layout.path('logs', 'nova-compute-%s-app.log'
+                                             % spec['host']))
         rec.setdefault('custom_traits', [])
         out.append(rec)
     return out
@@ -439,7 +443,7 @@ def describe(creds, computes, image_files):
         'image_files': image_files,
         'computes': [{k: c[k] for k in (
             'host', 'driver', 'provider', 'image_types', 'custom_traits',
-            'nova_conf', 'reporter_log')} for c in computes],
+            'nova_conf', 'reporter_log', 'service_log')} for c in computes],
         'reserved_trait': layout.RESERVED_TRAIT,
         'image_metadata_family': layout.IMAGE_METADATA_FAMILY,
         'scheduler': {'nova_conf': str(services.nova_conf_path('scheduler')),
@@ -513,6 +517,12 @@ def restart_scheduler(admin, filters_on=None):
                             configs.nova_scheduler_conf(credentials(),
                                                         filters_on))
     processes.stop('nova-scheduler')
+    start_scheduler(admin)
+
+
+def start_scheduler(admin):
+    """Start nova-scheduler from its nova.conf and wait until it reports
+    in."""
     since = time.time()
     services.start_nova_service('nova-scheduler', 'nova-scheduler',
                                 services.nova_conf_path('scheduler'))

@@ -10,15 +10,24 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Point 4: restart the cloud's parts one at a time while it works.
+"""Point 4: take the cloud's parts down one at a time while it works.
 
 While the reporters run and a background loop keeps booting, RabbitMQ,
-MariaDB, Keystone, Placement and nova-scheduler are restarted one after
-another. After each: the next boot is placed right within BOUND seconds
-(polled with a deadline), every reporter is still the same process, has
-synced again (its GETs in Placement's access log) and logged at most
-MAX_LOG_LINES lines about it, and every provider's traits in Placement
-are exactly what they were before the faults.
+MariaDB, Keystone, Placement and nova-scheduler are each stopped, held down
+until every reporter has run a sync cycle during the outage (seen in its
+log: a failure line, or two finished cycles), and started again. After
+each: the next boot is placed right within BOUND seconds (polled with a
+deadline); every reporter is still the same process, has synced again
+(its GETs in Placement's access log, and a cycle with nothing failed in
+its log); it logged at most one line at WARNING or above for the outage,
+exactly one for the parts its cycle cannot do without (Placement, and
+MariaDB behind it), none for the parts it never talks to (RabbitMQ,
+nova-scheduler); and every provider's traits in Placement are exactly
+what they were before the faults. Keystone may cost a reporter its line
+or not: Placement's token cache answers for Keystone until it expires.
+
+A reporter follows its compute node's nova.conf, log options included, so
+its lines are in nova-compute's oslo.log file, told apart by process id.
 """
 
 import threading
@@ -35,43 +44,55 @@ from gate_cloud.processes import GateError
 #: From the restarted part answering again to the next boot ACTIVE on the
 #: right host.
 BOUND = 180.0
-#: How many log lines one outage may cost a reporter (one is the goal).
-MAX_LOG_LINES = 3
+#: How many lines at WARNING or above one outage may cost a reporter.
+MAX_LOG_LINES = 1
+#: Parts without which a reporter's cycle fails: exactly one line each.
+NEEDED_BY_REPORTERS = ('mariadb', 'placement')
+#: Parts a reporter never talks to: no line at all.
+UNUSED_BY_REPORTERS = ('rabbitmq', 'nova-scheduler')
 #: One boot attempt: a cast sent while a service's consumer is still
 #: reconnecting to the new broker is lost (the server stays BUILD), so a
 #: boot not ACTIVE by then is deleted and another one made, inside BOUND.
 ATTEMPT = 60.0
+#: How long a part is held down at most, waiting for every reporter to run
+#: a cycle (a failing cycle may spend Placement's timeout on each retry).
+HOLD_DEADLINE = 4 * layout.REPORTER_INTERVAL + 150
 #: A reporter must have synced again within this long after a restart.
 SYNC_DEADLINE = 6 * layout.REPORTER_INTERVAL + 60
+SEVERE = ('WARNING', 'ERROR', 'CRITICAL')
 
 
-def _restart_wsgi(name, config_dir, **kw):
-    def restart():
-        processes.stop(name)
-        proc, log = services.start_wsgi(name, config_dir, **kw)
+def _stop(name, grace=20.0):
+    return lambda: processes.stop(name, grace=grace)
+
+
+def _start_wsgi(name):
+    def start():
+        proc, log = services.start_wsgi(name, layout.path(name))
         services.wait_wsgi(name, proc, log, '/v3' if name == 'keystone'
                            else '')
-    return restart
+    return start
 
 
-def _restart_rabbitmq():
-    processes.stop('rabbitmq', grace=60)
-    services.start_rabbit_only()
-
-
-def _restart_mariadb():
-    processes.stop('mariadb', grace=60)
-    services.start_mariadb_server()
-
-
-def restarts(admin):
+def parts(admin):
+    """(name, stop, start) for each part, in the order they are taken
+    down."""
     return [
-        ('rabbitmq', _restart_rabbitmq),
-        ('mariadb', _restart_mariadb),
-        ('keystone', _restart_wsgi('keystone', layout.path('keystone'))),
-        ('placement', _restart_wsgi('placement', layout.path('placement'))),
-        ('nova-scheduler', lambda: cloud_mod.restart_scheduler(admin)),
+        ('rabbitmq', _stop('rabbitmq', 60), services.start_rabbit_only),
+        ('mariadb', _stop('mariadb', 60), services.start_mariadb_server),
+        ('keystone', _stop('keystone'), _start_wsgi('keystone')),
+        ('placement', _stop('placement'), _start_wsgi('placement')),
+        ('nova-scheduler', _stop('nova-scheduler'),
+         lambda: cloud_mod.start_scheduler(admin)),
     ]
+
+
+def _size(path):
+    try:
+        with open(path, 'rb') as f:
+            return f.seek(0, 2)
+    except FileNotFoundError:
+        return 0
 
 
 def _line_count(path):
@@ -80,6 +101,41 @@ def _line_count(path):
             return sum(1 for _ in f)
     except FileNotFoundError:
         return 0
+
+
+def log_records(path, pid, offset):
+    """(level, message) of each oslo.log line process ``pid`` wrote to
+    ``path`` after byte ``offset``."""
+    out = []
+    with open(path, 'rb') as f:
+        f.seek(offset)
+        for raw in f:
+            fields = raw.decode('utf-8', 'replace').split(None, 5)
+            if len(fields) == 6 and fields[2] == str(pid):
+                message = fields[5].rstrip('\n')
+                if message.startswith('[') and '] ' in message:
+                    # oslo.log's context: [-], [req-... - - - - -]
+                    message = message.split('] ', 1)[1]
+                out.append((fields[3], message))
+    return out
+
+
+def severe(records):
+    return [message for level, message in records if level in SEVERE]
+
+
+def cycles_done(records):
+    return [message for _, message in records if 'sync done:' in message]
+
+
+def ran_a_cycle_during(records):
+    """A cycle began after the mark: it failed (its line), or a second
+    cycle finished (the first may have begun before the mark)."""
+    return bool(severe(records)) or len(cycles_done(records)) >= 2
+
+
+def in_sync_again(records):
+    return any(m.endswith(', 0 failed') for m in cycles_done(records))
 
 
 def _reporter_synced_since(uuid, since_line):
@@ -95,6 +151,21 @@ def _reporter_synced_since(uuid, since_line):
                     'virt-capabilities' in text:
                 return True
     return False
+
+
+def _wait_every(what, computes, done, deadline):
+    """Poll ``done(compute)`` for every compute until all are true."""
+    end = time.monotonic() + deadline
+    pending = list(computes)
+    while True:
+        pending = [c for c in pending if not done(c)]
+        if not pending:
+            return
+        if time.monotonic() > end:
+            raise GateError('%s: not within %ds for reporter(s) %s'
+                            % (what, deadline,
+                               sorted(c['host'] for c in pending)))
+        time.sleep(1)
 
 
 class BackgroundBoots(threading.Thread):
@@ -161,66 +232,87 @@ def run(cloud, admin, images):
                    and not c['custom_traits']}
     providers = {p['name']: p['uuid'] for p in rest.providers(admin)}
     before = rest.all_traits(admin)
-    reporter_pids = {c['host']: processes.pid_of('reporter-' + c['host'])
-                     for c in computes}
+    pids = {c['host']: processes.pid_of('reporter-' + c['host'])
+            for c in computes}
     background = BackgroundBoots(admin, images['raw'])
     background.start()
     results = []
     try:
-        for name, restart in restarts(admin):
-            log_lines = {c['host']: _line_count(c['reporter_log'])
-                         for c in computes}
-            access_mark = _line_count(layout.path('logs',
-                                                  'placement-access.log'))
-            t0 = time.monotonic()
-            restart()
-            restarted = time.monotonic() - t0
-            took, host = _placed_right(admin, images['qcow2'], qcow2_hosts,
-                                       'after-%s' % name)
-            # Every reporter: same process, synced again, few log lines.
-            end = time.monotonic() + SYNC_DEADLINE
-            pending = {c['host'] for c in computes}
-            while pending and time.monotonic() < end:
-                for c in computes:
-                    if c['host'] in pending and _reporter_synced_since(
-                            providers[c['provider']], access_mark):
-                        pending.discard(c['host'])
-                if pending:
-                    time.sleep(2)
-            if pending:
-                raise GateError('after restarting %s, reporter(s) %s did '
-                                'not sync again within %ds'
-                                % (name, sorted(pending), SYNC_DEADLINE))
-            lines = {}
-            for c in computes:
-                pid = processes.pid_of('reporter-' + c['host'])
-                if pid != reporter_pids[c['host']] or not processes.alive(
-                        pid):
-                    raise GateError('reporter %s did not survive the %s '
-                                    'restart' % (c['host'], name))
-                lines[c['host']] = _line_count(c['reporter_log']) - \
-                    log_lines[c['host']]
-            if max(lines.values()) > MAX_LOG_LINES:
-                raise GateError('a reporter logged %s lines over the %s '
-                                'restart (at most %d)'
-                                % (max(lines.values()), name,
-                                   MAX_LOG_LINES))
-            after = rest.all_traits(admin)
-            if after != before:
-                changed = sorted(p for p in set(before) | set(after)
-                                 if before.get(p) != after.get(p))
-                raise GateError('traits changed over the %s restart on %s'
-                                % (name, ', '.join(changed)))
-            results.append({'part': name, 'restart_s': round(restarted, 1),
-                            'next_boot_placed_s': round(took, 1),
-                            'host': host, 'reporter_log_lines': lines,
-                            'traits_unchanged': True})
-            print('[faults] %s restarted in %.1f s; next qcow2 boot ACTIVE '
-                  'on %s %.1f s later; reporter log lines %s; traits '
-                  'unchanged' % (name, restarted, host, took, lines),
-                  flush=True)
+        for name, stop, start in parts(admin):
+            results.append(_one_fault(name, stop, start, admin, images,
+                                      computes, providers, pids,
+                                      qcow2_hosts, before))
     finally:
         background.stopping.set()
         background.join(timeout=BOUND + 60)
     return {'bound_s': BOUND, 'faults': results,
             'background_boots': background.results}
+
+
+def _one_fault(name, stop, start, admin, images, computes, providers, pids,
+               qcow2_hosts, before):
+    def since(marks, c):
+        return log_records(c['service_log'], pids[c['host']],
+                           marks[c['host']])
+
+    down_marks = {c['host']: _size(c['service_log']) for c in computes}
+    t0 = time.monotonic()
+    stop()
+    _wait_every('%s down: a reporter cycle during the outage' % name,
+                computes,
+                lambda c: ran_a_cycle_during(since(down_marks, c)),
+                HOLD_DEADLINE)
+    held = time.monotonic() - t0
+    up_marks = {c['host']: _size(c['service_log']) for c in computes}
+    access_mark = _line_count(layout.path('logs', 'placement-access.log'))
+    t1 = time.monotonic()
+    start()
+    restarted = time.monotonic() - t1
+    took, host = _placed_right(admin, images['qcow2'], qcow2_hosts,
+                               'after-%s' % name)
+    _wait_every('after %s: a reporter in sync again' % name, computes,
+                lambda c: in_sync_again(since(up_marks, c))
+                and _reporter_synced_since(providers[c['provider']],
+                                           access_mark),
+                SYNC_DEADLINE)
+    lines = {}
+    for c in computes:
+        pid = processes.pid_of('reporter-' + c['host'])
+        if pid != pids[c['host']] or not processes.alive(pid):
+            raise GateError('reporter %s did not survive the %s outage'
+                            % (c['host'], name))
+        said = severe(since(down_marks, c))
+        lines[c['host']] = len(said)
+        expected = (1 if name in NEEDED_BY_REPORTERS else
+                    0 if name in UNUSED_BY_REPORTERS else None)
+        if len(said) > MAX_LOG_LINES or (expected is not None
+                                          and len(said) != expected):
+            raise GateError('reporter %s logged %d line(s) at WARNING or '
+                            'above over the %s outage (expected %s): %s'
+                            % (c['host'], len(said), name,
+                               expected if expected is not None
+                               else 'at most %d' % MAX_LOG_LINES,
+                               ' | '.join(m[:160] for m in said)))
+        if said and not any('sync recovered after' in m
+                            for _, m in since(down_marks, c)):
+            raise GateError('reporter %s never said it recovered from the '
+                            '%s outage' % (c['host'], name))
+    after = rest.all_traits(admin)
+    if after != before:
+        changed = sorted(p for p in set(before) | set(after)
+                         if before.get(p) != after.get(p))
+        raise GateError('traits changed over the %s outage on %s'
+                        % (name, ', '.join(changed)))
+    first_lines = {c['host']: (severe(since(down_marks, c)) or [''])[0][:160]
+                   for c in computes}
+    print('[faults] %s held down %.1f s, back in %.1f s; next qcow2 boot '
+          'ACTIVE on %s %.1f s later; reporter lines %s; traits unchanged'
+          % (name, held, restarted, host, took, lines), flush=True)
+    for reporter, line in sorted(first_lines.items()):
+        if line:
+            print('[faults]   %s: %s' % (reporter, line), flush=True)
+    return {'part': name, 'held_down_s': round(held, 1),
+            'restart_s': round(restarted, 1),
+            'next_boot_placed_s': round(took, 1), 'host': host,
+            'reporter_log_lines': lines, 'reporter_first_line': first_lines,
+            'traits_unchanged': True}

@@ -312,3 +312,62 @@ def test_a_new_cloud_keeps_the_last_runs_results(private_state):
         '{"x": 1}'
     assert (private_state / 'venv.stamp').exists()
     assert not (private_state / 'logs' / 'old.log').exists()
+
+
+OSLO_LOG_WRITER = '''
+import logging, os, sys
+from oslo_config import cfg
+from oslo_log import log
+conf = cfg.ConfigOpts()
+log.register_options(conf)
+conf(['--log-file', sys.argv[1]])
+log.setup(conf, 'x')
+for level, message in zip(sys.argv[2::2], sys.argv[3::2]):
+    logging.getLogger('virt_capabilities.service').log(
+        getattr(logging, level), message)
+print(os.getpid())
+'''
+
+
+def oslo_log_lines(path, *pairs):
+    """Lines written by a real oslo.log in a process of their own; its
+    pid."""
+    out = subprocess.run([sys.executable, '-c', OSLO_LOG_WRITER, str(path),
+                          *pairs], check=True, capture_output=True,
+                         text=True, timeout=60)
+    return int(out.stdout.split()[-1])
+
+
+def test_fault_phase_reads_one_reporters_lines_from_a_shared_log(tmp_path):
+    from gate_cloud import faults
+    log = tmp_path / 'nova-compute-x-app.log'
+    other = oslo_log_lines(log, 'WARNING', 'nova-compute says something')
+    mark = faults._size(log)
+    pid = oslo_log_lines(
+        log, 'INFO', 'sync done: 1 provider(s) checked, 0 changed, 0 '
+        'already in sync by query, 0 conflict(s) retried, 0 failed',
+        'WARNING', 'sync failed, next attempt at the next interval: '
+        'cannot reach Placement', 'INFO', 'sync recovered after 2 failed '
+        'cycle(s)')
+    assert pid != other
+    records = faults.log_records(log, pid, mark)
+    assert faults.severe(records) == [
+        'sync failed, next attempt at the next interval: cannot reach '
+        'Placement']
+    assert faults.ran_a_cycle_during(records)
+    assert faults.in_sync_again(records)
+    assert faults.log_records(log, other, 0) and \
+        faults.log_records(log, other, mark) == []
+
+
+def test_an_outage_is_held_until_a_cycle_ran_inside_it():
+    from gate_cloud import faults
+    done = ('INFO', 'sync done: 1 provider(s) checked, 0 changed, 0 '
+            'already in sync by query, 0 conflict(s) retried, 0 failed')
+    failed = ('INFO', done[1].replace(', 0 failed', ', 1 failed'))
+    # One finished cycle may have begun before the part went down.
+    assert not faults.ran_a_cycle_during([done])
+    assert faults.ran_a_cycle_during([done, done])
+    assert faults.ran_a_cycle_during([('ERROR', 'provider u: answered 500'),
+                                      failed])
+    assert not faults.in_sync_again([failed])
