@@ -12,6 +12,7 @@
 
 """Each part of the cloud: how it is configured, started and made ready."""
 
+import json
 import os
 import pathlib
 import shutil
@@ -155,6 +156,10 @@ QEMU_CONF = pathlib.Path('/etc/libvirt/qemu.conf')
 #: re-probes QEMU for 48 s on every domain start.
 QEMU_CONF_LINES = 'user = "+0"\ngroup = "+0"\n'
 RUN_LIBVIRT = pathlib.Path('/run/libvirt')
+#: Where QEMU's per-domain logs go (compiled into libvirt, not in
+#: qemu.conf): what the cloud adds there moves to its own logs on down.
+QEMU_LOG_DIR = pathlib.Path('/var/log/libvirt/qemu')
+QEMU_LOGS_BEFORE = 'qemu-logs-before.json'
 
 
 def backup_dir():
@@ -172,6 +177,10 @@ def start_libvirt():
             write(backup / 'qemu.conf.absent', '')
         if not RUN_LIBVIRT.exists():
             write(backup / 'run-libvirt.absent', '')
+    if not (backup / QEMU_LOGS_BEFORE).exists():
+        write(backup / QEMU_LOGS_BEFORE, json.dumps(
+            sorted(p.name for p in QEMU_LOG_DIR.glob('*'))
+            if QEMU_LOG_DIR.is_dir() else None))
     original = (backup / 'qemu.conf').read_text() if (
         backup / 'qemu.conf').exists() else ''
     QEMU_CONF.parent.mkdir(parents=True, exist_ok=True)
@@ -229,6 +238,24 @@ def restore_system_files():
     if (backup / 'run-libvirt.absent').exists():
         shutil.rmtree(RUN_LIBVIRT, ignore_errors=True)
         (backup / 'run-libvirt.absent').unlink()
+    move_qemu_logs(backup / QEMU_LOGS_BEFORE, layout.path('logs', 'qemu'))
+
+
+def move_qemu_logs(before_file, into, log_dir=QEMU_LOG_DIR):
+    """Move the QEMU logs the cloud's domains left in ``log_dir`` (those not
+    listed in ``before_file``) into the cloud's logs; remove ``log_dir`` if
+    the cloud made it."""
+    if not before_file.exists():
+        return
+    before = json.loads(before_file.read_text())
+    if log_dir.is_dir():
+        for path in log_dir.iterdir():
+            if before is None or path.name not in before:
+                into.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(path), str(into / path.name))
+        if before is None and not any(log_dir.iterdir()):
+            log_dir.rmdir()
+    before_file.unlink()
 
 
 # -- WSGI services under gunicorn --------------------------------------------

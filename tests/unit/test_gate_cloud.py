@@ -272,9 +272,13 @@ def test_readme_gate_command_is_this_package_and_ci_runs_it():
     assert command == 'python3 -m gate_cloud run'
     ci = (layout.REPO / '.ci' / 'run').read_text()
     assert 'readme_command gate-command' in ci
-    # The cloud is stopped whatever happens once the gate step starts.
-    trap = ci.index("trap 'python3 -m gate_cloud down")
-    assert trap < ci.index('bash -c "$gate_cmd"')
+    # The cloud is stopped whatever happens once the gate step starts, and
+    # the run's temporary directory is removed.
+    clean_up = ci[ci.index('clean_up() {'):ci.index('trap clean_up EXIT')]
+    assert 'python3 -m gate_cloud down' in clean_up
+    assert 'rm -rf "$TMPDIR"' in clean_up
+    assert ci.index('trap clean_up EXIT') < ci.index('gate_down=true') < \
+        ci.index('bash -c "$gate_cmd"')
 
 
 def test_token_count_takes_only_the_reporters_token_requests(private_state):
@@ -371,3 +375,30 @@ def test_an_outage_is_held_until_a_cycle_ran_inside_it():
     assert faults.ran_a_cycle_during([('ERROR', 'provider u: answered 500'),
                                       failed])
     assert not faults.in_sync_again([failed])
+
+
+def test_qemu_logs_the_cloud_left_move_into_its_logs(tmp_path):
+    from gate_cloud import services
+    log_dir = tmp_path / 'var-log-libvirt-qemu'
+    log_dir.mkdir()
+    (log_dir / 'someone-else.log').write_text('theirs')
+    before = tmp_path / 'before.json'
+    before.write_text('["someone-else.log"]')
+    (log_dir / 'instance-00000001.log').write_text('ours')
+    into = tmp_path / 'logs' / 'qemu'
+    services.move_qemu_logs(before, into, log_dir)
+    assert sorted(p.name for p in log_dir.iterdir()) == ['someone-else.log']
+    assert (into / 'instance-00000001.log').read_text() == 'ours'
+    assert not before.exists()
+
+
+def test_a_qemu_log_dir_the_cloud_made_is_removed(tmp_path):
+    from gate_cloud import services
+    log_dir = tmp_path / 'qemu'
+    log_dir.mkdir()
+    (log_dir / 'instance-00000002.log').write_text('ours')
+    before = tmp_path / 'before.json'
+    before.write_text('null')
+    services.move_qemu_logs(before, tmp_path / 'logs', log_dir)
+    assert not log_dir.exists()
+    assert (tmp_path / 'logs' / 'instance-00000002.log').exists()
