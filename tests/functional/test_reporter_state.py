@@ -70,13 +70,14 @@ def test_reporters_of_two_drivers_sharing_a_state_path(placement, write_conf,
     report(libvirt, kvm)
     assert 'CUSTOM_KVM_' + unique.upper() in client.get_provider_traits(
         kvm_uuid)[0]
-    vmware_off = write_conf(VMWARE + REPORTER_OWNS +
-                            'image_metadata_traits = False\n', placement)
-    report(vmware_off, vm)
+    # The VMware node's nova.conf, edited.
+    write_conf(VMWARE + REPORTER_OWNS + 'image_metadata_traits = False\n',
+               placement, path=vmware_on)
+    report(vmware_on, vm)
     assert client.get_provider_traits(vm_uuid)[0] == {T['iso'], T['vmdk']}
     # And the libvirt reporter's record is still there: dropping its custom
     # trait removes it.
-    report(write_conf(LIBVIRT + REPORTER_OWNS, placement), kvm)
+    report(write_conf(LIBVIRT + REPORTER_OWNS, placement, path=libvirt), kvm)
     assert not any(t.startswith('CUSTOM_')
                    for t in client.get_provider_traits(kvm_uuid)[0])
 
@@ -122,7 +123,7 @@ def test_as_a_service_an_error_each_cycle_until_it_can_be_saved(
         child.send(15)
         assert child.finish() == 0, child.err.text()
     saved = json.loads((blocker / 'state.json').read_text())
-    assert saved['providers'] == {uuid: ['CUSTOM_L']}
+    assert saved['providers'] == {uuid: {path: ['CUSTOM_L']}}
 
 
 def test_the_demo_fleet_is_reported_without_a_warning(fresh_placement,
