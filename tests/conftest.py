@@ -14,6 +14,7 @@
 the guard that keeps the run on loopback (``tests/network_guard.py``)."""
 
 import os
+import pathlib
 import tempfile
 import textwrap
 import uuid
@@ -143,11 +144,12 @@ def unique():
 
 @pytest.fixture
 def write_conf(tmp_path):
-    """Write a nova.conf fragment; returns its path. state_path is private."""
+    """Write a nova.conf fragment; returns its path. state_path is private.
+    ``path``: rewrite that file (a node's nova.conf edited in place)."""
     counter = iter(range(1000))
 
-    def write(text, placement=None):
-        path = tmp_path / ('nova-%d.conf' % next(counter))
+    def write(text, placement=None, path=None):
+        path = path or tmp_path / ('nova-%d.conf' % next(counter))
         body = textwrap.dedent(text)
         if '[DEFAULT]' not in body:
             body = '[DEFAULT]\n' + body
@@ -155,7 +157,7 @@ def write_conf(tmp_path):
                             % tmp_path, 1)
         if placement is not None:
             body += '\n' + placement.nova_conf_section()
-        path.write_text(body)
+        pathlib.Path(path).write_text(body)
         return str(path)
     return write
 

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Remembers which custom traits the reporter set on which provider.
+"""Remembers which custom traits each reporter set on which provider.
 
 Without it a trait dropped from ``custom_traits`` could not be told apart from
 one somebody else set. The image-metadata traits it set (``metadata_traits``)
@@ -28,15 +28,51 @@ other. It is state that cannot hurt:
   the other entries are kept.
 
 It is shared. Several reporters may keep their records in one file (one
-``state_path`` for a fleet, nodes of different drivers): the file is keyed
-by provider uuid, and a reporter only ever changes the entries of the
-providers it synced. Each write is a read-modify-write of the file under an
-exclusive lock (``.<name>.lock`` beside it), so two reporters writing at once
-lose neither's entries; an entry another reporter wrote (another driver's
-image-metadata traits, say) is kept as it is, never judged by this one's
-driver. The file is written atomically and durably (temp file fsynced,
-renamed, the directory fsynced), only when it changes; a new file is private
-(0600), a replaced one keeps its mode. A state that cannot be saved is
+``state_path`` for a fleet, nodes of different drivers; or one
+``state_file`` on purpose, two reporters of one provider). Each reporter has
+a name (``[virt_capabilities] reporter_name``, by default the configuration
+files and directories it reads: see ``NodePlan.reporter_name``), and the
+file keeps one record per provider and reporter::
+
+    {"format": "virt-capabilities-ownership/2",
+     "providers": {"<provider uuid>": {"<reporter name>": ["CUSTOM_A"]}},
+     "unclaimed": {"<provider uuid>": ["CUSTOM_B"]}}
+
+A reporter only ever writes its own name's records (and claims an unclaimed
+one, below); every other reporter's are kept as they are, whatever they
+hold, never judged by this one's driver. A trait in another reporter's
+record of the same provider is never removed by this one: a trait two
+reporters set stays while either still records it (``others``).
+
+The name is the configuration files because that is what makes two
+reporters of one provider different (their ``[DEFAULT] host`` and driver
+are the node's, the same for both), while a service, its SIGHUP re-read and
+a one-shot ``report`` of the same files are one reporter. A reporter started
+with other files is another reporter: it does not inherit the old name's
+records (these keep protecting their traits), so ``reporter_name`` is there
+to keep a name when the files move.
+
+Older files (format 1, ``"format": "virt-capabilities-ownership/1"``, and
+the format before it, ``{"providers": {...}}`` alone) kept one list per
+provider and no owner: that list was whatever the last reporter of the
+provider recorded. They are read without losing a record: each list
+becomes that provider's ``unclaimed`` record, which the first reporter to
+sync the provider claims as its own (it then removes what it no longer
+sets, and the file keeps only its record). With one reporter per provider,
+the case of every deployment before format 2, that is exactly the old
+behaviour. It never widens what a reporter may remove: under format 1
+every reader owned the whole list, now only the first one does, and never a
+trait another reporter's format-2 record holds. Format 2 carries a new
+marker, so a reporter of format 1 refuses such a file (exit 2, the file
+untouched) rather than misreading it.
+
+Each write is a read-modify-write of the file under an exclusive lock
+(``.<name>.lock`` beside it), so two reporters writing at once lose
+neither's records; each sync also re-reads the others' records
+(``refresh``), so one written since this reporter started is honoured. The
+file is written atomically and durably (temp file fsynced, renamed, the
+directory fsynced), only when it changes; a new file is private (0600), a
+replaced one keeps its mode. A state that cannot be saved is
 ``StateNotSaved``: the sync stops there and the command fails naming the
 file, for a trait set and not remembered would stay for ever.
 
@@ -60,10 +96,14 @@ from virt_capabilities import metadata_traits
 
 LOG = logging.getLogger(__name__)
 
-#: Written into every state file; a file without it is only accepted in the
-#: older format, ``{"providers": {...}}`` and nothing else.
-FORMAT = 'virt-capabilities-ownership/1'
+#: Written into every state file: one record per provider and reporter.
+FORMAT = 'virt-capabilities-ownership/2'
+#: The formats it still reads (one unowned list per provider); a file with
+#: no marker is only accepted in the oldest, ``{"providers": {...}}`` alone.
+OLDER_FORMATS = ('virt-capabilities-ownership/1',)
 FORMAT_KEY = 'format'
+#: The name a library caller's state (one reporter) records under.
+DEFAULT_NAME = 'virt-capabilities'
 #: How much of the ignored content one warning names.
 _MAX_NAMED = 10
 _MAX_CHARS = 80
@@ -92,10 +132,10 @@ def _short(value):
 def _refuse(path, why):
     return exceptions.ConfigError(
         'state file %s is not this reporter\'s ownership state (%s): it '
-        'must be missing, or a JSON object with "%s": "%s" (or only '
-        '"providers", from older versions); point [virt_capabilities] '
-        'state_file elsewhere, or move the file away'
-        % (path, why, FORMAT_KEY, FORMAT))
+        'must be missing, or a JSON object with "%s": "%s" (or an older '
+        'version\'s: "%s", or only "providers"); point '
+        '[virt_capabilities] state_file elsewhere, or move the file away'
+        % (path, why, FORMAT_KEY, FORMAT, '", "'.join(OLDER_FORMATS)))
 
 
 def read_document(path):
@@ -103,8 +143,9 @@ def read_document(path):
 
     None when there is no file. ConfigError (the file is left alone) when
     it cannot be read or is not the reporter's own: neither a JSON object
-    with ``"format": FORMAT`` nor the older ``{"providers": {...}}``. The
-    file's contents are never quoted: it may be anything.
+    with ``"format": FORMAT`` (or one of ``OLDER_FORMATS``) nor the oldest
+    ``{"providers": {...}}``. The file's contents are never quoted: it may
+    be anything.
     """
     if not path:
         return None
@@ -131,7 +172,8 @@ def read_document(path):
     if not isinstance(data, dict):
         raise _refuse(path, 'JSON, but not an object')
     if FORMAT_KEY in data:
-        if data[FORMAT_KEY] != FORMAT:
+        if data[FORMAT_KEY] != FORMAT and data[FORMAT_KEY] not in \
+                OLDER_FORMATS:
             raise _refuse(path, 'another format, perhaps of a newer '
                                 'version')
         return data
@@ -146,41 +188,46 @@ def check(path):
     read_document(path)
 
 
-def _parse(path, document):
-    """{uuid: frozenset of the names some reporter may have set}: CUSTOM_*
-    names and image-metadata traits of any driver (another reporter
-    sharing the file may be of another driver). Everything else is warned
-    about, once, and left out (and never owned)."""
+def _records(document):
+    """(providers, unclaimed, problems) of a document read from the file.
+
+    ``providers``: {uuid: {reporter name: record}}, ``unclaimed``:
+    {uuid: record}, both raw, as the file has them (what another reporter
+    writes keeps them so); ``problems``: what is of the wrong shape. An
+    older format's lists are all unclaimed.
+    """
     if document is None:
-        return {}
-    providers = document.get('providers', {})
-    if not isinstance(providers, dict):
-        LOG.warning('ownership state %s: ignored "providers" (%s, not an '
-                    'object): no custom trait is known to be ours',
-                    path, type(providers).__name__)
-        return {}
-    owned, ignored = {}, []
-    for uuid, traits in providers.items():
-        if not isinstance(traits, list):
-            ignored.append('%s: %s, not a list' % (
-                _short(uuid), type(traits).__name__))
-            continue
-        good = frozenset(t for t in traits if _recordable(t))
-        bad = [t for t in traits if not _recordable(t)]
-        if bad:
-            ignored.append('%s: %s' % (_short(uuid), ', '.join(
-                _short(t) for t in bad)))
-        if good:
-            owned[uuid] = good
-    if ignored:
-        more = len(ignored) - _MAX_NAMED
-        LOG.warning('ownership state %s: ignored %s%s (only lists of '
-                    'CUSTOM_* trait names, and of image-metadata traits, '
-                    'are kept; any other standard trait is never the '
-                    'reporter\'s to remove)', path,
-                    '; '.join(ignored[:_MAX_NAMED]),
-                    ' and %d more' % more if more > 0 else '')
-    return owned
+        return {}, {}, []
+    problems = []
+    if document.get(FORMAT_KEY) != FORMAT:
+        return {}, _object(document, 'providers', problems), problems
+    providers = _object(document, 'providers', problems)
+    for uuid, entry in providers.items():
+        if not isinstance(entry, dict):
+            problems.append('%s: %s, not an object of reporters' % (
+                _short(uuid), type(entry).__name__))
+    return providers, _object(document, 'unclaimed', problems), problems
+
+
+def _object(document, key, problems):
+    value = document.get(key, {})
+    if isinstance(value, dict):
+        return value
+    problems.append('"%s" (%s, not an object)' % (key, type(value).__name__))
+    return {}
+
+
+def _recorded(where, value, problems):
+    """The traits some reporter may have set, in one raw record."""
+    if not isinstance(value, list):
+        problems.append('%s: %s, not a list' % (where,
+                                                type(value).__name__))
+        return frozenset()
+    bad = [t for t in value if not _recordable(t)]
+    if bad:
+        problems.append('%s: %s' % (where, ', '.join(_short(t)
+                                                       for t in bad)))
+    return frozenset(t for t in value if _recordable(t))
 
 
 def _recordable(trait):
@@ -194,27 +241,91 @@ def _allowed(trait, standard):
 
 
 class OwnershipState:
-    """``standard``: the standard traits it may own (this node's driver's
-    image-metadata traits); any other is never owned, whatever the file
-    says."""
+    """One reporter's view of the state: its own records, the other
+    reporters' and the unclaimed ones, by provider.
+
+    ``name``: the reporter's name in the file. ``standard``: the standard
+    traits it may own (this node's driver's image-metadata traits); any
+    other is never owned, whatever the file says.
+    """
 
     def __init__(self, path, standard=frozenset(), sleep=time.sleep,
-                 clock=time.monotonic):
+                 clock=time.monotonic, name=DEFAULT_NAME):
         self.path = path
+        self.name = name
         self.standard = frozenset(standard)
         self._sleep = sleep
         self._clock = clock
-        # What every reporter sharing the file recorded, when it was read;
-        # only the entries of the providers this one syncs are used.
-        self._owned = _parse(path, read_document(path))
+        self._warned = None
+        # This reporter's records: read once, then changed only by its own
+        # writes (another process of the same name is the same reporter).
+        self._own = {}
+        self._others = {}     # {uuid: what the other reporters recorded}
+        self._unclaimed = {}  # {uuid: an older format's list}
+        self._load(read_document(path), own=True)
+
+    def _load(self, document, own=False):
+        """Take the others' and the unclaimed records from ``document``
+        (and its own, when ``own``); warn of what is of the wrong shape,
+        once for as long as it stays the same."""
+        providers, unclaimed, problems = _records(document)
+        others = {}
+        for uuid, entry in providers.items():
+            if not isinstance(entry, dict):
+                continue  # a problem already
+            for name, value in entry.items():
+                traits = _recorded('%s (%s)' % (_short(uuid), _short(name)),
+                                   value, problems)
+                if name == self.name:
+                    if own and traits:
+                        self._own[uuid] = traits
+                elif traits:
+                    others[uuid] = others.get(uuid, frozenset()) | traits
+        self._others = others
+        self._unclaimed = {}
+        for uuid, value in unclaimed.items():
+            traits = _recorded(_short(uuid), value, problems)
+            if traits:
+                self._unclaimed[uuid] = traits
+        self._warn(problems)
+
+    def _warn(self, problems):
+        if not problems or problems == self._warned:
+            self._warned = problems or None
+            return
+        self._warned = problems
+        more = len(problems) - _MAX_NAMED
+        LOG.warning('ownership state %s: ignored %s%s (only lists of '
+                    'CUSTOM_* trait names, and of image-metadata traits, '
+                    'are kept; any other standard trait is never the '
+                    'reporter\'s to remove)', self.path,
+                    '; '.join(problems[:_MAX_NAMED]),
+                    ' and %d more' % more if more > 0 else '')
+
+    def refresh(self):
+        """Read the other reporters' records again (they may have written
+        since): before each sync. ConfigError if the file is no longer
+        the reporter's own."""
+        if self.path:
+            self._load(read_document(self.path))
 
     def owned(self, uuid):
-        return frozenset(t for t in self._owned.get(uuid, ())
-                         if _allowed(t, self.standard))
+        """What it may remove on ``uuid``: its own record, and an
+        unclaimed one it will claim by its next write."""
+        return frozenset(
+            t for t in self._own.get(uuid, frozenset()) |
+            self._unclaimed.get(uuid, frozenset())
+            if _allowed(t, self.standard))
+
+    def others(self, uuid):
+        """What the other reporters recorded on ``uuid``: never this one's
+        to remove, even where its own record holds it too."""
+        return self._others.get(uuid, frozenset())
 
     def all_owned(self, uuids=None):
         """What it owns on ``uuids`` (default: every provider recorded)."""
-        uuids = self._owned if uuids is None else uuids
+        if uuids is None:
+            uuids = set(self._own) | set(self._unclaimed)
         return frozenset().union(*(self.owned(u) for u in uuids))
 
     def adopt(self, other):
@@ -222,15 +333,16 @@ class OwnershipState:
 
         What this process set stays known across a configuration reload,
         also when nothing is kept on disk. Nothing is written here: the
-        next ``record`` does it.
+        next ``record`` does it. A state of another name, kept in a file,
+        is another reporter's: its records stay its own.
         """
-        if other is None or other is self:
+        if other is None or other is self or (
+                self.path and other.path and other.name != self.name):
             return
-        for uuid in other._owned:
+        for uuid in set(other._own) | set(other._unclaimed):
             traits = other.owned(uuid)
             if traits:
-                self._owned[uuid] = self._owned.get(uuid, frozenset()) | \
-                    traits
+                self._own[uuid] = self._own.get(uuid, frozenset()) | traits
 
     def prepare(self):
         """Make sure a record can be saved, before anything is sent:
@@ -252,24 +364,27 @@ class OwnershipState:
         self.record_each({uuid: custom_traits for uuid in uuids})
 
     def record_each(self, traits_by_uuid):
-        """``record_many`` with each provider's own set; only these
-        providers' entries change, in memory and in the file.
-        StateNotSaved when the file cannot be written."""
+        """``record_many`` with each provider's own set; only this
+        reporter's records of these providers change (an unclaimed one is
+        claimed), in memory and in the file. StateNotSaved when the file
+        cannot be written."""
         changes = {}
         for uuid, traits in traits_by_uuid.items():
             traits = frozenset(t for t in traits
                                if _allowed(t, self.standard))
-            if self._owned.get(uuid, frozenset()) != traits:
+            if (self._own.get(uuid, frozenset()) != traits
+                    or uuid in self._unclaimed):
                 changes[uuid] = traits
         if not changes:
             return
         if self.path:
             self._save(changes)
         for uuid, traits in changes.items():
+            self._unclaimed.pop(uuid, None)
             if traits:
-                self._owned[uuid] = traits
+                self._own[uuid] = traits
             else:
-                self._owned.pop(uuid, None)
+                self._own.pop(uuid, None)
 
     # -- the file ---------------------------------------------------------
 
@@ -309,50 +424,64 @@ class OwnershipState:
             os.close(fd)  # releases the lock
 
     def _save(self, changes):
-        """Read the file again under the lock, change only ``changes``'
-        entries, write it back atomically; StateNotSaved if it cannot."""
+        """Read the file again under the lock, change only this reporter's
+        records of ``changes``' providers (claiming their unclaimed ones),
+        write it back atomically; StateNotSaved if it cannot."""
         directory = os.path.dirname(os.path.abspath(self.path))
         with self._locked():
             try:
                 # It may have changed (another reporter) or been replaced
                 # since it was read: what is there now is what is kept.
-                document = read_document(self.path) or {}
+                document = read_document(self.path)
             except exceptions.ConfigError as exc:
                 raise self._failed(exc) from exc
-            providers = document.get('providers')
-            # A "providers" that is not an object was warned about and
-            # holds nobody's records.
-            providers = dict(providers) if isinstance(providers,
-                                                      dict) else {}
+            # Every other reporter's record is kept as the file has it.
+            records, unclaimed, _ = _records(document)
+            records, unclaimed = dict(records), dict(unclaimed)
             for uuid, traits in changes.items():
+                entry = records.get(uuid)
+                # One of the wrong shape was warned about and holds
+                # nobody's records: this reporter's replaces it.
+                entry = dict(entry) if isinstance(entry, dict) else {}
                 if traits:
-                    providers[uuid] = sorted(traits)
+                    entry[self.name] = sorted(traits)
                 else:
-                    providers.pop(uuid, None)
+                    entry.pop(self.name, None)
+                if entry:
+                    records[uuid] = dict(sorted(entry.items()))
+                else:
+                    records.pop(uuid, None)
+                unclaimed.pop(uuid, None)
             data = {FORMAT_KEY: FORMAT,
-                    'providers': dict(sorted(providers.items()))}
-            tmp = None
+                    'providers': dict(sorted(records.items()))}
+            if unclaimed:
+                data['unclaimed'] = dict(sorted(unclaimed.items()))
+            self._write(directory, data)
+            # What the others recorded, as fresh as it gets.
+            self._load(data)
+
+    def _write(self, directory, data):
+        tmp = None
+        try:
             try:
-                try:
-                    mode = stat.S_IMODE(os.stat(self.path).st_mode)
-                except FileNotFoundError:
-                    mode = None  # a new file: mkstemp's 0600
-                fd, tmp = tempfile.mkstemp(dir=directory,
-                                           prefix='.ownership-')
-                with os.fdopen(fd, 'w') as f:
-                    if mode is not None:
-                        os.fchmod(f.fileno(), mode)
-                    json.dump(data, f, indent=1)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, self.path)
-                tmp = None
-                _fsync_directory(directory)
-            except OSError as exc:
-                raise self._failed(exc.strerror or exc) from exc
-            finally:
-                if tmp is not None:  # failed or interrupted: no stray file
-                    os.unlink(tmp)
+                mode = stat.S_IMODE(os.stat(self.path).st_mode)
+            except FileNotFoundError:
+                mode = None  # a new file: mkstemp's 0600
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix='.ownership-')
+            with os.fdopen(fd, 'w') as f:
+                if mode is not None:
+                    os.fchmod(f.fileno(), mode)
+                json.dump(data, f, indent=1)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+            tmp = None
+            _fsync_directory(directory)
+        except OSError as exc:
+            raise self._failed(exc.strerror or exc) from exc
+        finally:
+            if tmp is not None:  # failed or interrupted: no stray file
+                os.unlink(tmp)
 
 
 def _fsync_directory(directory):

@@ -41,6 +41,9 @@ class NodePlan:
     refs: tuple
     #: Why there are no refs: the driver needs --provider (report refuses).
     provider_needed: Exception = None
+    #: What was read, as given: the default ``reporter_name``.
+    config_files: tuple = ()
+    config_dirs: tuple = ()
 
     @classmethod
     def from_files(cls, config_files, provider_values=(), config_dirs=()):
@@ -57,7 +60,8 @@ class NodePlan:
                              config_files))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
-        plan = cls(conf, settings, capabilities, refs, provider_needed)
+        plan = cls(conf, settings, capabilities, refs, provider_needed,
+                   tuple(config_files), tuple(config_dirs))
         # report refuses a state file that is not its own: show too.
         ownership_state.check(plan.state_file)
         if plan.custom_traits and not plan.state_file:
@@ -81,6 +85,19 @@ class NodePlan:
     @property
     def state_file(self):
         return self.settings.state_file
+
+    @property
+    def reporter_name(self):
+        """This reporter's name in the state file: the option, else the
+        absolute paths of the files, then the directories (a trailing
+        ``/``), it reads, in order. What tells two reporters of one
+        provider apart is their configuration: their host and driver are
+        the node's (``virt_capabilities.ownership_state``)."""
+        if self.settings.reporter_name:
+            return self.settings.reporter_name
+        return ', '.join(
+            [os.path.abspath(f) for f in self.config_files] +
+            [os.path.join(os.path.abspath(d), '') for d in self.config_dirs])
 
     @property
     def owns_image_types(self):
@@ -138,5 +155,6 @@ class NodePlan:
             'image_type_traits_owner': self.settings.image_type_traits_owner,
             'providers': ([ref.describe() for ref in self.refs] or
                           [str(self.provider_needed)]),
+            'reporter_name': self.reporter_name,
         })
         return result

@@ -112,15 +112,25 @@ class Reporter:
     # -- ownership --------------------------------------------------------
 
     def ownership(self, uuid=None, uuids=()):
-        """What it owns on ``uuid``, or on all of ``uuids``."""
-        previous = (self.state.owned(uuid) if uuid else
-                    self.state.all_owned(uuids)) if self.state else frozenset()
+        """What it owns on ``uuid``, or on any of ``uuids``."""
+        owned = [self._owned_on(u) for u in ([uuid] if uuid else uuids)]
         return merge.Ownership(
             desired=self.desired - self.missing,
-            owned_custom=frozenset(previous | self.custom_traits),
+            owned_custom=self.custom_traits.union(*(c for c, _ in owned)),
             image_types=self.owns_image_types,
-            owned_metadata=(previous & self.metadata_ownable)
-            | self.metadata_traits)
+            owned_metadata=self.metadata_traits.union(
+                *(m for _, m in owned)))
+
+    def _owned_on(self, uuid):
+        """(custom, image-metadata) traits it set before on ``uuid`` and
+        still owns: never one another reporter's record of the provider
+        holds and this one no longer wants (a trait two reporters set
+        stays while either still does). Those it sets are owned anyway."""
+        previous = self.state.owned(uuid) if self.state else frozenset()
+        held = (self.state.others(uuid) if self.state
+                else frozenset()) - self.desired
+        return (previous - held,
+                (previous & self.metadata_ownable) - held)
 
     def _set_by_us(self, uuid, added=()):
         """What the state remembers as set by this reporter on ``uuid``
@@ -229,6 +239,9 @@ class Reporter:
         uuids = list(dict.fromkeys(uuids))
         self.missing = set()  # Placement may have been upgraded: ask again
         report = SyncReport()
+        if self.state is not None:
+            # What the reporters sharing the file recorded since.
+            self.state.refresh()
         try:
             if self.state is not None and (self.custom_traits
                                            or self.metadata_traits):

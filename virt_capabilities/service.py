@@ -51,7 +51,8 @@ class ReportJob:
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
             self.plan.state_file,
-            standard=self.plan.metadata_traits_ownable)
+            standard=self.plan.metadata_traits_ownable,
+            name=self.plan.reporter_name)
         self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.traits, self.plan.custom_traits, state,

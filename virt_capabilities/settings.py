@@ -84,6 +84,9 @@ class NodeSettings:
     custom_traits: frozenset
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str
+    #: ``[virt_capabilities] reporter_name``, or None: the configuration
+    #: files' (``NodePlan.reporter_name``).
+    reporter_name: str
     conflict_retries: int
     #: Report the driver's image-metadata traits nova-compute never writes.
     image_metadata_traits: bool
@@ -120,6 +123,8 @@ class NodeSettings:
             state_file=explicit_state or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
                 else None),
+            reporter_name=(read('reporter_name', 'virt_capabilities')
+                           or '').strip() or None,
             conflict_retries=read('conflict_retries', 'virt_capabilities'),
             image_metadata_traits=read('image_metadata_traits',
                                        'virt_capabilities'),

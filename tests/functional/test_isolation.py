@@ -121,9 +121,10 @@ def test_dropping_a_custom_trait_removes_it_and_nothing_else(
     # (No image type: nova-compute owns those, by default.)
     assert traits == {'CUSTOM_GPU_A', 'CUSTOM_GPU_B', 'CUSTOM_NOT_OURS',
                       'HW_CPU_X86_AVX2'}
-    # Drop one (same state_path, so the reporter remembers it owned it).
+    # Drop one (the same nova.conf edited, the same state_path: the
+    # reporter remembers it owned it).
     fewer = write_conf(base + '[virt_capabilities]\ncustom_traits = '
-                       'CUSTOM_GPU_A\n', placement)
+                       'CUSTOM_GPU_A\n', placement, path=tagged)
     assert service.run_once(
         lambda: service.ReportJob([fewer], [name]), 0) == 0
     traits, _ = client.get_provider_traits(uuid)

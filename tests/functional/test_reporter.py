@@ -46,10 +46,10 @@ REPORTER_OWNS = '[virt_capabilities]\nimage_type_traits_owner = reporter\n'
 def write_conf(write_conf):
     """The shared nova.conf writer, the reporter owning the image-type
     traits unless the text says who does."""
-    def write(text, placement=None):
+    def write(text, placement=None, path=None):
         if 'image_type_traits_owner' not in text:
             text = text + '\n' + REPORTER_OWNS
-        return write_conf(text, placement)
+        return write_conf(text, placement, path)
     return write
 
 
@@ -264,7 +264,9 @@ def test_cli_show_json(write_conf):
         'image_type_traits_owner': 'reporter',
         'providers': [{'kind': 'name', 'value': 'vm-7',
                        'source': '--provider'}],
-        'provider_needed': None}
+        'provider_needed': None,
+        # The state file's name for it: the files it reads.
+        'reporter_name': path}
 
 
 def test_show_without_provider_says_the_driver_needs_one(write_conf):
@@ -645,7 +647,7 @@ def test_image_metadata_traits_switched_off_remove_only_its_own(
     traits, _ = client.get_provider_traits(uuid)
     assert traits == others | {T['iso'], T['vmdk'], *VMWARE_METADATA}
     off = write_conf(vmware + '[virt_capabilities]\n'
-                     'image_metadata_traits = False\n', placement)
+                     'image_metadata_traits = False\n', placement, path=on)
     assert service.ReportJob([off], [name]).sync(0).ok
     traits, _ = client.get_provider_traits(uuid)
     assert traits == others | {T['iso'], T['vmdk']}

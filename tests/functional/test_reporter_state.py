@@ -21,6 +21,8 @@ import sys
 
 from image_type_common import image_types
 from tests import helpers
+from virt_capabilities import ownership_state
+from virt_capabilities import reporter as reporter_mod
 
 T = image_types.TRAIT_BY_FORMAT
 #: Nova 34's VMware driver boots these and never reports them
@@ -70,15 +72,111 @@ def test_reporters_of_two_drivers_sharing_a_state_path(placement, write_conf,
     report(libvirt, kvm)
     assert 'CUSTOM_KVM_' + unique.upper() in client.get_provider_traits(
         kvm_uuid)[0]
-    vmware_off = write_conf(VMWARE + REPORTER_OWNS +
-                            'image_metadata_traits = False\n', placement)
-    report(vmware_off, vm)
+    # The VMware node's nova.conf, edited.
+    write_conf(VMWARE + REPORTER_OWNS + 'image_metadata_traits = False\n',
+               placement, path=vmware_on)
+    report(vmware_on, vm)
     assert client.get_provider_traits(vm_uuid)[0] == {T['iso'], T['vmdk']}
     # And the libvirt reporter's record is still there: dropping its custom
     # trait removes it.
-    report(write_conf(LIBVIRT + REPORTER_OWNS, placement), kvm)
+    report(write_conf(LIBVIRT + REPORTER_OWNS, placement, path=libvirt), kvm)
     assert not any(t.startswith('CUSTOM_')
                    for t in client.get_provider_traits(kvm_uuid)[0])
+
+
+def test_two_reporters_of_one_provider_keep_their_own_records(
+        placement, write_conf, tmp_path, unique):
+    """One state_file on purpose, two reporters (two configurations) of one
+    provider, syncing in turn. Each removes only what its own record
+    holds: a drops its traits, b's stay, and b's record is left exactly as
+    it was; a trait both set stays until both have dropped it."""
+    client = placement.client()
+    name = 'shared-' + unique
+    uuid = client.create_resource_provider(name)['uuid']
+    mine, theirs, both = ('CUSTOM_%s_%s' % (who, unique.upper())
+                          for who in ('A', 'B', 'BOTH'))
+    shared = tmp_path / 'shared' / 'state.json'
+
+    def configure(custom, path=None):
+        return write_conf(
+            LIBVIRT + '[virt_capabilities]\nstate_file = %s\n'
+            'custom_traits = %s\n' % (shared, ','.join(custom)),
+            placement, path=path)
+
+    a = configure([mine, both])
+    b = configure([theirs, both])
+    for path in (a, b, a, b):
+        report(path, name)
+    assert client.get_provider_traits(uuid)[0] == {mine, theirs, both}
+    records = json.loads(shared.read_text())['providers'][uuid]
+    assert records == {a: sorted([mine, both]), b: sorted([theirs, both])}
+    configure([], path=a)  # a's nova.conf, edited: none of them any more
+    report(a, name)
+    assert client.get_provider_traits(uuid)[0] == {theirs, both}
+    assert json.loads(shared.read_text())['providers'][uuid] == {
+        b: records[b]}
+    report(b, name)  # b finds its traits as it left them
+    assert client.get_provider_traits(uuid)[0] == {theirs, both}
+    configure([theirs], path=b)
+    report(b, name)
+    assert client.get_provider_traits(uuid)[0] == {theirs}
+    assert json.loads(shared.read_text())['providers'] == {uuid: {
+        b: [theirs]}}
+
+
+def test_a_record_written_while_a_reporter_waits_is_honoured(
+        placement, tmp_path, unique):
+    """A reporter reads the state when it starts, and may sync much later
+    (waiting for its provider, or for Placement): each sync re-reads the
+    others' records, so a trait another reporter recorded meanwhile stays,
+    also where this one's own record held it."""
+    client = placement.client()
+    uuid = client.create_resource_provider('since-' + unique)['uuid']
+    shared = 'CUSTOM_SINCE_%s' % unique.upper()
+    path = str(tmp_path / 'state.json')
+    state = ownership_state.OwnershipState(path, name='a')
+    reporter_mod.Reporter(client, {shared}, {shared}, state,
+                          owns_image_types=False).sync([uuid])
+    assert client.get_provider_traits(uuid)[0] == {shared}
+    # a restarts with the trait dropped, and waits before its first sync
+    a = reporter_mod.Reporter(client, set(), set(),
+                              ownership_state.OwnershipState(path, name='a'),
+                              owns_image_types=False)
+    ownership_state.OwnershipState(path, name='b').record(uuid, {shared})
+    assert a.sync([uuid]).ok
+    assert client.get_provider_traits(uuid)[0] == {shared}
+    assert json.loads(open(path).read())['providers'] == {
+        uuid: {'b': [shared]}}
+
+
+def test_a_format_1_state_file_is_claimed_by_the_first_reporter(
+        placement, write_conf, tmp_path, unique):
+    """A state file an older version wrote: the provider's list becomes
+    the record of the first reporter to sync it, so a custom trait dropped
+    across the upgrade is still removed; another provider's list is kept
+    for its own reporter."""
+    client = placement.client()
+    name = 'upgraded-' + unique
+    uuid = client.create_resource_provider(name)['uuid']
+    kept, dropped = ('CUSTOM_%s_%s' % (w, unique.upper())
+                     for w in ('KEPT', 'DROPPED'))
+    for trait in (kept, dropped):
+        client.create_trait(trait)
+    client.put_provider_traits(uuid, {kept, dropped, 'HW_CPU_X86_AVX2'},
+                               client.get_provider_traits(uuid)[1])
+    other = '00000000-0000-4000-8000-%s' % unique.rjust(12, '0')
+    shared = tmp_path / 'state.json'
+    shared.write_text(json.dumps({
+        'format': 'virt-capabilities-ownership/1',
+        'providers': {uuid: [kept, dropped], other: ['CUSTOM_ELSEWHERE']}}))
+    path = write_conf(LIBVIRT + '[virt_capabilities]\nstate_file = %s\n'
+                      'custom_traits = %s\n' % (shared, kept), placement)
+    report(path, name)
+    assert client.get_provider_traits(uuid)[0] == {kept, 'HW_CPU_X86_AVX2'}
+    assert json.loads(shared.read_text()) == {
+        'format': 'virt-capabilities-ownership/2',
+        'providers': {uuid: {path: [kept]}},
+        'unclaimed': {other: ['CUSTOM_ELSEWHERE']}}
 
 
 def test_a_state_that_cannot_be_saved_fails_naming_the_file(
@@ -122,7 +220,7 @@ def test_as_a_service_an_error_each_cycle_until_it_can_be_saved(
         child.send(15)
         assert child.finish() == 0, child.err.text()
     saved = json.loads((blocker / 'state.json').read_text())
-    assert saved['providers'] == {uuid: ['CUSTOM_L']}
+    assert saved['providers'] == {uuid: {path: ['CUSTOM_L']}}
 
 
 def test_the_demo_fleet_is_reported_without_a_warning(fresh_placement,

@@ -20,7 +20,7 @@ from virt_capabilities.cmd import report
 
 COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
            'image_metadata_traits', 'excluded', 'image_type_traits_owner',
-           'providers', 'provider_needed')
+           'providers', 'provider_needed', 'reporter_name')
 
 
 class Show(show.ShowOne):

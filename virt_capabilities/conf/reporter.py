@@ -94,10 +94,25 @@ reporter_opts = [
              '``[DEFAULT] state_path`` is set; otherwise nothing is written '
              'anywhere, and a dropped trait is removed only by a service '
              'that kept running since it set it. Reporters may share one '
-             'file: it is keyed by provider uuid, each changes only its '
-             'own providers\' entries, under a lock file beside it '
-             '(``.<name>.lock``). If it cannot be saved, report syncs '
-             'nothing more and exits 1 naming it.'),
+             'file: each changes only its '
+             'own records, under a lock file beside it (``.<name>.lock``): '
+             'one record per provider and reporter (see '
+             '``reporter_name``), and a trait another reporter of the same '
+             'provider recorded is never removed. If it cannot be saved, '
+             'report syncs nothing more and exits 1 naming it.'),
+    cfg.StrOpt(
+        'reporter_name',
+        sample_default='<the configuration files and directories read>',
+        help='This reporter\'s name in ``state_file``, under which its '
+             'records are kept apart from those of the other reporters '
+             'sharing the file. Default: the absolute paths of the '
+             '``--config-file`` files and ``--config-dir`` directories it '
+             'reads, so two reporters of one provider with different '
+             'files keep separate records, while a service, its SIGHUP '
+             're-read and a one-shot ``report`` of the same files are one '
+             'reporter. A reporter started with other files is another '
+             'reporter: set this to the old name (``virt-capabilities '
+             'show`` prints it) to keep its records when its files move.'),
     cfg.IntOpt(
         'conflict_retries',
         default=CONFLICT_RETRIES,

@@ -244,9 +244,11 @@ U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
 def test_state_keeps_this_drivers_metadata_traits_only(tmp_path, caplog):
     path = tmp_path / 'state.json'
     path.write_text(json.dumps({'format': ownership_state.FORMAT,
-                                'providers': {U1: [
-                                    'HW_ARCH_ARMV7', 'COMPUTE_STORAGE_BUS_IDE',
-                                    'COMPUTE_NODE', 'CUSTOM_A']}}))
+                                'providers': {U1: {
+                                    ownership_state.DEFAULT_NAME: [
+                                        'HW_ARCH_ARMV7',
+                                        'COMPUTE_STORAGE_BUS_IDE',
+                                        'COMPUTE_NODE', 'CUSTOM_A']}}}))
     with caplog.at_level(logging.WARNING):
         state = ownership_state.OwnershipState(
             str(path), standard={'HW_ARCH_ARMV7'})

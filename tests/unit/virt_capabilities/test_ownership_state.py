@@ -11,8 +11,8 @@
 # under the License.
 
 """The ownership state file: it can only ever make the reporter remove the
-custom traits it set itself, and it never destroys a file that is not its
-own."""
+custom traits it set itself, it keeps every other reporter's records, and
+it never destroys a file that is not its own."""
 
 import json
 import logging
@@ -23,11 +23,26 @@ import pytest
 
 from image_type_common import exceptions
 from virt_capabilities import ownership_state
+from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service
 
-FORMAT = 'virt-capabilities-ownership/1'
+FORMAT = 'virt-capabilities-ownership/2'
+FORMAT_1 = 'virt-capabilities-ownership/1'
 U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
 U2 = '7b4f6b3f-2c3d-4e6f-9001-1b2c3d4e5f60'
+#: The name a state made without one records under.
+ME = ownership_state.DEFAULT_NAME
+
+
+def mine(**records):
+    """A format-2 document holding this reporter's records only."""
+    return {'format': FORMAT, 'providers': {
+        uuid: {ME: traits} for uuid, traits in records.items()}}
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
 
 
 def write(path, data, mode=0o644):
@@ -78,7 +93,7 @@ def test_standard_traits_in_the_file_are_never_owned(tmp_path, caplog):
     '"providers"',
     '{"auth": {"password": "s3cret-Pa55"}}',
     '{"providers": ["CUSTOM_A"]}',
-    '{"format": "virt-capabilities-ownership/2", "providers": {}}',
+    '{"format": "virt-capabilities-ownership/3", "providers": {}}',
     '{"format": "something-else/1", "providers": {}}',
 ], ids=['ini', 'empty', 'not-utf8', 'json-list', 'json-string',
         'json-object', 'providers-not-an-object', 'newer-format',
@@ -108,23 +123,69 @@ def test_an_unreadable_file_is_refused(tmp_path):
 
 @pytest.mark.parametrize('data', [
     {'providers': {U1: ['CUSTOM_A']}},
-    {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}},
-    {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}, 'later': 'added'},
-], ids=['older-format', 'format-1', 'format-1-extra-key'])
+    {'format': FORMAT_1, 'providers': {U1: ['CUSTOM_A']}},
+    {'format': FORMAT_1, 'providers': {U1: ['CUSTOM_A']}, 'later': 'added'},
+    mine(**{U1: ['CUSTOM_A']}),
+    {'format': FORMAT, 'providers': {}, 'unclaimed': {U1: ['CUSTOM_A']}},
+], ids=['older-format', 'format-1', 'format-1-extra-key', 'format-2',
+        'format-2-unclaimed'])
 def test_its_own_formats_are_read(tmp_path, data):
     state = ownership_state.OwnershipState(write(tmp_path / 's.json', data))
     assert state.owned(U1) == {'CUSTOM_A'}
+    assert state.others(U1) == frozenset()
 
 
-def test_the_older_format_is_rewritten_with_the_marker(tmp_path):
-    path = write(tmp_path / 'state.json', {'providers': {U1: ['CUSTOM_A']}})
-    state = ownership_state.OwnershipState(path)
-    state.record(U2, {'CUSTOM_B'})
-    with open(path) as f:
-        assert json.load(f) == {'format': FORMAT, 'providers': {
-            U1: ['CUSTOM_A'], U2: ['CUSTOM_B']}}
-    assert ownership_state.OwnershipState(path).all_owned() == {
-        'CUSTOM_A', 'CUSTOM_B'}
+# -- older formats: one list per provider, claimed by its first reporter ----
+
+@pytest.mark.parametrize('marker', [{'format': FORMAT_1}, {}],
+                         ids=['format-1', 'older-format'])
+def test_an_older_file_is_read_without_losing_a_record(tmp_path, marker):
+    """Each provider's list is unclaimed: the first reporter to record
+    that provider claims it; every other provider's list is kept, for its
+    own first reporter to claim."""
+    path = write(tmp_path / 'state.json', dict(marker, providers={
+        U1: ['CUSTOM_A', 'CUSTOM_OLD'], U2: ['CUSTOM_B', 'lower']}))
+    first = ownership_state.OwnershipState(path, name='first')
+    assert first.owned(U1) == {'CUSTOM_A', 'CUSTOM_OLD'}
+    first.record(U1, {'CUSTOM_A'})  # CUSTOM_OLD dropped, and removed
+    assert read_json(path) == {
+        'format': FORMAT,
+        'providers': {U1: {'first': ['CUSTOM_A']}},
+        'unclaimed': {U2: ['CUSTOM_B', 'lower']}}  # exactly as it was
+    second = ownership_state.OwnershipState(path, name='second')
+    assert second.owned(U1) == frozenset()  # claimed: the first's now
+    assert second.others(U1) == {'CUSTOM_A'}
+    assert second.owned(U2) == {'CUSTOM_B'}
+    second.record(U2, {'CUSTOM_B'})
+    assert read_json(path) == {'format': FORMAT, 'providers': {
+        U1: {'first': ['CUSTOM_A']}, U2: {'second': ['CUSTOM_B']}}}
+
+
+def test_an_unclaimed_record_is_claimed_even_when_nothing_else_changes(
+        tmp_path):
+    """A reporter that sets nothing there any more still claims the old
+    list (so no later reporter removes by it) and leaves no record."""
+    path = write(tmp_path / 'state.json',
+                 {'providers': {U1: ['CUSTOM_A']}})
+    state = ownership_state.OwnershipState(path, name='first')
+    state.record(U1, set())
+    assert read_json(path) == {'format': FORMAT, 'providers': {}}
+    assert ownership_state.OwnershipState(path, name='second').owned(
+        U1) == frozenset()
+
+
+def test_a_claimed_record_is_honoured_by_a_reporter_that_read_it_unclaimed(
+        tmp_path):
+    """Both read the old file; the first claims U1: the second, refreshed
+    (each sync does), no longer owns U1's list and keeps its traits."""
+    path = write(tmp_path / 'state.json',
+                 {'providers': {U1: ['CUSTOM_A']}})
+    first = ownership_state.OwnershipState(path, name='first')
+    second = ownership_state.OwnershipState(path, name='second')
+    first.record(U1, {'CUSTOM_A'})
+    second.refresh()
+    assert second.owned(U1) == frozenset()
+    assert second.others(U1) == {'CUSTOM_A'}
 
 
 def test_a_missing_file_is_empty_state_and_not_created_by_reading(tmp_path):
@@ -153,12 +214,12 @@ def test_a_file_put_there_since_it_was_read_is_not_replaced(tmp_path):
     ({U1: {'CUSTOM_A': 1}, U2: None}, {}, [U1, U2]),
     ({U1: [1, 'CUSTOM_A', None, ['CUSTOM_C']]}, {U1: {'CUSTOM_A'}}, [U1]),
 ], ids=['int', 'string', 'object-and-null', 'list-of-mixed'])
-@pytest.mark.parametrize('marker', [True, False],
-                         ids=['format-1', 'older-format'])
+@pytest.mark.parametrize('marker', ['format-2', 'format-1', 'older-format'])
 def test_wrong_typed_entries_are_warned_about_and_only_they_ignored(
         tmp_path, caplog, providers, kept, bad, marker):
-    data = {'format': FORMAT, 'providers': providers} if marker else {
-        'providers': providers}
+    data = {'format-2': mine(**providers),
+            'format-1': {'format': FORMAT_1, 'providers': providers},
+            'older-format': {'providers': providers}}[marker]
     path = write(tmp_path / 'state.json', data)
     with caplog.at_level(logging.WARNING):
         state = ownership_state.OwnershipState(path)
@@ -172,6 +233,24 @@ def test_wrong_typed_entries_are_warned_about_and_only_they_ignored(
     state.record(U1, {'CUSTOM_NEW'})
     again = ownership_state.OwnershipState(path)
     assert again.owned(U1) == {'CUSTOM_NEW'}
+
+
+@pytest.mark.parametrize('entry', [['CUSTOM_A'], 5, None])
+def test_a_provider_entry_that_is_not_an_object_of_reporters(tmp_path,
+                                                             caplog, entry):
+    """Format 2: a provider's entry of the wrong shape is nobody's record:
+    warned about, kept while nobody records that provider."""
+    path = write(tmp_path / 'state.json', {'format': FORMAT, 'providers': {
+        U1: entry, U2: {'other': ['CUSTOM_B']}}})
+    with caplog.at_level(logging.WARNING):
+        state = ownership_state.OwnershipState(path)
+    assert state.owned(U1) == frozenset() and state.others(U1) == frozenset()
+    [warning] = warnings_of(caplog)
+    assert U1 in warning
+    state.record(U2, {'CUSTOM_C'})
+    assert read_json(path)['providers'][U1] == entry
+    state.record(U1, {'CUSTOM_A'})
+    assert read_json(path)['providers'][U1] == {ME: ['CUSTOM_A']}
 
 
 @pytest.mark.parametrize('providers', [['CUSTOM_A'], 5, None])
@@ -210,7 +289,7 @@ def test_writes_are_fsynced_file_before_rename_directory_after(
     monkeypatch.setattr(os, 'fsync', fsync)
     monkeypatch.setattr(os, 'replace', replace)
     ownership_state.OwnershipState(path).record(U1, {'CUSTOM_A'})
-    document = {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}}
+    document = mine(**{U1: ['CUSTOM_A']})
     assert len(events) == 3, events
     (_, tmp, written), replaced, synced_dir = events
     assert written == document
@@ -221,8 +300,7 @@ def test_writes_are_fsynced_file_before_rename_directory_after(
 
 def test_a_failed_fsync_keeps_the_old_file_and_leaves_no_temp_file(
         tmp_path, monkeypatch, caplog):
-    path = write(tmp_path / 'state.json',
-                 {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}})
+    path = write(tmp_path / 'state.json', mine(**{U1: ['CUSTOM_A']}))
 
     def fsync(fd):
         raise OSError(5, 'Input/output error')
@@ -247,8 +325,7 @@ def test_a_new_file_is_private(tmp_path):
 
 @pytest.mark.parametrize('mode', [0o640, 0o644, 0o600])
 def test_replacing_its_own_file_keeps_its_mode(tmp_path, mode):
-    path = write(tmp_path / 'state.json',
-                 {'format': FORMAT, 'providers': {U1: ['CUSTOM_A']}}, mode)
+    path = write(tmp_path / 'state.json', mine(**{U1: ['CUSTOM_A']}), mode)
     ownership_state.OwnershipState(path).record(U1, {'CUSTOM_B'})
     assert stat.S_IMODE(os.stat(path).st_mode) == mode
     assert ownership_state.OwnershipState(path).owned(U1) == {'CUSTOM_B'}
@@ -282,11 +359,41 @@ def test_a_reloaded_job_without_state_file_inherits_what_was_set(tmp_path):
 def test_a_reloaded_job_with_a_state_file_reads_it(tmp_path):
     first = job_for(tmp_path, 'a.conf', 'CUSTOM_A', state_path=tmp_path)
     first.reporter.state.record(U1, {'CUSTOM_A'})
-    second = job_for(tmp_path, 'b.conf', '', state_path=tmp_path)
+    second = job_for(tmp_path, 'a.conf', '', state_path=tmp_path)  # edited
     second.inherit_state(first)
     assert second.reporter.ownership(U1).owns('CUSTOM_A')
-    with open(tmp_path / 'virt_capabilities.json') as f:
-        assert json.load(f)['providers'] == {U1: ['CUSTOM_A']}
+    assert read_json(tmp_path / 'virt_capabilities.json')['providers'] == {
+        U1: {str(tmp_path / 'a.conf'): ['CUSTOM_A']}}
+
+
+def test_a_reporter_is_named_by_its_configuration_files(tmp_path):
+    job = job_for(tmp_path, 'a.conf', '')
+    assert job.plan.reporter_name == str(tmp_path / 'a.conf')
+    assert job.reporter.state.name == str(tmp_path / 'a.conf')
+    (tmp_path / 'nova.conf.d').mkdir()
+    both = service.ReportJob([str(tmp_path / 'a.conf')], client=object(),
+                             config_dirs=[str(tmp_path / 'nova.conf.d')])
+    assert both.plan.reporter_name == '%s, %s/' % (tmp_path / 'a.conf',
+                                                   tmp_path / 'nova.conf.d')
+
+
+def test_reporter_name_keeps_a_reporters_records_when_its_files_move(
+        tmp_path):
+    old = job_for(tmp_path, 'old.conf', 'CUSTOM_A', state_path=tmp_path)
+    old.reporter.state.record(U1, {'CUSTOM_A'})
+    moved = tmp_path / 'moved.conf'
+    moved.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
+                     'host = h\nstate_path = %s\n[virt_capabilities]\n'
+                     'reporter_name = %s\n' % (tmp_path,
+                                                tmp_path / 'old.conf'))
+    job = service.ReportJob([str(moved)], client=object())
+    assert job.reporter.state.owned(U1) == {'CUSTOM_A'}
+    assert job.reporter.ownership(U1).target({'CUSTOM_A'}) == set()
+    # Without it, other files are another reporter: the old name's
+    # record is not its own, and protects its trait.
+    other = job_for(tmp_path, 'other.conf', '', state_path=tmp_path)
+    assert other.reporter.state.owned(U1) == frozenset()
+    assert other.reporter.ownership(U1).target({'CUSTOM_A'}) == {'CUSTOM_A'}
 
 
 # -- shared by several reporters: each one's records are its own ------------
@@ -302,43 +409,111 @@ def test_reporters_of_other_drivers_keep_each_others_entries(tmp_path,
     """A fleet's one state_path: the libvirt reporter neither warns about
     nor drops the VMware reporter's image-metadata traits."""
     path = str(tmp_path / 'state.json')
-    vmware = ownership_state.OwnershipState(path, standard=VMWARE_METADATA)
+    vmware = ownership_state.OwnershipState(path, standard=VMWARE_METADATA,
+                                            name='vmware')
     vmware.record(U1, VMWARE_METADATA | {'CUSTOM_VM'})
     with caplog.at_level(logging.WARNING):
         libvirt = ownership_state.OwnershipState(
-            path, standard=LIBVIRT_METADATA)
-        assert libvirt.owned(U1) == {'CUSTOM_VM'}  # never VMware's traits
+            path, standard=LIBVIRT_METADATA, name='libvirt')
+        assert libvirt.owned(U1) == frozenset()  # never VMware's records
+        assert libvirt.others(U1) == VMWARE_METADATA | {'CUSTOM_VM'}
         libvirt.record(U2, {'CUSTOM_KVM', 'HW_ARCH_ARMV7'})
     assert warnings_of(caplog) == []
-    with open(path) as f:
-        assert json.load(f)['providers'] == {
-            U1: sorted(VMWARE_METADATA | {'CUSTOM_VM'}),
-            U2: ['CUSTOM_KVM', 'HW_ARCH_ARMV7']}
+    assert read_json(path)['providers'] == {
+        U1: {'vmware': sorted(VMWARE_METADATA | {'CUSTOM_VM'})},
+        U2: {'libvirt': ['CUSTOM_KVM', 'HW_ARCH_ARMV7']}}
     # The VMware reporter, restarted, still knows what it set.
-    again = ownership_state.OwnershipState(path, standard=VMWARE_METADATA)
+    again = ownership_state.OwnershipState(path, standard=VMWARE_METADATA,
+                                           name='vmware')
     assert again.owned(U1) == VMWARE_METADATA | {'CUSTOM_VM'}
+
+
+def test_two_reporters_of_one_provider_keep_their_own_records(tmp_path):
+    """One state_file on purpose, two reporters of U1: each write changes
+    only the writer's record; the other's stays exactly as it was, also
+    what this reporter would never read from it."""
+    path = str(tmp_path / 'state.json')
+    a = ownership_state.OwnershipState(path, name='a')
+    b = ownership_state.OwnershipState(path, name='b')
+    a.record(U1, {'CUSTOM_A', 'CUSTOM_BOTH'})
+    b.record(U1, {'CUSTOM_B', 'CUSTOM_BOTH'})
+    document = read_json(path)
+    document['providers'][U1]['b'].append('HW_CPU_X86_AVX2')  # never read
+    write(tmp_path / 'state.json', document)
+    b_record = document['providers'][U1]['b']
+    a = ownership_state.OwnershipState(path, name='a')  # restarted
+    assert a.owned(U1) == {'CUSTOM_A', 'CUSTOM_BOTH'}
+    assert a.others(U1) == {'CUSTOM_B', 'CUSTOM_BOTH'}
+    a.record(U1, set())  # a dropped both of its traits
+    assert read_json(path)['providers'] == {U1: {'b': b_record}}
+    assert ownership_state.OwnershipState(path, name='b').owned(U1) == {
+        'CUSTOM_B', 'CUSTOM_BOTH'}
+
+
+def reporter_of(state, custom):
+    """A reporter of custom traits only (no request is made here)."""
+    return reporter_mod.Reporter(object(), custom, custom, state,
+                                 owns_image_types=False)
+
+
+def test_a_trait_two_reporters_set_stays_while_either_wants_it(tmp_path):
+    """a and b both set CUSTOM_X on U1. a drops it: a's record loses it,
+    but b's still holds it, so a leaves it on the provider; once b drops
+    it too, b removes it."""
+    path = str(tmp_path / 'state.json')
+    on_u1 = {'CUSTOM_X', 'CUSTOM_A', 'CUSTOM_B', 'HW_CPU_X86_AVX2'}
+    a = ownership_state.OwnershipState(path, name='a')
+    b = ownership_state.OwnershipState(path, name='b')
+    a.record(U1, {'CUSTOM_X', 'CUSTOM_A'})
+    b.record(U1, {'CUSTOM_X', 'CUSTOM_B'})
+    a = ownership_state.OwnershipState(path, name='a')
+    dropped = reporter_of(a, {'CUSTOM_A'}).ownership(U1)
+    assert not dropped.owns('CUSTOM_X')
+    assert dropped.target(on_u1) == on_u1
+    a.record(U1, {'CUSTOM_A'})
+    b = ownership_state.OwnershipState(path, name='b')
+    assert reporter_of(b, {'CUSTOM_B'}).ownership(U1).target(on_u1) == (
+        on_u1 - {'CUSTOM_X'})
+    # Owned on U1 only: the same trait on U2, where b recorded nothing,
+    # is a's to remove.
+    a.record(U2, {'CUSTOM_X'})
+    assert reporter_of(a, set()).ownership(U2).owns('CUSTOM_X')
+
+
+def test_a_record_written_since_the_state_was_read_is_honoured(tmp_path):
+    """A service reads the file once; each sync refreshes what the others
+    recorded, so one written by another reporter since protects its
+    traits at once."""
+    path = str(tmp_path / 'state.json')
+    service_state = ownership_state.OwnershipState(path, name='service')
+    ownership_state.OwnershipState(path, name='other').record(
+        U1, {'CUSTOM_X'})
+    assert service_state.others(U1) == frozenset()
+    service_state.refresh()
+    assert service_state.others(U1) == {'CUSTOM_X'}
 
 
 def test_a_write_keeps_what_others_wrote_since_it_read_the_file(tmp_path):
     """Both read the file before either writes: the second write re-reads
     it (under the lock) and changes only its own provider's entry."""
     path = str(tmp_path / 'state.json')
-    first = ownership_state.OwnershipState(path)
-    second = ownership_state.OwnershipState(path)
+    first = ownership_state.OwnershipState(path, name='first')
+    second = ownership_state.OwnershipState(path, name='second')
     first.record(U1, {'CUSTOM_A'})
     second.record(U2, {'CUSTOM_B'})
+    second.record(U1, {'CUSTOM_D'})
     first.record(U1, {'CUSTOM_A', 'CUSTOM_C'})
-    second.record(U2, set())  # dropped: only its own entry goes
-    with open(path) as f:
-        assert json.load(f)['providers'] == {U1: ['CUSTOM_A', 'CUSTOM_C']}
+    second.record(U2, set())  # dropped: only its own record goes
+    assert read_json(path)['providers'] == {
+        U1: {'first': ['CUSTOM_A', 'CUSTOM_C'], 'second': ['CUSTOM_D']}}
 
 
 def test_another_reporters_malformed_entry_is_kept_as_it_is(tmp_path):
     path = write(tmp_path / 'state.json', {'format': FORMAT, 'providers': {
-        U1: 5, U2: ['CUSTOM_A']}})
+        U1: 5, U2: {'other': {'CUSTOM_X': True}, ME: ['CUSTOM_A']}}})
     ownership_state.OwnershipState(path).record(U2, {'CUSTOM_B'})
-    with open(path) as f:
-        assert json.load(f)['providers'] == {U1: 5, U2: ['CUSTOM_B']}
+    assert read_json(path)['providers'] == {
+        U1: 5, U2: {'other': {'CUSTOM_X': True}, ME: ['CUSTOM_B']}}
 
 
 def _record_in_a_child(path, uuids, barrier):
