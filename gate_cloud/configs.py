@@ -246,6 +246,10 @@ def nova_compute_conf(creds, compute):
         }
         conf['DEFAULT']['instances_path'] = str(
             layout.path('nova', 'compute-' + name, 'instances'))
+        # The guests boot empty disks: no OS answers ACPI, so a clean
+        # shutdown (a rebuild's first step) would wait Nova's default 60 s
+        # for nothing before powering off.
+        conf['DEFAULT']['shutdown_timeout'] = '0'
         for section in ('nova_sys_admin', 'privsep_osbrick',
                         'vif_plug_ovs_privileged',
                         'vif_plug_linux_bridge_privileged', 'privsep'):
