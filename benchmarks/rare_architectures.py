@@ -87,10 +87,15 @@ def parse_args(argv):
                         help='asks per architecture and variant (default 50)')
     parser.add_argument('--runs', type=int, default=7,
                         help='timed runs per query (default 7)')
+    parser.add_argument('--build-processes', type=int,
+                        default=scale_build.PROCESSES,
+                        help='client processes the fleet is built from '
+                             '(default %d)' % scale_build.PROCESSES)
     parser.add_argument('--json', default='benchmarks/results/'
                         'image_metadata.json')
     args = parser.parse_args(argv)
-    if min(args.hosts, args.workers, args.asks, args.runs) < 1:
+    if min(args.hosts, args.workers, args.asks, args.runs,
+           args.build_processes) < 1:
         parser.error('counts must be at least 1')
     if args.backend == 'sqlite' and args.workers != 2:
         parser.error('--workers is for PostgreSQL')
@@ -107,7 +112,8 @@ def arches(hosts):
     return ['x86_64'] * (hosts - len(rare)) + rare
 
 
-def build(placement, host_arches):
+def build(placement, host_arches,
+          processes=scale_build.PROCESSES):
     """{uuid: arch}, and the seconds it took (the scale benchmark's
     builder: same inventory, nova-compute's own traits)."""
     items = [(i, 'arch-%05d' % i, {os_traits.COMPUTE_NODE, ARCH_TRAIT[arch]})
@@ -115,7 +121,7 @@ def build(placement, host_arches):
     start = time.perf_counter()
     uuids = scale_build.create(placement, [  # the rare ones added last
         [it for it in items if host_arches[it[0]] == 'x86_64'],
-        [it for it in items if host_arches[it[0]] != 'x86_64']])
+        [it for it in items if host_arches[it[0]] != 'x86_64']], processes)
     return ({uuids[i]: arch for i, arch in enumerate(host_arches)},
             time.perf_counter() - start)
 
@@ -232,7 +238,8 @@ def run(args):
                   'cpus': os.cpu_count(), 'python': platform.python_version()}}
     result['filter_call_us'] = filter_cost()
     with placements(args.backend, args.workers) as servers:
-        host_arch, seconds = build(servers['default_order'], host_arches)
+        host_arch, seconds = build(servers['default_order'], host_arches,
+                                   args.build_processes)
         result['build_seconds'] = round(seconds, 1)
         say('fleet of %d built in %.0f s' % (args.hosts, seconds))
         result['no_valid_host'] = ask(servers, host_arch, args.asks)

@@ -24,8 +24,6 @@ import textwrap
 
 import os_traits
 
-from virt_capabilities import service
-
 NOVA_COMPUTE_NODE = os_traits.COMPUTE_NODE
 DEFAULT_INVENTORY = {
     'VCPU': {'total': 16, 'allocation_ratio': 4.0},
@@ -212,6 +210,11 @@ def build(placement, hosts, progress=None, reuse=False):
     ``reuse``: a provider that already has a host's name is that host (a
     second demo run on a kept database), its traits reported again.
     """
+    # Here, not at the top: cliff loads every command's module to start
+    # any of them, and the reporter's service (oslo.log with it) is the
+    # demo's alone; `candidates` and `status` start without it.
+    from virt_capabilities import service
+
     client = placement.client()
     with tempfile.TemporaryDirectory(prefix='fleet-') as workdir:
         for host in hosts:

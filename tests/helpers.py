@@ -29,7 +29,7 @@ SAFETY_TIMEOUT = 120
 #: Where the functional suites that race writers run: the embedded default,
 #: and PostgreSQL with several API workers (real concurrency, real 409s).
 BACKENDS = ('sqlite', 'postgresql')
-POSTGRESQL_WORKERS = 4
+POSTGRESQL_WORKERS = 2
 
 
 def on_every_backend(metafunc):

@@ -84,6 +84,10 @@ def parse_args(argv):
     parser.add_argument('--storm-processes', type=int, default=4,
                         help='client processes the storm\'s threads are '
                              'spread over (default 4)')
+    parser.add_argument('--build-processes', type=int,
+                        default=build.PROCESSES,
+                        help='client processes the fleet is built from '
+                             '(default %d)' % build.PROCESSES)
     parser.add_argument('--steps', default=','.join(STEPS),
                         help='what to run after building the fleet, of %s '
                              '(default all; limit and throughput on '
@@ -125,7 +129,8 @@ def parse_args(argv):
     except ValueError:
         parser.error('--concurrency takes numbers like 1,4,8')
     if min(args.concurrency) < 1 or args.workers < 1 or args.runs < 1 or \
-            args.boots < 1 or args.asks < 1 or args.storm_processes < 1:
+            args.boots < 1 or args.asks < 1 or args.storm_processes < 1 or \
+            args.build_processes < 1:
         parser.error('counts must be at least 1')
     return args
 
@@ -170,7 +175,9 @@ def one_size(backend, size, args):
     steps = [s for s in args.steps
              if backend == 'postgresql' or s not in POSTGRESQL_ONLY]
     with fresh_placement(backend, args.workers) as (placement, url):
-        nodes, seconds = build.build(placement, size, shape=args.shape,
+        nodes, seconds = build.build(placement, size,
+                                     processes=args.build_processes,
+                                     shape=args.shape,
                                      image_traits='storm' not in steps)
         requests_per_node = 3 if args.shape == 'flat' else 5
         result['build'] = {'seconds': round(seconds, 1),

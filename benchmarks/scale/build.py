@@ -30,6 +30,9 @@ from benchmarks.scale import clients
 from benchmarks.scale import shapes
 
 SPAWN = multiprocessing.get_context('spawn')
+#: Client processes the build is spread over (each a spawned Python
+#: that imports the client first: a tiny fleet wants fewer).
+PROCESSES = 4
 
 
 def _create_share(endpoint, token, share, threads, shape='flat'):
@@ -58,7 +61,7 @@ def _create_share(endpoint, token, share, threads, shape='flat'):
         return list(pool.map(create, share))
 
 
-def build(placement, size, processes=4, threads=8, shape='flat',
+def build(placement, size, processes=PROCESSES, threads=8, shape='flat',
           image_traits=False):
     """Create ``size`` hosts; returns ([(root uuid, kind)], seconds)."""
     kinds = shapes.kinds(size)
@@ -74,7 +77,7 @@ def build(placement, size, processes=4, threads=8, shape='flat',
     return [(uuids[i], kinds[i]) for i in range(size)], seconds
 
 
-def create(placement, batches, processes=4, threads=8, shape='flat'):
+def create(placement, batches, processes=PROCESSES, threads=8, shape='flat'):
     """Create each batch of [(index, name, traits)] hosts in turn (a later
     batch as hosts added to an existing cloud); returns {index: root uuid}.
     """

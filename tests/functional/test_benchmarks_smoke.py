@@ -56,7 +56,8 @@ def test_scale_benchmark_smoke(tmp_path):
         [sys.executable, '-m', 'benchmarks.scale', '--sizes', '40',
          '--sqlite-sizes', '20', '--workers', '2', '--runs', '1', '--asks',
          '2', '--boots', '4', '--concurrency', '1,2', '--storm-processes',
-         '2', '--json', str(out), '--plot', str(png)],
+         '2', '--build-processes', '1', '--json', str(out), '--plot',
+         str(png)],
         capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(out.read_text())
@@ -112,7 +113,7 @@ def test_scale_benchmark_patched_column_smoke(tmp_path, monkeypatch, shape,
         [sys.executable, '-m', 'benchmarks.scale',
          '--sizes', str(sizes.get('postgresql', '')),
          '--sqlite-sizes', str(sizes['sqlite']), '--workers', '2',
-         '--runs', '1',
+         '--runs', '1', '--build-processes', '1',
          '--steps', 'latency', '--shape', shape,
          '--placement-patch', 'root-required-prefilter',
          '--json', str(out), '--plot', str(tmp_path / 'scale.png')],

@@ -12,18 +12,22 @@
 
 """The operator CLI against a real Placement: JSON, exit codes, explain."""
 
+import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import types
 
 import pytest
 import requests
+import sqlalchemy
 import yaml
 
 from image_type_common import image_types
+from image_type_demo import cmd as demo_cmd
 from image_type_demo import fleet
 from placement_runner import embedded
 from tests import helpers
@@ -60,14 +64,34 @@ def sdk_env(server):
                      OS_TOKEN=server.token)
 
 
-@pytest.mark.parametrize('backend', helpers.BACKENDS)
-def test_demo_json(tmp_path, backend):
-    # A temporary directory of its own: whatever else runs on the machine,
-    # only the demo's own Placement could leave something here.
-    private_tmp = tmp_path / 'tmp'
+def _demo_json_run(private_tmp, backend):
+    """``demo -f json`` as a user runs it, with a temporary directory of
+    its own: whatever else runs on the machine, only the demo's own
+    Placement could leave something there."""
     private_tmp.mkdir()
-    proc = cli('demo', '-f', 'json', '--placement-backend', backend,
+    return cli('demo', '-f', 'json', '--placement-backend', backend,
                env=clean_env(TMPDIR=str(private_tmp)))
+
+
+@pytest.fixture(scope='module')
+def sqlite_demo_run(tmp_path_factory):
+    """One real ``demo -f json`` on the default backend for the module:
+    tests only read its result (the process, and its private TMPDIR)."""
+    private_tmp = tmp_path_factory.mktemp('demo') / 'tmp'
+    return _demo_json_run(private_tmp, 'sqlite'), private_tmp
+
+
+@pytest.fixture
+def demo_run(request, tmp_path, backend):
+    if backend == 'sqlite':
+        return request.getfixturevalue('sqlite_demo_run')
+    private_tmp = tmp_path / 'tmp'
+    return _demo_json_run(private_tmp, backend), private_tmp
+
+
+@pytest.mark.parametrize('backend', helpers.BACKENDS)
+def test_demo_json(demo_run):
+    proc, private_tmp = demo_run
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     hosts = {h['name']: h for h in result['hosts']}
@@ -374,17 +398,35 @@ def test_bad_usage_exits_2_with_one_line(args, message):
     assert 'Traceback' not in proc.stderr
 
 
+def _demo_output(document, *args):
+    """What ``demo ARGS`` prints for the real demo's ``document``: the
+    command's own -c check and formatting (tests/unit/image_type_demo/
+    test_cmd.py's seam), in this process. The module's real runs already
+    show the command printing its document (-f json here, the default
+    table in test_demo_view.py); this shows each other formatter on the
+    real fleet's answers without a demo, and its Placement, per format."""
+    out = io.StringIO()
+    demo = demo_cmd.Demo(types.SimpleNamespace(stdout=out), None)
+    parsed_args = demo.get_parser('image-type-filter demo').parse_args(args)
+    demo.formatter = demo._formatter_plugins[parsed_args.formatter].obj
+    demo_cmd.tables(parsed_args, {'hosts': [], 'requests': []})
+    demo.produce_output(parsed_args, ('hosts', 'requests'),
+                        (document['hosts'], document['requests']))
+    return out.getvalue()
+
+
 @pytest.mark.parametrize('fmt', ['yaml', 'value', 'csv'])
-def test_demo_every_output_format(fmt):
+def test_demo_every_output_format(sqlite_demo_run, fmt):
     """Through cliff's formatters: yaml the whole document, value and csv
     the boot requests (with cliff's -c and csv quoting)."""
     args = {'yaml': (), 'value': ('-c', 'disk_format', '-c', 'hosts'),
             'csv': ('--quote', 'all')}[fmt]
-    proc = cli('demo', '-f', fmt, *args)
+    proc, _ = sqlite_demo_run
     assert proc.returncode == 0, proc.stderr
-    assert "['" not in proc.stdout
+    stdout = _demo_output(json.loads(proc.stdout), '-f', fmt, *args)
+    assert "['" not in stdout
     if fmt == 'yaml':
-        document = yaml.safe_load(proc.stdout)
+        document = yaml.safe_load(stdout)
         assert set(document) == {'hosts', 'requests'}
         assert {'name': 'vmware-2', 'compute_driver':
                 'vmwareapi.VMwareVCDriver', 'formats': ['iso', 'vmdk']} \
@@ -394,11 +436,11 @@ def test_demo_every_output_format(fmt):
                 and not r['volume_backed']]
         assert vmdk[0]['candidates'] == ['vmware-1', 'vmware-2']
     elif fmt == 'value':
-        lines = proc.stdout.splitlines()
+        lines = stdout.splitlines()
         assert 'ploop parallels-1' in lines
         assert 'vmdk vmware-1, vmware-2' in lines
     else:
-        lines = proc.stdout.splitlines()
+        lines = stdout.splitlines()
         assert lines[0] == ('"disk_format","image properties","filters",'
                             '"volume-backed","hosts"')
         assert '"vmdk","-","on","no","vmware-1, vmware-2"' in lines
@@ -539,15 +581,21 @@ def test_demo_twice_on_a_kept_database_reuses_its_hosts(unique):
     url = database.start()
     try:
         runs = [cli('demo', '-f', 'json', '--placement-database-url', url,
-                    '--placement-workers', '2') for _ in range(2)]
+                    '--placement-workers', '1') for _ in range(2)]
         for proc in runs:
             assert proc.returncode == 0, proc.stderr[-2000:]
         first, second = (json.loads(proc.stdout) for proc in runs)
         assert second == first
-        with embedded.EmbeddedPlacement(database_url=url,
-                                        workers=1) as kept:
-            names = [rp['name'] for rp in
-                     kept.client().list_resource_providers()]
+        # What the database kept, read from it directly (no third
+        # Placement): the demo's hosts, once each.
+        engine = sqlalchemy.create_engine(
+            url, poolclass=sqlalchemy.pool.NullPool)
+        try:
+            with engine.connect() as connection:
+                names = connection.execute(sqlalchemy.text(
+                    'SELECT name FROM resource_providers')).scalars().all()
+        finally:
+            engine.dispose()
         assert sorted(names) == sorted(h.name for h in fleet.DEMO_FLEET)
     finally:
         database.stop()
@@ -637,7 +685,7 @@ def test_demo_stopped_at_any_phase_leaves_no_process(tmp_path, phase,
     private_tmp = _private_tmp(tmp_path)
     with _serve('-v', '-v', 'demo', '--serve', '-f', 'json',
                 '--placement-backend', 'postgresql',
-                '--placement-workers', '2',
+                '--placement-workers', '1',
                 env=clean_env(TMPDIR=str(private_tmp))) as child:
         _wait_for_phase(child, phase)
         before = helpers.descendants(child.process.pid)

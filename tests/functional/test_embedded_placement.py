@@ -377,7 +377,7 @@ def test_existing_database_url_is_used_and_kept(unique):
         password, database.socket_dir)
     try:
         with embedded.EmbeddedPlacement(database_url=url,
-                                        workers=2) as first:
+                                        workers=1) as first:
             uuid = first.client().create_resource_provider(
                 'kept-' + unique)['uuid']
             # A URL may carry a password: never on anybody's command line.
@@ -385,7 +385,7 @@ def test_existing_database_url_is_used_and_kept(unique):
                 with open('/proc/%d/cmdline' % pid, 'rb') as f:
                     assert password.encode() not in f.read()
         with embedded.EmbeddedPlacement(database_url=url,
-                                        workers=2) as second:
+                                        workers=1) as second:
             names = {rp['name'] for rp in
                      second.client().list_resource_providers(uuid=uuid)}
         assert names == {'kept-' + unique}

@@ -219,8 +219,8 @@ def test_rare_architecture_benchmark_smoke(tmp_path):
     out = tmp_path / 'arch.json'
     proc = subprocess.run(
         [sys.executable, '-m', 'benchmarks.rare_architectures', '--hosts',
-         '30',
-         '--backend', 'sqlite', '--asks', '2', '--runs', '1', '--json',
+         '30', '--backend', 'sqlite', '--asks', '2', '--runs', '1',
+         '--build-processes', '1', '--json',
          str(out)], capture_output=True, text=True, timeout=600,
         env=clean_env())
     assert proc.returncode == 0, proc.stderr

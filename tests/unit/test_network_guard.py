@@ -138,7 +138,7 @@ def test_what_counts_as_loopback(family, address, expected):
 
 
 def test_a_python_child_is_guarded_too(blocked_connections):
-    """The test that ran pip against the package index did it in a child:
+    """What tests start (the CLI, Placement, a benchmark) runs in a child:
     the guard reaches children through PYTHONPATH (sitecustomize)."""
     code = ('import socket; socket.create_connection(%r, timeout=%d)'
             % (OUTSIDE_V4, SAFETY))

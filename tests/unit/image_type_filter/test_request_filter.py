@@ -93,10 +93,18 @@ def test_unknown_format_rejected_names_it_and_the_known_ones(conf):
 
 
 def test_warning_memory_is_bounded(conf):
+    """A disk_format comes from an untrusted image: what the filter keeps
+    to warn once per format fills up to its bound and then stops growing,
+    whatever that bound is (read from the filter, not written here)."""
     request_filter_ = Filter(read(conf))
-    for i in range(1000):
+    memory = request_filter_._unknown
+    bound = memory.limit
+    sizes = []
+    for i in range(2 * bound + 10):
         request_filter_(None, spec('bogus%d' % i))
-    assert len(request_filter_._unknown.seen) <= 256
+        sizes.append(len(memory.seen))
+    assert sizes[bound - 1] == bound  # each distinct format remembered
+    assert max(sizes) == bound  # and nothing past the bound
 
 
 def test_log_line_of_hostile_format_is_one_bounded_line(conf, caplog):
