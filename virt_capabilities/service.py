@@ -204,25 +204,26 @@ def run_service(job_factory, interval, wait, control=None):
         with control.interruptible():
             while not control.stop_requested:
                 job = _reloaded(job, job_factory, control)
+                failed = None
                 try:
                     report = job.sync(wait if first else 0.0)
-                    ok = not report.errors
                     summarize(report, failures)
                 except control_mod.ReloadRequested:
                     continue  # re-read at once, and sync with what was read
                 except exceptions.ConfigError as exc:
                     if first:
                         raise  # at start-up: exit 2, restarting won't help
-                    ok = False
-                    failures.failed(_failure_key(exc), logging.ERROR,
-                                    'sync failed: %s; fix the configuration '
-                                    'and send SIGHUP', exc)
+                    failed = (exc, logging.ERROR, 'sync failed: %s; fix the '
+                              'configuration and send SIGHUP')
                 except exceptions.Error as exc:
-                    ok = False
-                    failures.failed(_failure_key(exc), logging.WARNING,
-                                    'sync failed, next attempt at the next '
-                                    'interval: %s', exc)
-                failures.cycle_done(ok)
+                    failed = (exc, logging.WARNING, 'sync failed, next '
+                              'attempt at the next interval: %s')
+                # Logged out of the except block: oslo.log appends the
+                # exception being handled, which would say it twice.
+                if failed is not None:
+                    exc, level, msg = failed
+                    failures.failed(_failure_key(exc), level, msg, exc)
+                failures.cycle_done(failed is None and not report.errors)
                 first = False
                 try:
                     control.wait(interval * random.uniform(0.9, 1.1))

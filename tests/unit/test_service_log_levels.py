@@ -53,3 +53,46 @@ def test_retry_chatter_stays_out_of_the_service_log(tmp_path):
 def test_the_operators_default_log_levels_still_win(tmp_path):
     log = service_log(tmp_path, 'default_log_levels = keystoneauth=WARN')
     assert 'Retrying in 0.5s' in log and 'sync failed' in log
+
+
+SERVICE_SCRIPT = textwrap.dedent('''
+    import sys, types
+    from oslo_config import cfg
+    from image_type_common import control as control_mod
+    from image_type_common import exceptions
+    from virt_capabilities import logs, service
+    conf = cfg.ConfigOpts()
+    logs.register_opts(conf)
+    conf(sys.argv[1:])
+    control = control_mod.Control()
+    cycles = []
+
+    class Job:
+        conf = conf
+        plan = types.SimpleNamespace(traits=frozenset())
+
+        def sync(self, wait):
+            cycles.append(wait)
+            if len(cycles) == 1:
+                return service.reporter_mod.SyncReport()
+            if len(cycles) == 3:
+                control.stop()
+            raise exceptions.PlacementUnavailable(
+                'cannot reach Placement at http://127.0.0.1:9: refused')
+
+    sys.exit(service.run_service(lambda sleep: Job(), 0.01, 0, control))
+''')
+
+
+def test_a_services_outage_line_says_the_error_once(tmp_path):
+    """Through oslo.log, as nova.conf's log options make it: one WARNING
+    for two failed cycles, with the error's text once (oslo.log appends
+    the exception being handled to a line logged inside ``except``)."""
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[DEFAULT]\nlog_file = %s\n' % (tmp_path / 'c.log'))
+    subprocess.run([sys.executable, '-c', SERVICE_SCRIPT, '--config-file',
+                    str(conf)], check=True, env=clean_env(), timeout=60)
+    lines = [line for line in (tmp_path / 'c.log').read_text().splitlines()
+             if ' WARNING ' in line]
+    assert len(lines) == 1, lines
+    assert lines[0].count('cannot reach Placement') == 1, lines[0]
