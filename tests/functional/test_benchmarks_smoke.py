@@ -19,6 +19,8 @@ import sys
 
 import pytest
 
+#: Each builds and measures a fleet: CI's slow tier, not README's command.
+pytestmark = pytest.mark.slow
 
 def test_benchmarks_smoke(tmp_path):
     out = tmp_path / 'bench.json'

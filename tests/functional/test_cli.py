@@ -491,6 +491,7 @@ def openstack(server, *args):
         capture_output=True, text=True, timeout=120, env=clean_env())
 
 
+@pytest.mark.slow
 def test_openstack_client_plugin_same_output_and_exit_codes(demo_fleet,
                                                             tmp_path):
     server, _ = demo_fleet
@@ -572,6 +573,7 @@ def test_demo_bad_database_url_is_one_line(tmp_path, url, code, says):
     assert list(private_tmp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_demo_twice_on_a_kept_database_reuses_its_hosts(unique):
     import tempfile
 
@@ -673,6 +675,7 @@ def _wait_for_phase(child, phase):
         child.err.wait_for('OS_ENDPOINT=')
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('phase,signals', [
     ('starting', [signal.SIGINT]),
     ('building', [signal.SIGTERM]),

@@ -19,6 +19,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests import helpers
 
 COMMANDS = {'image-type-filter': [sys.executable, '-m',
@@ -45,6 +47,7 @@ def run(argv, env):
                           env=helpers.clean_env(**env))
 
 
+@pytest.mark.slow
 def test_printed_conf_and_hints_pass_their_own_checks(tmp_path):
     with helpers.Child.module('image_type_filter.cmd.main', 'demo',
                               '--serve', '-f', 'json') as child:

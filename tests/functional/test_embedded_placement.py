@@ -364,6 +364,7 @@ def test_postgresql_start_up_failure_leaves_nothing_in_tmpdir(
     assert list(private_tmp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_existing_database_url_is_used_and_kept(unique):
     from placement_runner import postgres
     # Not under tmp_path: as root, PostgreSQL runs as nobody, who cannot

@@ -212,6 +212,7 @@ def test_status_per_family_and_novas_own_prefilter(fresh_placement,
     assert rows["Nova's image_metadata_prefilter"]['result'] == 'Warning'
 
 
+@pytest.mark.slow
 def test_rare_architecture_benchmark_smoke(tmp_path):
     """The benchmark at a tiny size: it runs, and what it counts is right
     (every rare host is found; the prefilter offers no other). No timing
