@@ -50,7 +50,8 @@ def pytest_configure(config):
 MAX_WORKERS = 4
 #: Many tests wait more than they compute (a child process's start, a
 #: Placement that must not answer, a service's next cycle): two workers a
-#: core keep the cores busy. On 2 cores: 309 s with 2 workers, 266 s with 4.
+#: core keep the cores busy. On 2 cores with a CPU hog beside: 309 s with 2
+#: workers, 266 s with 4.
 WORKERS_PER_CORE = 2
 
 
