@@ -173,6 +173,19 @@ def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
     assert shown['traits'] == compute.get('custom_traits', [])
 
 
+def test_the_libvirt_compute_powers_empty_guests_off_at_once(tmp_path):
+    """Its guests boot empty disks: no OS answers ACPI, so Nova's default
+    clean shutdown (60 s, a rebuild's first step) would only wait."""
+    for compute in cloud.COMPUTES:
+        rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
+        parsed = configparser.ConfigParser()
+        parsed.read_dict(configs.nova_compute_conf(CREDS, rec))
+        timeout = parsed.get('DEFAULT', 'shutdown_timeout', fallback=None)
+        if compute['driver'] == 'libvirt.LibvirtDriver':
+            assert timeout == '0'
+        else:
+            assert timeout is None  # the fake driver never waits
+
 def test_every_written_ini_parses(tmp_path):
     for name, sections in (
             ('keystone.conf', configs.keystone_conf(CREDS)),
