@@ -1,0 +1,151 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The smallest Keystone role each command needs, against Placement's real
+policy.
+
+Placement (real, its 2026 default policy, real keystonemiddleware) checks
+the roles of a token from the Keystone-shaped stand-in
+(``tests/identity_standin.py`` says why it is not a real Keystone; the
+gate cloud runs the commands as Keystone users of a real one). The stand-in
+gives a user exactly the roles a test names, none implied. Under the
+default policy every request this project makes, reads included, is
+``admin`` or ``service`` with a project-scoped token: a user with only
+``service`` in the service project runs every command; ``reader`` or
+``member`` alone runs none, and gets one line naming the role.
+
+``candidates`` runs the request filters nova-scheduler runs, with their
+start-up write (creating the ``[image_isolation]`` reserved trait, as
+nova-scheduler does), and the same reads: the filters inside
+nova-scheduler need no more than ``service`` on Nova's own credentials.
+"""
+
+import pytest
+
+from tests import helpers
+from tests import identity_standin
+from tests import tls_cloud
+
+SERVICE = 'lp-service'
+ADMIN = 'lp-admin'
+#: Roles that are not enough, each alone.
+NOT_ENOUGH = ('reader', 'member')
+ROLE_LINE = 'needs the service role (or admin) in its project'
+
+
+@pytest.fixture(scope='module')
+def cloud(tmp_path_factory):
+    with tls_cloud.tls_cloud(tmp_path_factory.mktemp('roles')) as found:
+        found.add_user(SERVICE, ('service',))
+        found.add_user(ADMIN, ('admin',))
+        for role in NOT_ENOUGH:
+            found.add_user('lp-' + role, (role,))
+        yield found
+
+
+def run(*argv, env=None):
+    child = helpers.Child.module(*argv, env=env)
+    code = child.finish()
+    return code, child.out.text(), [
+        line for line in child.err.text().splitlines() if line.strip()]
+
+
+def node_conf(tmp_path, cloud, user, host, custom='', isolation=''):
+    path = tmp_path / ('nova-%s.conf' % user)
+    path.write_text(
+        '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = %s\n'
+        'state_path = %s\n[virt_capabilities]\nimage_type_traits_owner = '
+        'reporter\ncustom_traits = %s\n%s%s'
+        % (host, tmp_path, custom, isolation,
+           cloud.placement_section(user)))
+    return str(path)
+
+
+def commands(conf):
+    """Every command that talks to Placement, with nova.conf's
+    credentials."""
+    return [
+        ['virt_capabilities.cmd.main', 'report', '--config-file', conf],
+        ['virt_capabilities.cmd.main', 'report', '--dry-run',
+         '--config-file', conf],
+        ['image_type_filter.cmd.main', 'status', '--config-file', conf],
+        ['image_type_filter.cmd.main', 'candidates', '--disk-format', 'raw',
+         '-f', 'value', '-c', 'name', '--config-file', conf],
+    ]
+
+
+def openstack_credentials(cloud, user):
+    return ['--os-auth-url', cloud.identity.auth_url, '--os-username', user,
+            '--os-password', user[::-1], '--os-project-name',
+            tls_cloud.PROJECT, '--os-user-domain-name', 'Default',
+            '--os-project-domain-name', 'Default', '--os-region-name',
+            identity_standin.REGION, '--os-cacert', cloud.ca.cafile,
+            '--os-cert', cloud.ca.client_certfile, '--os-key',
+            cloud.ca.client_keyfile]
+
+
+def test_the_service_role_alone_runs_every_command(cloud, tmp_path, unique):
+    admin = cloud.client(ADMIN)
+    host = 'lp-node-' + unique
+    provider = admin.create_resource_provider(host)
+    uuid = provider['uuid']
+    admin.put_inventories(uuid, provider['generation'], {
+        'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
+        'DISK_GB': {'total': 100}})
+    custom = 'CUSTOM_LP_' + unique.upper()
+    reserved = 'CUSTOM_LP_RESERVED_' + unique.upper()
+    conf = node_conf(tmp_path, cloud, SERVICE, host, custom=custom,
+                     isolation='[image_isolation]\nenabled = True\n'
+                               'rules = %s\n' % reserved)
+    for argv in commands(conf):
+        code, out, lines = run(*argv)
+        assert code == 0 or (code in (1, 2) and 'status' in argv), (
+            argv, lines)
+        assert not [line for line in lines if 'ERROR' in line
+                    or 'WARNING' in line], (argv, lines)
+        if 'candidates' in argv:
+            assert host in out.split(), out
+        if 'status' in argv:
+            assert 'Placement microversion' in out, out
+    # The reporter's writes (a new CUSTOM trait, the provider's traits)
+    # and the filters' start-up write (the reserved trait) went through.
+    assert custom in admin.get_provider_traits(uuid)[0]
+    assert admin.list_traits([reserved]) == {reserved}
+    for command in (['image-type', 'status'],
+                    ['image-type', 'candidates', '--disk-format', 'raw']):
+        code, out, lines = run('openstackclient.shell',
+                               *openstack_credentials(cloud, SERVICE),
+                               *command)
+        assert code in (0, 1, 2, 3), lines
+        assert not lines, lines
+
+
+@pytest.mark.parametrize('role', NOT_ENOUGH)
+def test_a_user_without_the_role_gets_one_line_naming_it(cloud, tmp_path,
+                                                         unique, role):
+    user = 'lp-' + role
+    admin = cloud.client(ADMIN)
+    host = 'lp-%s-%s' % (role, unique)
+    uuid = admin.create_resource_provider(host)['uuid']
+    conf = node_conf(tmp_path, cloud, user, host,
+                     custom='CUSTOM_LP_%s' % unique.upper())
+    for argv in commands(conf):
+        code, _, lines = run(*argv)
+        assert code == 2, (argv, lines)
+        assert len(lines) == 1, (argv, lines)
+        assert ROLE_LINE in lines[0] and '(403' in lines[0], lines[0]
+    assert admin.get_provider_traits(uuid)[0] == set()
+    code, _, lines = run('openstackclient.shell',
+                         *openstack_credentials(cloud, user),
+                         'image-type', 'status')
+    assert code == 2 and len(lines) == 1, lines
+    assert ROLE_LINE in lines[0], lines[0]
