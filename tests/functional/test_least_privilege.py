@@ -149,3 +149,17 @@ def test_a_user_without_the_role_gets_one_line_naming_it(cloud, tmp_path,
                          'image-type', 'status')
     assert code == 2 and len(lines) == 1, lines
     assert ROLE_LINE in lines[0], lines[0]
+
+
+def test_a_token_placement_does_not_accept_is_one_line(cloud, tmp_path):
+    """401: not a role but the token itself (one this Keystone never
+    issued), said as such."""
+    path = tmp_path / 'nova.conf'
+    path.write_text('[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                    'token = never-issued\n%s'
+                    % (cloud.placement.endpoint, cloud.tls_lines()))
+    code, _, lines = run('image_type_filter.cmd.main', 'candidates',
+                         '--disk-format', 'raw', '--config-file', str(path))
+    assert code == 2 and len(lines) == 1, lines
+    assert 'refused the credentials (401)' in lines[0], lines[0]
+    assert 'token is not valid there' in lines[0], lines[0]
