@@ -21,6 +21,7 @@ Session: the CA bundle, client certificate, ``insecure`` and timeout of
 the source apply to all of them (``image_type_common.tls``).
 """
 
+import itertools
 import logging
 import os
 import re
@@ -281,11 +282,15 @@ class NamedServiceAdapter:
     the operating system's reason, or the TLS setting to look at in the
     words of ``settings`` (where the credentials come from), never
     urllib3's chain. Every other attribute is the wrapped adapter's.
+
+    Each Keystone token the auth plugin obtains is one DEBUG line
+    (``log_tokens``).
     """
 
     def __init__(self, adapter, settings=tls.NOVA_CONF):
         self._adapter = adapter
         self._settings = settings
+        log_tokens(self._auth)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
@@ -348,6 +353,36 @@ class NamedServiceAdapter:
                 'Placement at %s answered %s to %s %s'
                 % (endpoint, status, method, url.split('?')[0]))
         return resp
+
+
+def log_tokens(auth):
+    """Have ``auth`` (a keystoneauth1 identity plugin) log each token it
+    obtains at DEBUG: ``Keystone token obtained`` for the first,
+    ``Keystone token renewed`` for each after it (keystoneauth1 renews
+    when the token it holds ends within two minutes, or was refused).
+
+    A long-running reporter's steady Keystone load is its renewals, about
+    one per token lifetime; a count of tokens from process start is
+    dominated by the start-up one. Plugins without tokens (admin_token)
+    are left alone; a plugin is wrapped once.
+    """
+    fetch = getattr(auth, 'get_auth_ref', None)
+    if fetch is None or getattr(auth, '_logs_tokens', False):
+        return
+    obtained = itertools.count(1)
+
+    def get_auth_ref(session, **kwargs):
+        ref = fetch(session, **kwargs)
+        number = next(obtained)
+        LOG.debug('Keystone token %s at %s (expires %s; %d obtained by '
+                  'this process\'s client)',
+                  'obtained' if number == 1 else 'renewed',
+                  getattr(auth, 'auth_url', None),
+                  getattr(ref, 'expires', None), number)
+        return ref
+
+    auth.get_auth_ref = get_auth_ref
+    auth._logs_tokens = True
 
 
 def client(adapter, settings=tls.NOVA_CONF):

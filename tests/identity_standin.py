@@ -46,6 +46,8 @@ class User:
     password: str
     project: str
     roles: tuple
+    #: Seconds its tokens last; None: the stand-in's ``token_lifetime``.
+    token_lifetime: int = None
     id: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -95,8 +97,10 @@ class IdentityStandIn:
         self._server.server_close()
         self._thread.join(60)
 
-    def add_user(self, name, password, project='service', roles=('service',)):
-        self.users[name] = User(name, password, project, tuple(roles))
+    def add_user(self, name, password, project='service', roles=('service',),
+                 token_lifetime=None):
+        self.users[name] = User(name, password, project, tuple(roles),
+                                token_lifetime)
         return self.users[name]
 
     def token_requests(self, user=None):
@@ -142,7 +146,8 @@ class IdentityStandIn:
         token_id = uuid.uuid4().hex
         token = {
             'methods': ['password'], 'audit_ids': [token_id[:22]],
-            'issued_at': _when(0), 'expires_at': _when(self.token_lifetime),
+            'issued_at': _when(0),
+            'expires_at': _when(user.token_lifetime or self.token_lifetime),
             'is_domain': False,
             'user': {'id': user.id, 'name': user.name, 'domain': DOMAIN,
                      'password_expires_at': None},

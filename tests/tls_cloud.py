@@ -48,10 +48,11 @@ class TLSCloud:
     placement: embedded.EmbeddedPlacement
     directory: str
 
-    def add_user(self, name, roles):
+    def add_user(self, name, roles, token_lifetime=None):
         """A Keystone user in the service project with exactly ``roles``;
         its password is its name reversed."""
-        self.identity.add_user(name, name[::-1], PROJECT, roles)
+        self.identity.add_user(name, name[::-1], PROJECT, roles,
+                               token_lifetime)
         return name
 
     def placement_section(self, user, tls=True, extra=''):

@@ -163,3 +163,39 @@ def test_a_token_placement_does_not_accept_is_one_line(cloud, tmp_path):
     assert code == 2 and len(lines) == 1, lines
     assert 'refused the credentials (401)' in lines[0], lines[0]
     assert 'token is not valid there' in lines[0], lines[0]
+
+
+def test_a_reporter_service_asks_for_one_token_not_one_a_cycle(
+        cloud, tmp_path, unique):
+    """Keystone's steady load from a fleet: a service keeps its token
+    across cycles (keystoneauth1 renews it only when it nears its end)."""
+    user = cloud.add_user('lp-steady-' + unique, ('service',))
+    admin = cloud.client(ADMIN)
+    host = 'lp-steady-' + unique
+    admin.create_resource_provider(host)
+    conf = node_conf(tmp_path, cloud, user, host)
+    with helpers.Child.module('virt_capabilities.cmd.main', 'report',
+                              '--config-file', conf, '--interval',
+                              '1') as child:
+        child.err.wait_for('sync done', count=3)
+        assert cloud.identity.token_requests(user) == 1
+
+
+def test_each_token_renewal_is_a_debug_line(cloud, tmp_path, unique):
+    """Tokens that end within keystoneauth1's two-minute margin are
+    renewed before each request: every token but the first is one
+    'renewed' line, so renewals can be counted from the reporter's log."""
+    user = cloud.add_user('lp-short-' + unique, ('service',),
+                          token_lifetime=60)
+    admin = cloud.client(ADMIN)
+    host = 'lp-short-' + unique
+    admin.create_resource_provider(host)
+    code, _, lines = run('virt_capabilities.cmd.main', '--debug', 'report',
+                         '--config-file', node_conf(tmp_path, cloud, user,
+                                                    host))
+    assert code == 0, lines[-5:]
+    asked = cloud.identity.token_requests(user)
+    assert asked > 2
+    assert sum('Keystone token obtained' in line for line in lines) == 1
+    assert sum('Keystone token renewed' in line
+               for line in lines) == asked - 1
