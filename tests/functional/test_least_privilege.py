@@ -27,6 +27,9 @@ default policy every request this project makes, reads included, is
 start-up write (creating the ``[image_isolation]`` reserved trait, as
 nova-scheduler does), and the same reads: the filters inside
 nova-scheduler need no more than ``service`` on Nova's own credentials.
+
+Last, what a reporter costs Keystone: one token for a service's many
+cycles, and each renewal a line it logs.
 """
 
 import pytest
