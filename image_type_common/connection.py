@@ -15,8 +15,13 @@
 A compute node uses the ``[placement]`` section it already has; an operator's
 shell uses ``--os-cloud`` / ``OS_*`` through openstacksdk. Both end in a
 keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
+Every request, the start-up probe of ``auth_url`` and the diagnosis of a
+failed version discovery included, goes through that adapter's one
+Session: the CA bundle, client certificate, ``insecure`` and timeout of
+the source apply to all of them (``image_type_common.tls``).
 """
 
+import itertools
 import logging
 import os
 import re
@@ -25,11 +30,11 @@ from urllib import parse
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
-import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_common import text
+from image_type_common import tls
 from image_type_common.conf import placement as placement_conf
 
 LOG = logging.getLogger(__name__)
@@ -48,8 +53,12 @@ def adapter_from_conf(conf):
         raise exceptions.ConfigError(
             '[placement] auth_type is not set: give nova.conf a [placement] '
             'section, or use --os-cloud / OS_* environment')
-    check_placement_section(conf[GROUP])
+    group = conf[GROUP]
+    tls.check_files(tls.NOVA_CONF, group.cafile, group.certfile,
+                    group.keyfile)
     session = ks_loading.load_session_from_conf_options(conf, GROUP, auth=auth)
+    tls.warn_if_insecure(session.verify, tls.NOVA_CONF)
+    check_placement_section(group, session)
     return ks_loading.load_adapter_from_conf_options(
         conf, GROUP, session=session, auth=auth)
 
@@ -61,13 +70,14 @@ def _option(group, name):
         return None
 
 
-def check_placement_section(group):
-    """Refuse what can only fail later, before anything is sent.
+def check_placement_section(group, session):
+    """Refuse what can only fail later, before a token is asked for.
 
     An empty token, an endpoint or auth_url that is not an http(s) URL, and
     an identity endpoint that answers version discovery with 401 or 403 (it
     is not Keystone's public discovery document; keystoneauth1 would then
-    retry authenticated inside its own lock and hang for ever).
+    retry authenticated inside its own lock and hang for ever). The probe
+    goes through ``session``, so it trusts what every later request trusts.
     """
     for name in ('endpoint', 'endpoint_override', 'auth_url'):
         value = _option(group, name)
@@ -79,7 +89,7 @@ def check_placement_section(group):
     if token is not None and not token.strip():
         raise exceptions.ConfigError('[placement] token is empty')
     if _option(group, 'auth_url'):
-        _probe_identity(group.auth_url, _option(group, 'timeout') or 10)
+        _probe_identity(group.auth_url, session)
 
 
 def _is_url(value):
@@ -87,11 +97,16 @@ def _is_url(value):
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
-def _probe_identity(auth_url, timeout):
+def _probe_identity(auth_url, session):
+    """One unauthenticated GET of ``auth_url``, through the session every
+    request uses (its CA bundle, client certificate and timeout)."""
     try:
-        answer = requests.get(auth_url, timeout=timeout,
-                              headers={'Accept': 'application/json'})
-    except requests.RequestException:
+        answer = _get_unauthenticated(session, auth_url)
+    except ks_exc.ConnectionError as exc:
+        failed = tls.failure(exc, tls.NOVA_CONF, session.cert)
+        if failed is not None:
+            raise _unreachable('Keystone', auth_url, failed,
+                               exceptions.KeystoneUnavailable) from exc
         return  # unreachable: keystoneauth1 reports and retries that
     if answer.status_code in (401, 403):
         raise exceptions.ConfigError(
@@ -112,14 +127,21 @@ def adapter_from_cloud(cloud=None):
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
                                            text.one_line(exc))
         ) from exc
+    settings = conn.config.config
+    tls.check_files(tls.CLOUDS_YAML, settings.get('cacert'),
+                    settings.get('cert'), settings.get('key'))
+    tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML)
     auth_url = conn.config.get_auth_args().get('auth_url')
-    timeout = conn.config.config.get('api_timeout')
+    if conn.session.timeout is None:  # no api_timeout in the cloud config
+        conn.session.timeout = placement_conf.DEFAULT_TIMEOUT
+    timeout = conn.session.timeout
     try:
         conn.session.get_token()  # Keystone's step (none for admin_token)
         listed = _listed_placement(conn)
     except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
             ks_exc.HttpError, ks_exc.CatalogException) as exc:
-        raise keystone_error(exc, auth_url, timeout) from exc
+        raise keystone_error(exc, auth_url, timeout, tls.CLOUDS_YAML,
+                             conn.session.cert) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
@@ -128,13 +150,18 @@ def adapter_from_cloud(cloud=None):
     try:
         proxy = conn.placement  # discovers Placement's versions
     except ks_exc.ConnectionError as exc:
-        raise exceptions.PlacementUnavailable(
-            'cannot reach Placement at %s: %s'
-            % (listed, _reason(exc, timeout))) from exc
+        raise connection_error('Placement', listed, exc, timeout,
+                               tls.CLOUDS_YAML, conn.session.cert) from exc
     except ks_exc.DiscoveryFailure as exc:
-        raise exceptions.PlacementUnavailable(
-            'cannot reach Placement at %s: %s'
-            % (listed, _discovery_reason(listed, timeout))) from exc
+        raise _discovery_error(conn.session, listed, tls.CLOUDS_YAML) \
+            from exc
+    except sdk_exc.NotSupported as exc:
+        # "no supported versions" is also what openstacksdk says when
+        # discovery failed (a refused client certificate among others).
+        raise _discovery_error(
+            conn.session, listed, tls.CLOUDS_YAML,
+            otherwise=exceptions.ConfigError('openstacksdk cloud %s: %s' % (
+                cloud or '(environment)', text.one_line(exc)))) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
@@ -143,7 +170,7 @@ def adapter_from_cloud(cloud=None):
     for attr in ('connect_retries', 'status_code_retries'):
         if getattr(proxy, attr, None) is None:
             setattr(proxy, attr, placement_conf.DEFAULT_RETRIES)
-    if proxy.session.timeout is None:  # no api_timeout in the cloud config
+    if proxy.session.timeout is None:
         proxy.session.timeout = placement_conf.DEFAULT_TIMEOUT
     return proxy
 
@@ -158,14 +185,13 @@ UNAVAILABLE_STATUSES = (502, 503, 504)
 
 def _reason(exc, timeout):
     """Why a connection failed, in a few words: no urllib3 internals. The
-    cause a DiscoveryFailure wraps is looked for along the chain."""
+    cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
+    failure is ``tls.failure``'s to word.)"""
     seen = exc
     while seen is not None:
         if isinstance(seen, ks_exc.ConnectTimeout):
             return ('timed out (no answer within %g s)' % timeout if timeout
                     else 'timed out')
-        if isinstance(seen, ks_exc.SSLError):
-            return 'TLS handshake failed'
         match = _OS_REASON.search(str(seen))
         if match:
             return match.group(1).strip().lower()
@@ -173,32 +199,64 @@ def _reason(exc, timeout):
     return 'connection failed (%s)' % type(exc).__name__
 
 
-def _discovery_reason(url, timeout):
+def connection_error(service, url, exc, timeout, settings, cert=None,
+                     unavailable=exceptions.PlacementUnavailable):
+    """Our error for a connection to ``service`` at ``url`` that failed:
+    ``unavailable`` (exit 1, may pass), or a ConfigError (exit 2) when a
+    certificate was refused or a client certificate is missing or not
+    accepted; a TLS failure names the setting to look at, in the words of
+    ``settings`` (where the credentials come from). ``cert``: the client
+    certificate the session sends, if any."""
+    failed = tls.failure(exc, settings, cert)
+    if failed is None:
+        return unavailable('cannot reach %s at %s: %s'
+                           % (service, url, _reason(exc, timeout)))
+    return _unreachable(service, url, failed, unavailable)
+
+
+def _unreachable(service, url, failed, unavailable):
+    message = 'cannot reach %s at %s: %s' % (service, url, failed.reason)
+    if failed.configuration:
+        return exceptions.ConfigError(message)
+    return unavailable(message)
+
+
+def _get_unauthenticated(session, url):
+    """One GET of ``url`` through ``session`` (its CA bundle, client
+    certificate and timeout), without a token and without retries."""
+    return session.get(url, authenticated=False, raise_exc=False,
+                       connect_retries=0, status_code_retries=0,
+                       headers={'Accept': 'application/json'})
+
+
+def _discovery_error(session, url, settings, otherwise=None):
     """Why version discovery at ``url`` failed, when the library that
-    tried kept no cause: one plain GET of our own, on the failure path
-    only."""
-    timeout = timeout or placement_conf.DEFAULT_TIMEOUT
+    tried kept no cause: one GET of our own through the same session, on
+    the failure path only. ``otherwise``: the error to give when it
+    answers with success after all."""
     try:
-        answer = requests.get(url, timeout=timeout,
-                              headers={'Accept': 'application/json'})
-    except requests.Timeout:
-        return 'timed out (no answer within %g s)' % timeout
-    except requests.RequestException as exc:
-        match = _OS_REASON.search(str(exc))
-        return match.group(1).strip().lower() if match else \
-            'connection failed'
-    return 'it answered %d without a version document' % answer.status_code
+        answer = _get_unauthenticated(session, url)
+    except ks_exc.ConnectionError as exc:
+        return connection_error('Placement', url, exc, session.timeout,
+                                settings, session.cert)
+    if answer.status_code < 400 and otherwise is not None:
+        return otherwise
+    return exceptions.PlacementUnavailable(
+        'cannot reach Placement at %s: it answered %d without a version '
+        'document' % (url, answer.status_code))
 
 
-def keystone_error(exc, identity_url, timeout=None):
+def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
+                   cert=None):
     """One of our errors for a keystoneauth1 failure while authenticating
     or reading the catalogue: unreachable Keystone is a runtime failure
-    (exit 1), refused credentials and a missing endpoint are configuration
-    (exit 2)."""
+    (exit 1), refused credentials, a refused certificate and a missing
+    endpoint are configuration (exit 2). ``settings`` and ``cert``: as
+    for ``connection_error``."""
     where = text.one_line(identity_url or '(no auth_url)')
     if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
-        return exceptions.KeystoneUnavailable(
-            'cannot reach Keystone at %s: %s' % (where, _reason(exc, timeout)))
+        return connection_error('Keystone', where, exc, timeout, settings,
+                                cert, exceptions.KeystoneUnavailable)
     if isinstance(exc, ks_exc.HttpError):
         if exc.http_status in (401, 403):
             return exceptions.ConfigError(
@@ -221,30 +279,45 @@ class NamedServiceAdapter:
     through. The token and the Placement endpoint are asked for first, so
     that a failure there is Keystone's (its URL named) and a failure of the
     request itself is Placement's (its URL named); either is one line with
-    the operating system's reason, never urllib3's chain. Every other
-    attribute is the wrapped adapter's.
+    the operating system's reason, or the TLS setting to look at in the
+    words of ``settings`` (where the credentials come from), never
+    urllib3's chain. Every other attribute is the wrapped adapter's.
+
+    Each Keystone token the auth plugin obtains is one DEBUG line
+    (``log_tokens``).
     """
 
-    def __init__(self, adapter):
+    def __init__(self, adapter, settings=tls.NOVA_CONF):
         self._adapter = adapter
+        self._settings = settings
+        log_tokens(self._auth)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
 
     @property
+    def _session(self):
+        return getattr(self._adapter, 'session', None)
+
+    @property
     def _timeout(self):
-        session = getattr(self._adapter, 'session', None)
         return (getattr(self._adapter, 'timeout', None)
-                or getattr(session, 'timeout', None))
+                or getattr(self._session, 'timeout', None))
+
+    @property
+    def _cert(self):
+        return getattr(self._session, 'cert', None)
+
+    @property
+    def _auth(self):
+        return (getattr(self._adapter, 'auth', None)
+                or getattr(self._session, 'auth', None))
 
     @property
     def identity_url(self):
         """Keystone's URL, when the auth plugin has one (admin_token
         has none)."""
-        auth = (getattr(self._adapter, 'auth', None)
-                or getattr(getattr(self._adapter, 'session', None), 'auth',
-                           None))
-        return getattr(auth, 'auth_url', None)
+        return getattr(self._auth, 'auth_url', None)
 
     def placement_url(self):
         """Authenticate if needed and find Placement in the catalogue (the
@@ -254,8 +327,8 @@ class NamedServiceAdapter:
             self._adapter.get_token()
             listed = self._adapter.get_endpoint(skip_discovery=True)
         except ks_exc.ClientException as exc:
-            raise keystone_error(exc, self.identity_url,
-                                 self._timeout) from exc
+            raise keystone_error(exc, self.identity_url, self._timeout,
+                                 self._settings, self._cert) from exc
         if not listed:
             raise exceptions.ConfigError(
                 'no Placement endpoint: set [placement] endpoint_override '
@@ -263,9 +336,8 @@ class NamedServiceAdapter:
         try:
             return self._adapter.get_endpoint() or listed
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
-            raise exceptions.PlacementUnavailable(
-                'cannot reach Placement at %s: %s'
-                % (listed, _reason(exc, self._timeout))) from exc
+            raise connection_error('Placement', listed, exc, self._timeout,
+                                   self._settings, self._cert) from exc
 
     def request(self, url, method, **kwargs):
         endpoint = self.placement_url()
@@ -273,9 +345,8 @@ class NamedServiceAdapter:
             resp = self._adapter.request(url, method, **kwargs)
         except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
                 ) as exc:
-            raise exceptions.PlacementUnavailable(
-                'cannot reach Placement at %s: %s'
-                % (endpoint, _reason(exc, self._timeout))) from exc
+            raise connection_error('Placement', endpoint, exc, self._timeout,
+                                   self._settings, self._cert) from exc
         if resp.status_code in UNAVAILABLE_STATUSES:
             status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
             raise exceptions.PlacementUnavailable(
@@ -284,9 +355,42 @@ class NamedServiceAdapter:
         return resp
 
 
-def client(adapter):
-    """A PlacementClient whose failures name Keystone or Placement."""
-    return placement_client.PlacementClient(NamedServiceAdapter(adapter))
+def log_tokens(auth):
+    """Have ``auth`` (a keystoneauth1 identity plugin) log each token it
+    obtains at DEBUG: ``Keystone token obtained`` for the first,
+    ``Keystone token renewed`` for each after it (keystoneauth1 renews
+    when the token it holds ends within two minutes, or was refused).
+
+    A long-running reporter's steady Keystone load is its renewals, about
+    one per token lifetime; a count of tokens from process start is
+    dominated by the start-up one. Plugins without tokens (admin_token)
+    are left alone; a plugin is wrapped once.
+    """
+    fetch = getattr(auth, 'get_auth_ref', None)
+    if fetch is None or getattr(auth, '_logs_tokens', False):
+        return
+    obtained = itertools.count(1)
+
+    def get_auth_ref(session, **kwargs):
+        ref = fetch(session, **kwargs)
+        number = next(obtained)
+        LOG.debug('Keystone token %s at %s (expires %s; %d obtained by '
+                  'this process\'s client)',
+                  'obtained' if number == 1 else 'renewed',
+                  getattr(auth, 'auth_url', None),
+                  getattr(ref, 'expires', None), number)
+        return ref
+
+    auth.get_auth_ref = get_auth_ref
+    auth._logs_tokens = True
+
+
+def client(adapter, settings=tls.NOVA_CONF):
+    """A PlacementClient whose failures name Keystone or Placement, and
+    a TLS failure the setting to look at, in the words of ``settings``
+    (where the adapter's session took its TLS files from)."""
+    return placement_client.PlacementClient(
+        NamedServiceAdapter(adapter, settings))
 
 
 def _listed_placement(conn):
@@ -310,11 +414,11 @@ def client_for(conf=None, cloud=None):
     auth plugin; else ``OS_*`` environment; else a ConfigError.
     """
     if cloud:
-        return client(adapter_from_cloud(cloud))
+        return client(adapter_from_cloud(cloud), tls.CLOUDS_YAML)
     if conf is not None and conf.placement.auth_type:
-        return client(adapter_from_conf(conf))
+        return client(adapter_from_conf(conf), tls.NOVA_CONF)
     if has_cloud_environment():
-        return client(adapter_from_cloud())
+        return client(adapter_from_cloud(), tls.CLOUDS_YAML)
     raise exceptions.ConfigError(
         'no Placement credentials: set [placement] auth_type (and its '
         'options) in the config file, or use --os-cloud / OS_* environment')

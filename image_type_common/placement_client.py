@@ -164,10 +164,13 @@ class PlacementClient:
             if match:
                 return exceptions.UnknownTraits(
                     trait_names.names_in(match.group(1)))
-        if resp.status_code in (401, 403):
+        if resp.status_code == 401:
             return exceptions.ConfigError(
-                'Placement refused the credentials (%d) on %s'
-                % (resp.status_code, where))
+                'Placement refused the credentials (401) on %s: the token is '
+                'not valid there (a wrong admin token, or a token from a '
+                'Keystone other than the one Placement checks with)' % where)
+        if resp.status_code == 403:
+            return exceptions.ConfigError(_forbidden(where, detail))
         return exceptions.PlacementError(
             'Placement answered %d to %s: %s'
             % (resp.status_code, where, detail or code or 'no detail'))
@@ -275,6 +278,19 @@ class PlacementClient:
 
 #: Placement's ResourceProviderConcurrentUpdateDetected message.
 _LOST_GENERATION_RACE = 'concurrently updated the resource provider data'
+#: Placement's PolicyNotAuthorized message names the rule it checked.
+_POLICY_RULE = re.compile(r'Policy does not allow (\S+) to be performed')
+#: The Keystone role Placement's default policy asks for every request
+#: this project makes (reads included): ``service``, or ``admin``.
+ROLE = 'service'
+
+
+def _forbidden(where, detail):
+    """403: the one line says which role to give, and the rule refused."""
+    match = _POLICY_RULE.search(detail or '')
+    rule = ', policy %s' % match.group(1) if match else ''
+    return ('Placement refused %s (403%s): the Keystone user needs the %s '
+            'role (or admin) in its project' % (where, rule, ROLE))
 
 
 def _error_detail(resp):

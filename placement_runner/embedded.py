@@ -23,9 +23,13 @@ cleans up by itself.
 ``EmbeddedPlacement(backend='postgresql', workers=4)`` runs it the way
 production does instead: a private PostgreSQL cluster in that directory and
 gunicorn with that many API workers (the ``scale`` extra); ``database_url``
-points it at an existing MySQL or PostgreSQL database.
+points it at an existing MySQL or PostgreSQL database. ``tls=TLS(...)``
+serves HTTPS through gunicorn, and may require client certificates; its
+``adapter()``, ``connection()`` and ``nova_conf_section()`` then carry the
+CA bundle and the client certificate.
 """
 
+import dataclasses
 import importlib.util
 import logging
 import os
@@ -132,6 +136,36 @@ def check_database_reachable(url):
         engine.dispose()
 
 
+@dataclasses.dataclass(frozen=True)
+class TLS:
+    """HTTPS for an EmbeddedPlacement (PEM files): the server's certificate
+    and key and the CA bundle a client verifies them with; with
+    ``client_ca`` the server requires a client certificate that CA signed,
+    and the embedded server's own clients send ``client_certfile`` and
+    ``client_keyfile``."""
+
+    certfile: str
+    keyfile: str
+    cafile: str
+    client_ca: str = None
+    client_certfile: str = None
+    client_keyfile: str = None
+
+    def server_arguments(self):
+        found = ['--tls-certfile', self.certfile,
+                 '--tls-keyfile', self.keyfile]
+        if self.client_ca:
+            found += ['--tls-client-ca', self.client_ca]
+        return found
+
+    @property
+    def client_cert(self):
+        """What requests and keystoneauth1 take as ``cert``."""
+        if self.client_certfile:
+            return (self.client_certfile, self.client_keyfile)
+        return None
+
+
 class EmbeddedPlacement:
     """A real Placement server in a child process, for one ``with`` block."""
 
@@ -139,7 +173,7 @@ class EmbeddedPlacement:
 
     def __init__(self, startup_timeout=120.0, database_url=None, port=0,
                  backend='sqlite', workers=None, options=(), env=None,
-                 patch=None):
+                 patch=None, tls=None):
         """``database_url`` and ``port`` let a test restart a server in place
         (same data, same address); by default both are fresh. ``options``
         are ``SECTION.KEY=VALUE`` strings for the generated placement.conf.
@@ -147,6 +181,7 @@ class EmbeddedPlacement:
         ``PYTHONPATH`` with a patched ``placement`` package first).
         ``patch``: serve Placement with this patch applied (a name from
         ``patched.PATCHES`` or a file), from a cached patched copy.
+        ``tls``: a ``TLS``, to serve HTTPS (through gunicorn).
         """
         if backend not in self.BACKENDS:
             raise EmbeddedPlacementUsageError(
@@ -170,6 +205,7 @@ class EmbeddedPlacement:
         self.options = tuple(options)
         self.env = dict(env or {})
         self.patch = patch
+        self.tls = tls
         self.workdir = None
         self.process = None
         self._tree = None
@@ -226,6 +262,8 @@ class EmbeddedPlacement:
             command += ['--workers', str(self.workers)]
         for option in self.options:
             command += ['--option', option]
+        if self.tls:
+            command += self.tls.server_arguments()
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True, env=env)
@@ -233,7 +271,8 @@ class EmbeddedPlacement:
             deadline = time.monotonic() + self.startup_timeout
             self.workdir = self._read_line('WORKDIR', deadline)
             port = int(self._read_line('READY', deadline))
-            self.endpoint = 'http://127.0.0.1:%d' % port
+            self.endpoint = '%s://127.0.0.1:%d' % (
+                'https' if self.tls else 'http', port)
             self._wait_ready(deadline)
             # What it started, known now: if the server is killed outright
             # its children are orphans no longer found through it.
@@ -246,6 +285,8 @@ class EmbeddedPlacement:
 
     def _scale_modules(self):
         """What serving beyond SQLite needs, importable by the child."""
+        if self.tls:
+            return ['gunicorn']
         if self.database_url and not embedded_server.is_sqlite(
                 self.database_url):
             return ['gunicorn']  # and the user's own database driver
@@ -279,7 +320,8 @@ class EmbeddedPlacement:
     def _wait_ready(self, deadline):
         while time.monotonic() < deadline:
             try:
-                if requests.get(self.endpoint + '/', timeout=2).ok:
+                if requests.get(self.endpoint + '/', timeout=2,
+                                **self._requests_tls()).ok:
                     return
             except requests.RequestException:
                 pass
@@ -368,6 +410,12 @@ class EmbeddedPlacement:
         except FileNotFoundError:
             return []
 
+    def _requests_tls(self):
+        """``verify`` and ``cert`` for requests and keystoneauth1."""
+        if not self.tls:
+            return {}
+        return {'verify': self.tls.cafile, 'cert': self.tls.client_cert}
+
     def adapter(self):
         """A keystoneauth1 Adapter authenticated with ``admin_token``."""
         from keystoneauth1 import adapter
@@ -375,7 +423,8 @@ class EmbeddedPlacement:
         from keystoneauth1 import token_endpoint
 
         auth = token_endpoint.Token(self.endpoint, self.token)
-        return adapter.Adapter(session.Session(auth=auth),
+        return adapter.Adapter(session.Session(auth=auth,
+                                               **self._requests_tls()),
                                service_type='placement')
 
     def client(self):
@@ -385,12 +434,29 @@ class EmbeddedPlacement:
         """An openstacksdk Connection to this Placement."""
         import openstack
 
+        tls = {}
+        if self.tls:
+            tls = {'cacert': self.tls.cafile, 'cert': self.tls.client_certfile,
+                   'key': self.tls.client_keyfile}
         return openstack.connection.Connection(
             auth_type='admin_token',
             auth={'endpoint': self.endpoint, 'token': self.token},
-            placement_api_version=self.microversion)
+            placement_api_version=self.microversion,
+            **{k: v for k, v in tls.items() if v})
 
     def nova_conf_section(self):
         """The ``[placement]`` section a nova.conf needs to reach it."""
-        return ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
-                'token = %s\n' % (self.endpoint, self.token))
+        section = ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
+                   'token = %s\n' % (self.endpoint, self.token))
+        return section + self.nova_conf_tls()
+
+    def nova_conf_tls(self):
+        """The ``[placement]`` lines that trust it and, when it asks for
+        one, send a client certificate ('' without TLS)."""
+        if not self.tls:
+            return ''
+        lines = 'cafile = %s\n' % self.tls.cafile
+        if self.tls.client_certfile:
+            lines += 'certfile = %s\nkeyfile = %s\n' % (
+                self.tls.client_certfile, self.tls.client_keyfile)
+        return lines

@@ -15,6 +15,7 @@
     python -m placement_runner.server [--port PORT]
         [--database-url URL | --postgresql | --config-dir DIR]
         [--workers N] [--option SECTION.KEY=VALUE ...] [--watch-stdin]
+        [--tls-certfile FILE --tls-keyfile FILE [--tls-client-ca FILE]]
 
 Without ``--config-dir`` it makes a private working directory of its own,
 writes a keystone-less ``placement.conf`` there, and removes that
@@ -26,6 +27,9 @@ as it is, adds its logs beside it, and deletes nothing.
 SQLite is served the way it must be, by one thread (it wants one writer).
 Any other database is served the production way: ``placement-manage db
 sync`` once, then gunicorn with ``--workers`` API workers (default 4).
+``--tls-certfile`` and ``--tls-keyfile`` serve HTTPS instead, through
+gunicorn (one worker on SQLite); with ``--tls-client-ca`` a client must
+present a certificate that CA signed.
 
 It prints ``WORKDIR <path>`` at once and ``READY <port>`` when listening,
 logs every request line to ``access.log`` before handling it, and stops on
@@ -42,6 +46,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -158,7 +163,19 @@ def parse_args(argv):
                         help='set in the generated placement.conf')
     parser.add_argument('--watch-stdin', action='store_true',
                         help='stop when standard input closes')
+    parser.add_argument('--tls-certfile', metavar='FILE',
+                        help='serve HTTPS with this certificate (PEM), '
+                             'through gunicorn')
+    parser.add_argument('--tls-keyfile', metavar='FILE',
+                        help='the private key of --tls-certfile (PEM)')
+    parser.add_argument('--tls-client-ca', metavar='FILE',
+                        help='require a client certificate signed by this '
+                             'CA (PEM)')
     args = parser.parse_args(argv)
+    if bool(args.tls_certfile) != bool(args.tls_keyfile):
+        raise UsageError('--tls-certfile and --tls-keyfile go together')
+    if args.tls_client_ca and not args.tls_certfile:
+        raise UsageError('--tls-client-ca needs --tls-certfile')
     if not 0 <= args.port <= 65535:
         raise UsageError('--port must be between 0 and 65535')
     if args.config_dir is not None:
@@ -301,7 +318,7 @@ def serve_gunicorn(args, workdir, started, cleanup):
                 workdir.file(LOG_NAME), env)
     listener = socket.create_server((LOOPBACK, args.port),
                                     backlog=socket.SOMAXCONN)
-    workers = args.workers or DEFAULT_WORKERS
+    workers = args.workers or (1 if args.sqlite else DEFAULT_WORKERS)
     with open(workdir.file(LOG_NAME), 'ab') as log:
         gunicorn = subprocess.Popen(
             [sys.executable, '-m', 'gunicorn',
@@ -309,6 +326,7 @@ def serve_gunicorn(args, workdir, started, cleanup):
              '--bind', 'fd://%d' % listener.fileno(),
              '--backlog', str(socket.SOMAXCONN),
              '--timeout', str(WORKER_TIMEOUT), '--graceful-timeout', '5',
+             *tls_arguments(args),
              'placement_runner.wsgi_app:application'],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
             pass_fds=(listener.fileno(),), start_new_session=True,
@@ -336,6 +354,17 @@ def serve_gunicorn(args, workdir, started, cleanup):
     code = gunicorn.wait()
     if not stopping.is_set():
         raise RuntimeError('gunicorn exited with code %d' % code)
+
+
+def tls_arguments(args):
+    """gunicorn's options for HTTPS, if asked for."""
+    if not args.tls_certfile:
+        return []
+    found = ['--certfile', args.tls_certfile, '--keyfile', args.tls_keyfile]
+    if args.tls_client_ca:
+        found += ['--ca-certs', args.tls_client_ca,
+                  '--cert-reqs', str(int(ssl.CERT_REQUIRED))]
+    return found
 
 
 def serve(args, workdir, cleanup, started):
@@ -370,7 +399,7 @@ def serve(args, workdir, cleanup, started):
             'sqlite:///' + workdir.file('placement.db'))
         workdir.write_conf(database_url, is_sqlite(database_url),
                            args.option)
-    if args.sqlite:
+    if args.sqlite and not args.tls_certfile:
         serve_one_thread(args, workdir, listening)
     else:
         serve_gunicorn(args, workdir, listening, cleanup)

@@ -185,9 +185,10 @@ class RecordingServer:
     """An HTTP server on 127.0.0.1 that records every request line and
     answers ``status`` (503 by default): proof of what a command sent, for
     tests that assert it sent nothing, and a stand-in for an endpoint that
-    refuses everything."""
+    refuses everything. ``tls``: an ``ssl.SSLContext`` (server side), to
+    answer on HTTPS."""
 
-    def __init__(self, status=503):
+    def __init__(self, status=503, tls=None):
         requests = self.requests = []
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -204,7 +205,11 @@ class RecordingServer:
 
         self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
                                                        Handler)
-        self.endpoint = 'http://127.0.0.1:%d' % self._server.server_port
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket,
+                                                  server_side=True)
+        self.endpoint = '%s://127.0.0.1:%d' % (
+            'https' if tls else 'http', self._server.server_port)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         daemon=True)
         self._thread.start()

@@ -31,6 +31,7 @@ from image_type_common import cli
 from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_common import tls
 from image_type_common.conf import loading
 from image_type_filter.cmd import candidates
 from image_type_filter.cmd import common
@@ -49,7 +50,8 @@ def make_client(instance):
     """A PlacementClient on the openstack client's own session."""
     return connection.client(adapter.Adapter(
         session=instance.session, service_type='placement',
-        interface=instance.interface, region_name=instance.region_name))
+        interface=instance.interface, region_name=instance.region_name),
+        tls.OPENSTACK_CLIENT)
 
 
 def build_option_parser(parser):
@@ -87,7 +89,8 @@ class _OnTheOpenstackClient:
             cloud = getattr(self.app, 'cloud', None)
             auth = getattr(cloud, 'config', {}).get('auth') or {}
             raise connection.keystone_error(
-                exc, auth.get('auth_url')) from exc
+                exc, auth.get('auth_url'),
+                settings=tls.OPENSTACK_CLIENT) from exc
         except Exception as exc:
             # osc-lib's and keystoneauth1's option errors (a missing
             # auth_url, an unknown auth type) have no common base.

@@ -13,6 +13,7 @@
 """The embedded server's arguments and generated placement.conf (no server)."""
 
 import configparser
+import ssl
 
 import pytest
 
@@ -65,6 +66,9 @@ def test_is_sqlite(url, sqlite):
     (['--postgresql', '--workers', '0'], 'from 1 to 64, not 0'),
     (['--postgresql', '--workers', '99999'], 'from 1 to 64, not 99999'),
     (['--port', '70000'], 'between 0 and 65535'),
+    (['--tls-certfile', 'c.pem'], 'go together'),
+    (['--tls-keyfile', 'c.key'], 'go together'),
+    (['--tls-client-ca', 'ca.pem'], 'needs --tls-certfile'),
 ])
 def test_arguments_that_cannot_work(argv, message):
     with pytest.raises(es.UsageError, match=message):
@@ -88,3 +92,14 @@ def test_postgresql_and_several_workers_is_accepted():
     args = es.parse_args(['--postgresql', '--workers', '8'])
     assert args.postgresql and args.workers == 8
     assert not es._sqlite_source(args)
+
+
+def test_tls_is_gunicorns_https_with_the_client_ca_required():
+    args = es.parse_args(['--tls-certfile', 'c.pem', '--tls-keyfile',
+                          'c.key', '--tls-client-ca', 'ca.pem'])
+    found = es.tls_arguments(args)
+    assert found[:4] == ['--certfile', 'c.pem', '--keyfile', 'c.key']
+    assert found[found.index('--ca-certs') + 1] == 'ca.pem'
+    assert found[found.index('--cert-reqs') + 1] == str(
+        int(ssl.CERT_REQUIRED))
+    assert es.tls_arguments(es.parse_args([])) == []

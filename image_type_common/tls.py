@@ -1,0 +1,207 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""TLS to Keystone and Placement: the files checked before anything is
+sent, and a failed handshake said in one line naming what to set.
+
+Every request goes through one keystoneauth1 Session, built where the
+credentials come from (nova.conf's ``[placement]``, clouds.yaml and
+``OS_*``, the openstack client's options), which carries the CA bundle,
+the client certificate and ``insecure`` of that source. This module only
+checks the files and words the failures, in the names that source gives
+its settings.
+"""
+
+import dataclasses
+import logging
+import os
+import re
+import ssl
+import warnings
+
+from keystoneauth1 import exceptions as ks_exc
+import requests
+import urllib3
+
+from image_type_common import exceptions
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """The TLS settings of one source of credentials, as an operator
+    sets them there."""
+
+    cafile: str
+    certfile: str
+    keyfile: str
+    #: Both halves of the client certificate, in one phrase.
+    client_cert: str
+    insecure: str
+
+
+NOVA_CONF = Settings(cafile='[placement] cafile',
+                     certfile='[placement] certfile',
+                     keyfile='[placement] keyfile',
+                     client_cert='[placement] certfile and keyfile',
+                     insecure='[placement] insecure')
+CLOUDS_YAML = Settings(cafile='cacert (clouds.yaml or OS_CACERT)',
+                       certfile='cert (clouds.yaml or OS_CERT)',
+                       keyfile='key (clouds.yaml or OS_KEY)',
+                       client_cert='cert and key (clouds.yaml or OS_CERT '
+                                   'and OS_KEY)',
+                       insecure='verify: false (clouds.yaml or OS_INSECURE)')
+OPENSTACK_CLIENT = Settings(cafile='--os-cacert (or OS_CACERT)',
+                            certfile='--os-cert (or OS_CERT)',
+                            keyfile='--os-key (or OS_KEY)',
+                            client_cert='--os-cert and --os-key (or OS_CERT '
+                                        'and OS_KEY)',
+                            insecure='--insecure')
+
+#: OpenSSL's verify results that mean "signed by a CA you do not trust":
+#: the CA bundle is what to set. Any other (a host name the certificate
+#: does not name, an expired certificate) is the server's to fix.
+UNTRUSTED = frozenset((2, 18, 19, 20, 21, 27))
+_SSL_NOISE = re.compile(r'^\s*(?:\[[^\]]*\]\s*)?(.*?)(?:\s*\(_ssl\.c:\d+\))?'
+                        r'\s*$', re.S)
+
+
+def check_files(settings, cafile=None, certfile=None, keyfile=None):
+    """Refuse a CA bundle or client certificate that cannot work, in one
+    line naming the setting and the file, before anything is sent
+    (requests would raise a bare OSError on the first request)."""
+    if keyfile and not certfile:
+        raise exceptions.ConfigError(
+            '%s is set without %s: a client certificate needs both'
+            % (settings.keyfile, settings.certfile))
+    for name, path in ((settings.cafile, cafile),
+                       (settings.certfile, certfile),
+                       (settings.keyfile, keyfile)):
+        if path and not os.path.isdir(path):
+            _readable(name, path)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if cafile:
+        try:
+            if os.path.isdir(cafile):
+                context.load_verify_locations(capath=cafile)
+            else:
+                context.load_verify_locations(cafile=cafile)
+        except ssl.SSLError as exc:
+            raise exceptions.ConfigError(
+                '%s %s holds no PEM certificate (%s)'
+                % (settings.cafile, cafile, ssl_words(exc))) from exc
+    if certfile:
+        try:
+            context.load_cert_chain(certfile, keyfile)
+        except ssl.SSLError as exc:
+            if exc.reason == 'KEY_VALUES_MISMATCH':
+                problem = 'its key is not the one in %s %s' % (
+                    settings.keyfile, keyfile) if keyfile else \
+                    'its key does not match the certificate'
+            elif keyfile:
+                problem = ('is not a PEM certificate, or %s %s is not its '
+                           'PEM private key' % (settings.keyfile, keyfile))
+            else:
+                problem = ('holds no PEM certificate and private key: set '
+                           '%s too' % settings.keyfile)
+            raise exceptions.ConfigError(
+                '%s %s: %s' % (settings.certfile, certfile, problem)
+            ) from exc
+
+
+def _readable(name, path):
+    try:
+        with open(path, 'rb'):
+            pass
+    except OSError as exc:
+        raise exceptions.ConfigError(
+            '%s %s: %s' % (name, path, (exc.strerror or str(exc)).lower())
+        ) from exc
+
+
+def warn_if_insecure(verify, settings):
+    """One WARNING for the whole process instead of urllib3's warning on
+    each connection: certificates are not checked."""
+    if verify is not False:
+        return
+    LOG.warning('%s is set: the certificates of Keystone and Placement are '
+                'not verified, so anyone on the path can read the '
+                'credentials; set %s instead', settings.insecure,
+                settings.cafile)
+    warnings.filterwarnings('ignore',
+                            category=urllib3.exceptions.InsecureRequestWarning)
+
+
+def ssl_words(error):
+    """An OpenSSL message without its library tag and source line."""
+    text = str(getattr(error, 'verify_message', None) or error)
+    if isinstance(error, ssl.SSLError) and error.args and len(
+            error.args) > 1 and isinstance(error.args[1], str):
+        text = error.args[1]
+    return ' '.join(_SSL_NOISE.match(text).group(1).split())
+
+
+def _in_chain(exc, kinds):
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, kinds):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """Why a connection failed at TLS: ``reason`` for the one line, and
+    whether it is the configuration's to fix (exit 2) or may pass."""
+
+    reason: str
+    configuration: bool
+
+
+def failure(exc, settings, client_cert=None):
+    """The TLS failure inside a keystoneauth1 connection failure, or None
+    when the connection did not fail at TLS.
+
+    ``client_cert``: the client certificate the session sends, if any.
+    """
+    verify = _in_chain(exc, ssl.SSLCertVerificationError)
+    if verify is not None:
+        words = ssl_words(verify)
+        if verify.verify_code in UNTRUSTED:
+            return Failure('TLS: its certificate is not trusted (%s): set '
+                           '%s to the CA bundle that signed it'
+                           % (words, settings.cafile), True)
+        return Failure('TLS: its certificate was refused (%s)' % words, True)
+    if _in_chain(exc, (ks_exc.SSLError, requests.exceptions.SSLError,
+                       ssl.SSLError)) is None:
+        return None
+    cause = _in_chain(exc, (ssl.SSLError, urllib3.exceptions.SSLError))
+    words = ssl_words(cause) if cause is not None else 'no detail'
+    if client_cert:
+        sent = client_cert[0] if isinstance(client_cert, tuple) \
+            else client_cert
+        hint = ('does it accept the client certificate %s (%s)?'
+                % (sent, settings.certfile))
+        # The server's alert (unknown CA, bad certificate) is its answer.
+        refused = 'alert' in words
+    else:
+        hint = ('if it asks for a client certificate, set %s'
+                % settings.client_cert)
+        refused = 'certificate required' in words
+        if refused:
+            hint = 'it asks for a client certificate: set %s' % (
+                settings.client_cert)
+    if refused:
+        return Failure('TLS handshake refused (%s): %s' % (words, hint), True)
+    return Failure('TLS handshake failed (%s): %s' % (words, hint), False)
