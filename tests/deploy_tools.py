@@ -83,7 +83,14 @@ def share(venv, *parts):
     return os.path.join(venv, 'share', *parts)
 
 
-def site_packages(venv):
+def kolla_images(venv):
+    """kolla's image sources (``docker/``): data files under share/kolla
+    up to 22.x, inside the package from 23.0.0 on."""
     lib = os.path.join(venv, 'lib')
     [python] = [d for d in os.listdir(lib) if d.startswith('python')]
-    return os.path.join(lib, python, 'site-packages')
+    found = [path for path in (share(venv, 'kolla', 'docker'),
+                               os.path.join(lib, python, 'site-packages',
+                                            'kolla', 'docker'))
+             if os.path.isdir(os.path.join(path, 'base'))]
+    assert len(found) == 1, found
+    return found[0]

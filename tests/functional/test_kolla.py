@@ -30,6 +30,7 @@ from packaging.requirements import Requirement
 import pytest
 
 from tests import deploy_tools
+from tests.functional import test_kolla_reporter
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +78,11 @@ def rendered(request, tmp_path_factory):
                           ('openstack-base', 'openstack-base')):
         with open(work / 'docker' / folder / 'Dockerfile') as f:
             found[image] = f.read()
+    images = deploy_tools.kolla_images(venv)
+    for name, path in (('extend_start', 'nova/nova-base/extend_start.sh'),
+                       ('start', 'base/start.sh')):
+        with open(os.path.join(images, path)) as f:
+            found[name] = f.read()
     found['series'] = request.param
     return found
 
@@ -166,3 +172,18 @@ def test_a_mirror_reaches_the_build_from_kolla_23_on(rendered):
         lines = rendered[image].splitlines()
         assert ('ARG PIP_EXTRA_INDEX_URL' in lines) == (
             rendered['series'] == '2026.2')
+
+
+def test_the_start_script_makes_novas_log_directory(rendered):
+    """What the reporter's container relies on (``EXTEND_START_DIRS`` of
+    test_kolla_reporter.py): kolla's start script sources
+    kolla_extend_start, which nova-base's is, and it creates the log
+    directory before the command runs."""
+    assert re.search(r'^\s*\. kolla_extend_start$', rendered['start'], re.M)
+    assert rendered['start'].index('. kolla_extend_start') < \
+        rendered['start'].index('exec ${CMD}')
+    assert 'COPY extend_start.sh /usr/local/bin/kolla_extend_start' in \
+        rendered['nova-base']
+    for path in test_kolla_reporter.EXTEND_START_DIRS:
+        assert re.search(r'^\s*mkdir -p %s$' % re.escape(path),
+                         rendered['extend_start'], re.M), path
