@@ -18,7 +18,11 @@ series: kolla (which renders image Dockerfiles with ``kolla-build
 and, for 2026.1, kolla-ansible (for its ``merge_configs`` action plugin and
 its roles' files) with the two libraries that plugin imports, ansible-core
 and oslo.config (kolla-ansible's other requirements serve commands these
-tests do not run). They are installed once per test session and worker.
+tests do not run). OpenStack-Ansible's os_nova role is not on the package
+index, but the plugin it writes nova.conf with is: ansible-config-template
+2.1.1, whose action plugin predates ansible-core 2.19 (it fails to load
+there), with ansible-core 2.18. They are installed once per test session
+and worker.
 
 Installing reaches the package index, which README's test command must not
 (``tests/network_guard.py``): the tests that use these are in the ``slow``
@@ -30,8 +34,9 @@ import os
 import subprocess
 import sys
 
-#: The newest release of each series on the package index, and what its
-#: virtualenv holds: (pip install arguments, pip install --no-deps ones).
+#: The newest release of each series on the package index (and the
+#: OpenStack-Ansible plugin), and what its virtualenv holds: (pip install
+#: arguments, pip install --no-deps ones).
 SERIES = {
     '2026.2': (['kolla==23.0.0', 'docker'], []),
     '2026.1': (['kolla==22.2.0', 'docker',
@@ -39,6 +44,8 @@ SERIES = {
                 # its merge_configs plugin imports.
                 'ansible-core>=2.19,!=2.19.0,<2.21', 'oslo.config>=5.2.0'],
                ['kolla-ansible==22.2.0']),
+    'openstack-ansible': (['ansible-core>=2.17,<2.19'],
+                          ['ansible-config-template==2.1.1']),
 }
 _GUARD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            'network_guard_site')
