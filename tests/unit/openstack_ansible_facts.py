@@ -14,13 +14,19 @@
 
 Read with the search tool's ``fetch`` from openstack/openstack-ansible-
 os_nova at commit ``OS_NOVA_COMMIT`` (its master branch on 2026-06-26; the
-role is not on the package index), and from openstack/ansible-config_template
-at ``CONFIG_TEMPLATE_COMMIT`` (2026-03-12). Names and behaviours only, each
+role is not on the package index), from openstack/openstack-ansible at
+``OPENSTACK_ANSIBLE_COMMIT`` and from openstack/ansible-config_template at
+``CONFIG_TEMPLATE_COMMIT`` (2026-03-12). Names and behaviours only, each
 with the file it comes from; no code of theirs is copied here.
 ``doc/source/install/openstack-ansible.rst`` may use only these.
 """
 
 OS_NOVA_COMMIT = 'e06c7bceef3f7c365828116b7aadea6fc2d3e22b'
+#: openstack/openstack-ansible (2026-07-16): inventory/group_vars/all/all.yml
+#: sets venv_tag to openstack_release; playbooks/os-nova-install.yml
+#: imports the playbook openstack.osa.nova; inventory/env.d/nova.yml has
+#: the nova_compute group.
+OPENSTACK_ANSIBLE_COMMIT = 'ff0803744ab500e08e3f6b61a586dbc19cc4e821'
 CONFIG_TEMPLATE_COMMIT = '01b297af6dce36755b81124343d054ebf7f7bf8c'
 
 #: Variables of defaults/main.yml the recipe sets or reads, with what the
