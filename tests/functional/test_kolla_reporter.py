@@ -266,3 +266,34 @@ def test_a_central_reporter_reports_for_the_node_it_names(tmp_path,
     assert after - before == {'HW_ARCH_ARMV7', 'CUSTOM_TROVE'}
     assert os.uname().machine != 'armv7l'  # not this machine's
     assert 'HW_ARCH_ARMV7' in (tmp_path / 'compute-07.json').read_text()
+
+
+def test_the_units_shell_line_runs_nova_computes_image(tmp_path):
+    """The ExecStart as systemd hands it to sh (continuation lines joined,
+    "$$" made "$"), run by sh with a stand-in engine that answers
+    ``inspect`` with an image and prints what ``run`` was given: the
+    quoting holds, and the image run is the one nova_compute runs."""
+    text = unit_text().replace('\\\n', ' ')
+    [line] = re.findall(r'^ExecStart=(.*)$', text, re.M)
+    argv = shlex.split(line.replace('$$', '$'))
+    assert argv[:2] == ['/bin/sh', '-c']
+    engine = tmp_path / 'engine'
+    engine.write_text(
+        '#!/bin/sh\n'
+        'if [ "$1" = inspect ]; then\n'
+        '  [ "$2 $3 $4" = "--format {{.Config.Image}} nova_compute" ] || '
+        'exit 3\n'
+        '  echo registry.example/kolla/nova-compute:2026.1-itf\n'
+        'else\n'
+        '  for arg in "$@"; do echo "$arg"; done\n'
+        'fi\n')
+    engine.chmod(0o755)
+    script = argv[2].replace('/usr/bin/docker', str(engine))
+    proc = helpers.Child(['/bin/sh', '-c', script])
+    with proc:
+        assert proc.finish() == 0, proc.err.text()
+    given = proc.out.text().splitlines()
+    assert given[0] == 'run'
+    assert given[-1] == 'registry.example/kolla/nova-compute:2026.1-itf'
+    volumes = [given[i + 1] for i, a in enumerate(given) if a == '--volume']
+    assert volumes == [':'.join([s, t] + o) for s, t, o in unit_volumes()]
