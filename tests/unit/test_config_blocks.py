@@ -64,6 +64,12 @@ def readme_blocks():
 
 def doc_blocks():
     """(page, block) for every ``.. code-block:: ini`` of the docs."""
+    return [(page, body) for page, _, body in captioned_doc_blocks()]
+
+
+def captioned_doc_blocks():
+    """(page, caption or None, block) for every ``.. code-block:: ini`` of
+    the docs: the caption names the file a block is for."""
     found = []
     pattern = re.compile(
         r'^( *)\.\. code-block:: ini\n((?:\1 +:.*\n)*)\n'
@@ -74,7 +80,10 @@ def doc_blocks():
             text = f.read()
         for match in pattern.finditer(text + '\n'):
             body = textwrap.dedent(match.group(3)).strip('\n') + '\n'
-            found.append((os.path.relpath(path, REPO), body))
+            caption = re.search(r':caption: (.*)', match.group(2))
+            found.append((os.path.relpath(path, REPO),
+                          caption.group(1).strip() if caption else None,
+                          body))
     return found
 
 
