@@ -21,11 +21,11 @@ around Nova's own ``get_allocation_candidates`` keeps each
 
 import urllib.parse
 
-import fixtures
 import pytest
 
 pytest.importorskip('nova')
 
+import fixtures  # noqa: E402
 from nova.scheduler.client import report  # noqa: E402
 
 from image_type_filter.scheduler import log_only  # noqa: E402

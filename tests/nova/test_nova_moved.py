@@ -25,11 +25,11 @@ and what nova-scheduler then does and logs.
 
 from importlib import metadata
 
-import fixtures
 import pytest
 
 pytest.importorskip('nova')
 
+import fixtures  # noqa: E402
 from nova.scheduler import manager  # noqa: E402
 from nova.scheduler import request_filter  # noqa: E402
 
