@@ -10,18 +10,22 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The Keystone role nova-scheduler's Placement credentials need for what
-the filters do, against a real Placement enforcing its own 2026 policy
+"""What the request filters do inside nova-scheduler, with only the
+``service`` role, against a real Placement enforcing its own 2026 policy
 defaults (noauth2 takes the roles from ``X-Roles``, as keystonemiddleware
-would hand them over).
+would hand them over; ``test_least_privilege.py`` does the same for the
+commands through a Keystone stand-in).
 
-``service`` alone does everything: create the reserved traits at start-up
-(``placement:traits:update``), read which traits exist and which hosts
-carry (``placement:traits:list``), a host's traits on a rebuild
-(``placement:resource_providers:traits:list``), and the query Nova itself
-sends (``placement:allocation_candidates:list``). ``reader`` does none of
-it, so the filters' start-up write asks for nothing nova-scheduler's own
-query does not already need."""
+``service`` alone does everything the filters do: create the reserved
+traits at start-up (``placement:traits:update``), read which traits exist
+and which hosts carry them (``placement:traits:list``), a host's traits on
+a rebuild (``placement:resource_providers:traits:list``), beside the query
+Nova itself sends (``placement:allocation_candidates:list``). With
+``reader`` the start-up write is refused with one WARNING naming the
+trait, as doc/source/install/scheduler.rst says, and Nova's own query is
+refused too: the write asks for nothing nova-scheduler does not already
+need.
+"""
 
 import logging
 import uuid
