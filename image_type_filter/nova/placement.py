@@ -17,9 +17,9 @@ Inside Nova the filters use Nova's connection and nova.conf's
 read (which traits exist and which some host carries, a host's traits on a
 rebuild) and write one thing: at start-up they create the reserved traits
 of ``[image_isolation] rules`` (``PUT /traits/CUSTOM_X``, idempotent), so
-untagged requests can forbid them from the first request on. Placement's
-policy lets the same credentials do both that nova-scheduler already needs
-for ``GET /allocation_candidates``: ``admin`` or ``service``.
+untagged requests can forbid them from the first request on. Under
+Placement's default policy the role nova-scheduler already needs for
+``GET /allocation_candidates`` (``admin`` or ``service``) allows both.
 """
 
 from image_type_common import placement_client
