@@ -29,6 +29,8 @@ from image_type_filter.conf import scheduler_client as client_conf
 class FilterSettings:
     """What the request filters nova-scheduler runs are told."""
 
+    #: False: log what the filters would do, change no request.
+    enforce: bool = filter_conf.ENFORCE
     #: ``filter_hosts_by_image_type_support`` or Nova's own option.
     image_type_enabled: bool = False
     unknown_format: str = filter_conf.UNKNOWN_FORMAT
@@ -43,6 +45,13 @@ class FilterSettings:
     @property
     def rejects_unknown_format(self):
         return self.unknown_format == filter_conf.REJECT
+
+    @property
+    def isolation_enforced(self):
+        """Reserved hosts must stay reserved: isolation is on, has rules,
+        and what the filters decide is applied."""
+        return bool(self.enforce and self.isolation_enabled
+                    and self.isolation_rules)
 
     @classmethod
     def from_conf(cls, conf):
@@ -62,6 +71,7 @@ class FilterSettings:
 
         nova_option = novas(scheduler_conf.NOVA_OPTION)
         return cls(
+            enforce=filters('enforce'),
             image_type_enabled=bool(
                 scheduler('filter_hosts_by_image_type_support')
                 or nova_option),

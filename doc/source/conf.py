@@ -15,10 +15,17 @@
 Built by ``tox -e docs`` with warnings as errors. The option reference and
 sample files come from the code's own ``list_opts`` (oslo.config's Sphinx
 extensions), the command reference from the commands themselves (cliff's),
-the release notes from ``releasenotes/notes`` (reno's).
+the release notes from ``releasenotes/notes`` (reno's), the benchmark
+tables from the JSON under ``benchmarks/figures`` (``_ext/benchmark_tables``).
 """
 
 from importlib import metadata
+import os
+import sys
+
+# benchmark_tables: the benchmark figures, rendered from their JSON.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '_ext'))
 
 extensions = [
     'openstackdocstheme',
@@ -29,6 +36,7 @@ extensions = [
     # benchmarks/README.md and contrib/placement/README.md, rendered as
     # they are.
     'myst_parser',
+    'benchmark_tables',
 ]
 
 # oslo_config.sphinxconfiggen: one sample file per generator configuration,

@@ -29,7 +29,12 @@ image_isolation_opts = [
         help='Apply the isolation rules to every request, volume-backed ones '
              'included (the image properties still describe the server). '
              'Enable only once the reserved hosts carry their trait '
-             '(``[virt_capabilities] custom_traits`` on those nodes).'),
+             '(``[virt_capabilities] custom_traits`` on those nodes). '
+             'Inside nova-scheduler, with ``[image_type_filter] enforce`` '
+             'True, it needs ``ImageTypeRebuildFilter`` in '
+             '``[filter_scheduler] enabled_filters`` and refuses to start '
+             'without it; nova-scheduler creates the reserved traits in '
+             'Placement at start-up.'),
     cfg.ListOpt(
         'rules',
         default=[],

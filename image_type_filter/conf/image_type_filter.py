@@ -11,7 +11,7 @@
 # under the License.
 
 """[image_type_filter] options: how the request filters decide, beside the
-on/off switches.
+on/off switches, and whether what they decide is applied.
 
 This project's own group, so nothing of ours sits in Nova's ``[scheduler]``
 but the spec's ``filter_hosts_by_image_type_support`` (``scheduler.py``).
@@ -23,15 +23,35 @@ from image_type_common.conf.groups import fresh_group
 
 image_type_filter_group = cfg.OptGroup(
     'image_type_filter', title='Image-type request filters',
-    help='How the request filters treat what they cannot map to a trait, '
-         'and how often they ask Placement which traits exist.')
+    help='Whether the request filters apply what they decide or only log '
+         'it, how they treat what they cannot map to a trait, and how '
+         'often they ask Placement which traits exist.')
 
 IGNORE, REJECT = 'ignore', 'reject'
 #: Defaults, here only (settings.FilterSettings reads them from here).
+ENFORCE = True
 UNKNOWN_FORMAT = IGNORE
 TRAITS_REFRESH_INTERVAL = 10.0
 
 image_type_filter_opts = [
+    cfg.BoolOpt(
+        'enforce',
+        default=ENFORCE,
+        help='Apply what this project\'s request filters decide. False is '
+             'log-only, for rolling them out: the image-type, isolation and '
+             'image-metadata filters and the rebuild filter still work out '
+             'what they would add to the allocation-candidate query or '
+             'refuse, and log it once per request at INFO ("image-type-'
+             'filter log-only: server UUID: would add: ...", "... would '
+             'refuse: ...", "... would change nothing"), but change no '
+             'request and refuse no host. Nova\'s own options '
+             '(``query_placement_for_image_type_support``, '
+             '``image_metadata_prefilter``, '
+             '``enable_isolated_aggregate_filtering``) keep working as Nova '
+             'documents them. nova-scheduler still creates the reserved '
+             'traits of ``[image_isolation] rules`` in Placement at '
+             'start-up. ``image-type-filter candidates`` and the demo '
+             'always apply the filters.'),
     cfg.StrOpt(
         'unknown_format',
         default=UNKNOWN_FORMAT,

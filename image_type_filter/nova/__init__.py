@@ -18,16 +18,23 @@ classes. Naming ``image_type_filter.nova.all_filters`` there is the whole
 installation: it registers this project's options on Nova's CONF, adds its
 request filters to the ones nova-scheduler runs before every allocation-
 candidate query, and returns ``ImageTypeRebuildFilter``, a host filter that
-checks a rebuild's new image (Nova runs no request filter on a rebuild).
+checks a rebuild's new image (Nova runs no request filter on a rebuild) and
+that Nova really ran the request filters on every other request.
 
-This package imports Nova; nothing else in the project does.
+This package is the only one that uses Nova, and only through the names
+``compat`` looks up at start-up: importing it imports nothing of Nova.
 """
 
+from image_type_filter.nova import compat
 from image_type_filter.nova import host_filter
 from image_type_filter.nova import integration
 
 
 def all_filters():
     """For ``[filter_scheduler] available_filters`` (see the module doc)."""
-    integration.install()
-    return [host_filter.ImageTypeRebuildFilter]
+    nova = integration.install()
+    base = nova.get(compat.BASE_HOST_FILTER)
+    is_rebuild = nova.get(compat.REQUEST_IS_REBUILD)
+    if base is None or is_rebuild is None:
+        return []
+    return [host_filter.build(base, is_rebuild)]

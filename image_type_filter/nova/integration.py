@@ -10,103 +10,289 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Put this project's request filters into nova-scheduler, once.
+"""Put this project's request filters into nova-scheduler, once, and keep
+reserved hosts reserved whatever Nova does with them.
 
-The filters are built from Nova's CONF (nova.conf alone configures them) and
-appended to ``nova.scheduler.request_filter.ALL_REQUEST_FILTERS``, after
-Nova's own, so they run on every boot and Nova's own image-type filter, when
-on, has added its trait first. A request that cannot be placed fails the
-way Nova expects: ``RequestFilterFailed``, which nova-scheduler turns into
-NoValidHost with the reason in the server's fault.
+The filters are built from Nova's CONF (nova.conf alone configures them)
+and added to ``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one
+entry, ``image_type_filter.request_filters``, after Nova's own: they run on
+every boot, after Nova's own image-type filter (when on) has added its
+trait. A request that cannot be placed fails the way Nova expects:
+``RequestFilterFailed``, which nova-scheduler turns into NoValidHost with
+the reason in the server's fault. Under ``[image_type_filter] enforce =
+False`` the entry changes nothing and logs what it would have done
+(``scheduler.log_only``).
+
+None of the Nova names used is a promise (``compat``). The choices, for a
+Nova this release was not tested with:
+
+* a name missing at start-up: one ERROR line naming the Nova release and
+  the names. If isolation is enforced, nova-scheduler stops there
+  (``compat.NovaIncompatible``): a scheduler without the isolation filter
+  would put other servers on reserved hosts. Otherwise it runs without
+  this project's filters, as Nova alone.
+* a Nova that no longer runs ``ALL_REQUEST_FILTERS``: the entry marks each
+  request it runs on, and ImageTypeRebuildFilter, which Nova calls for
+  every host of every request, checks the mark (``request_check``). An
+  unmarked request gets an ERROR line; if isolation is enforced, every host
+  is refused for it, so the boot ends in "No valid host" instead of on a
+  reserved host. Isolation therefore needs ImageTypeRebuildFilter in
+  ``[filter_scheduler] enabled_filters``: without it nova-scheduler does
+  not start.
 """
 
+import dataclasses
 import logging
-
-from nova import conf as nova_conf
-from nova import exception as nova_exception
-from nova.objects import image_meta
-from nova.scheduler import request_filter as nova_request_filter
+import threading
 
 from image_type_common import exceptions
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings as settings_mod
+from image_type_filter.nova import compat
 from image_type_filter.nova import placement
+from image_type_filter.scheduler import log_only
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import rebuild
 from image_type_filter.scheduler import spec_fields
+from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
-CONF = nova_conf.CONF
 MARK = '_image_type_filter'
+#: Set on each request the entry ran on; read by ``request_check``.
+RAN = '_image_type_filter_ran'
+#: Set on a request ``request_check`` has already judged.
+CHECKED = '_image_type_filter_checked'
+ENTRY = 'image_type_filter.request_filters'
+HOST_FILTER = 'ImageTypeRebuildFilter'
 
-_pipeline = None
-_placement = None
+
+@dataclasses.dataclass(frozen=True)
+class Installed:
+    """What ``install`` built, read by every request (one reference, so a
+    request never mixes two installs)."""
+
+    nova: compat.Nova
+    settings: settings_mod.FilterSettings
+    #: None when the request filters could not be added.
+    pipeline: object = None
+    placement: object = None
+
+
+_installed = None
+_install_lock = threading.Lock()
+_not_run = warn_once.WarnOnce(limit=1)
 
 
 def installed_filters():
-    return [f for f in nova_request_filter.ALL_REQUEST_FILTERS
-            if getattr(f, MARK, False)]
+    """Our entries in Nova's list (one once installed)."""
+    nova = _installed.nova if _installed else compat.resolve()
+    filters = nova.get(compat.ALL_REQUEST_FILTERS) or []
+    return [f for f in filters if getattr(f, MARK, False)]
 
 
 def install():
-    """Register options, build the pipeline, add the filters. Idempotent.
+    """Register options, build the pipeline, add it to Nova. Idempotent.
 
-    A configuration the filters refuse (a bad isolation rule) stops
-    nova-scheduler at start-up with one line saying why.
+    Returns the ``compat.Nova`` found. Raises ConfigError (a bad isolation
+    rule, isolation without ImageTypeRebuildFilter) or NovaIncompatible,
+    each after one ERROR line, to stop nova-scheduler at start-up.
     """
-    global _pipeline, _placement
-    itf_conf.register_nova_opts(CONF)
-    client = placement.client()
+    global _installed
+    with _install_lock:
+        nova = compat.resolve()
+        conf = nova.get(compat.CONF)
+        if conf is None or nova.lacks(compat.CORE):
+            _stop(nova, 'image-type-filter cannot run at all in %s'
+                  % nova.report())
+        itf_conf.register_nova_opts(conf)
+        try:
+            settings = settings_mod.FilterSettings.from_conf(conf)
+        except exceptions.ConfigError as exc:
+            LOG.error('image-type-filter: %s', exc)
+            raise
+        missing = nova.lacks(compat.REQUEST_FILTERS, compat.HOST_FILTER)
+        if missing:
+            line = 'image-type-filter cannot add its filters in %s' % (
+                nova.report())
+            if settings.isolation_enforced:
+                _stop(nova, line + '; [image_isolation] is enforced, so '
+                      'nova-scheduler stops here rather than place other '
+                      'servers on reserved hosts (install an image-type-'
+                      'filter release that supports this Nova, or set '
+                      '[image_type_filter] enforce = False to start without '
+                      'isolation)')
+            LOG.error('%s; nova-scheduler runs without them, as Nova '
+                      'alone: no host is filtered by image type, isolation '
+                      'or image metadata, and rebuilds are not checked',
+                      line)
+            _remove_entries(nova)
+            _installed = Installed(nova, settings)
+            return nova
+        _report_the_rest(nova)
+        _check_host_filter(conf, settings)
+        client = placement.client(nova.get(compat.REPORT_CLIENT))
+        props = nova.get(compat.IMAGE_META_PROPS)
+        try:
+            pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+                settings, placement=client,
+                image_property_names=(frozenset(props.fields)
+                                      if props is not None else None))
+        except exceptions.ConfigError as exc:
+            LOG.error('image-type-filter: %s', exc)
+            raise
+        _installed = Installed(nova, settings, pipeline, client)
+        filters = nova.get(compat.ALL_REQUEST_FILTERS)
+        # One assignment: a request iterating the list meanwhile sees it
+        # before or after, never without our entry.
+        filters[:] = [f for f in filters if not getattr(f, MARK, False)] + [
+            _as_nova_filter(nova)]
+        LOG.info('image-type-filter request filters added to nova-scheduler '
+                 '(Nova %s): %s; %s', nova.version,
+                 ', '.join(name for name, _ in pipeline.filters),
+                 'enforced' if settings.enforce else
+                 'log-only ([image_type_filter] enforce = False): requests '
+                 'are logged, not changed')
+        return nova
+
+
+def _stop(nova, line):
+    LOG.error('%s', line)
+    raise compat.NovaIncompatible(line)
+
+
+def _report_the_rest(nova):
+    """What is missing but has a fallback, and a Nova outside the range."""
+    if nova.missing_fields:
+        LOG.error('image-type-filter in %s: the filters read nothing from '
+                  'these fields', nova.report())
+    for loss in nova.optional_losses():
+        LOG.warning('image-type-filter: Nova %s has no %s', nova.version,
+                    loss)
+    if not nova.supported:
+        LOG.warning('image-type-filter was not tested with Nova %s '
+                    '(supported: Nova %d to %d): every Nova name it uses is '
+                    'present; ImageTypeRebuildFilter checks on every request '
+                    'that nova-scheduler runs its request filters',
+                    nova.version, *compat.SUPPORTED)
+
+
+def _check_host_filter(conf, settings):
     try:
-        pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-            settings_mod.FilterSettings.from_conf(CONF), placement=client,
-            image_property_names=frozenset(
-                image_meta.ImageMetaProps.fields))
-    except exceptions.ConfigError as exc:
-        LOG.error('image-type-filter: %s', exc)
-        raise
-    uninstall()
-    _pipeline, _placement = pipeline, client
-    for name, one_filter in pipeline.filters:
-        nova_request_filter.ALL_REQUEST_FILTERS.append(
-            _as_nova_filter(name, one_filter))
-    LOG.info('image-type-filter request filters added to nova-scheduler: %s',
-             ', '.join(name for name, _ in pipeline.filters))
+        enabled = list(conf.filter_scheduler.enabled_filters)
+    except Exception:  # noqa: BLE001 - a Nova without the option
+        enabled = None
+    if enabled is not None and HOST_FILTER in enabled:
+        return
+    what = ('rebuilds with a new image are not checked, and nothing checks '
+            'that nova-scheduler runs the request filters')
+    if settings.isolation_enforced:
+        line = ('[image_isolation] is enforced but %s is not in '
+                '[filter_scheduler] enabled_filters: %s, so reserved hosts '
+                'could take other servers; add it' % (HOST_FILTER, what))
+        LOG.error('image-type-filter: %s', line)
+        raise exceptions.ConfigError(line)
+    LOG.warning('image-type-filter: %s is not in [filter_scheduler] '
+                'enabled_filters: %s', HOST_FILTER, what)
+
+
+def _remove_entries(nova):
+    filters = nova.get(compat.ALL_REQUEST_FILTERS)
+    if filters is not None:
+        filters[:] = [f for f in filters if not getattr(f, MARK, False)]
 
 
 def uninstall():
-    """Take our filters out of Nova's list again (tests, re-install)."""
-    global _pipeline, _placement
-    for nova_filter in installed_filters():
-        nova_request_filter.ALL_REQUEST_FILTERS.remove(nova_filter)
-    _pipeline = _placement = None
+    """Take our entry out of Nova's list again (tests, re-install)."""
+    global _installed
+    with _install_lock:
+        _remove_entries(_installed.nova if _installed else compat.resolve())
+        _installed = None
 
 
-def _as_nova_filter(name, one_filter):
-    def nova_filter(ctxt, request_spec):
+def _as_nova_filter(nova):
+    failed = nova.get(compat.REQUEST_FILTER_FAILED)
+
+    def request_filters(ctxt, request_spec):
+        installed = _installed
+        _mark(request_spec, RAN)
+        if installed is None or installed.pipeline is None:
+            return False
+        if not installed.settings.enforce:
+            outcome = installed.pipeline.outcome(ctxt, request_spec)
+            LOG.info('%s', log_only.boot_line(
+                spec_fields.field(request_spec, 'instance_uuid'), outcome))
+            return False
         try:
-            return one_filter(ctxt, request_spec)
+            return bool(installed.pipeline(ctxt, request_spec))
         except filter_exceptions.NoValidHost as exc:
-            raise nova_exception.RequestFilterFailed(reason=str(exc))
-    nova_filter.__name__ = 'image_type_filter.' + name
-    setattr(nova_filter, MARK, True)
-    return nova_request_filter.trace_request_filter(nova_filter)
+            raise failed(reason=str(exc))
+
+    request_filters.__name__ = ENTRY
+    setattr(request_filters, MARK, True)
+    trace = nova.get(compat.TRACE_REQUEST_FILTER)
+    return trace(request_filters) if trace else request_filters
+
+
+def _mark(request_spec, name):
+    try:
+        setattr(request_spec, name, True)
+    except (AttributeError, TypeError):
+        pass  # then request_check cannot tell, and says so
+
+
+def request_check(spec_obj):
+    """Did nova-scheduler run our request filters on this request? For
+    ImageTypeRebuildFilter, on every host of every request but rebuilds.
+
+    True (the host passes) when it did, or when they were never added
+    (logged at start-up). When it did not: an ERROR line, and, if isolation
+    is enforced, False for every host, so the request ends in "No valid
+    host" rather than on a reserved host.
+    """
+    installed = _installed
+    if installed is None or installed.pipeline is None:
+        return True
+    if getattr(spec_obj, RAN, False):
+        return True
+    enforced = installed.settings.isolation_enforced
+    if not getattr(spec_obj, CHECKED, False):
+        _mark(spec_obj, CHECKED)
+        if enforced or _not_run.first_time(True):
+            LOG.error(
+                'image-type-filter: nova-scheduler (Nova %s) did not run '
+                'its request filters on the request for server %s: it does '
+                'not run %s from nova.scheduler.request_filter.'
+                'ALL_REQUEST_FILTERS (supported: Nova %d to %d); %s',
+                installed.nova.version,
+                spec_fields.field(spec_obj, 'instance_uuid'), ENTRY,
+                *compat.SUPPORTED,
+                'every host is refused for it, since [image_isolation] is '
+                'enforced and reserved hosts must not take other servers '
+                '(set [image_type_filter] enforce = False to schedule '
+                'without this project\'s filters)' if enforced else
+                'requests are scheduled without them (logged once)')
+    return not enforced
 
 
 def rebuild_check(host_uuid, spec_obj):
     """Can this host take the rebuild's new image? (one Placement read)"""
-    if _pipeline is None:
+    installed = _installed
+    if installed is None or installed.pipeline is None:
         return True
     reason = rebuild.refusal(
-        _pipeline, spec_obj,
-        lambda: _placement.get_provider_traits(host_uuid)[0])
+        installed.pipeline, spec_obj,
+        lambda: installed.placement.get_provider_traits(host_uuid)[0])
+    server = spec_fields.field(spec_obj, 'instance_uuid')
+    image = spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id')
+    if not installed.settings.enforce:
+        LOG.info('%s', log_only.rebuild_line(server, image, host_uuid,
+                                             reason))
+        return True
     if reason is None:
         return True
     # Nova's host filters can give no reason to the fault: the operator
     # finds it here, naming the server and the image.
     LOG.warning('rebuild of server %s to image %s refused on host %s: %s',
-                spec_fields.field(spec_obj, 'instance_uuid'),
-                spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id'),
-                host_uuid, reason)
+                server, image, host_uuid, reason)
     return False

@@ -12,12 +12,15 @@
 
 """Reach Placement through nova-scheduler's own report client.
 
-Inside Nova the filters read Placement (which traits exist, a host's traits
-on a rebuild) with Nova's connection and nova.conf's ``[placement]``
-credentials, so nothing else has to be configured. Only reads are needed.
+Inside Nova the filters use Nova's connection and nova.conf's
+``[placement]`` credentials, so nothing else has to be configured. They
+read (which traits exist and which some host carries, a host's traits on a
+rebuild) and write one thing: at start-up they create the reserved traits
+of ``[image_isolation] rules`` (``PUT /traits/CUSTOM_X``, idempotent), so
+untagged requests can forbid them from the first request on. Under
+Placement's default policy the role nova-scheduler already needs for
+``GET /allocation_candidates`` (``admin`` or ``service``) allows both.
 """
-
-from nova.scheduler.client import report
 
 from image_type_common import placement_client
 
@@ -26,8 +29,11 @@ VERSION_HEADER = 'OpenStack-API-Version'
 
 class ReportClientAdapter:
     """The one keystoneauth Adapter call PlacementClient makes, sent
-    through Nova's report client: reads, and creating a CUSTOM trait (the
-    reserved traits of [image_isolation], at start-up)."""
+    through Nova's report client (``report_client_singleton``, looked up
+    by ``compat``): reads, and creating a CUSTOM trait."""
+
+    def __init__(self, report_client_singleton):
+        self._report_client = report_client_singleton
 
     def request(self, path, method, json=None, headers=None,
                 raise_exc=False):
@@ -35,7 +41,7 @@ class ReportClientAdapter:
         value = (headers or {}).get(VERSION_HEADER, '')
         if value.startswith('placement '):
             version = value.split(' ', 1)[1]
-        client = report.report_client_singleton()
+        client = self._report_client()
         if method == 'GET' and json is None:
             return client.get(path, version=version)
         if method == 'PUT' and json is None and path.startswith(
@@ -45,5 +51,6 @@ class ReportClientAdapter:
                                   'through Nova')
 
 
-def client():
-    return placement_client.PlacementClient(ReportClientAdapter())
+def client(report_client_singleton):
+    return placement_client.PlacementClient(
+        ReportClientAdapter(report_client_singleton))

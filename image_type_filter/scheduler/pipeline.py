@@ -19,14 +19,22 @@ placed. The three filters are this project's own and always built, in a
 fixed order (the image type first, so its refusal names the format); each
 honours its own on/off option. There is no plug-in point: a third-party
 filter belongs in Nova's own list.
+
+``outcome`` runs them on a copy instead and says what they would add or
+refuse, leaving the request as it was: what log-only mode logs and what
+the rebuild check compares with a host's traits.
 """
 
+import dataclasses
 import logging
 import time
+import types
 
+from image_type_filter import exceptions
 from image_type_filter.scheduler import hardware_properties
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import isolation
+from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import trait_catalog
 
 LOG = logging.getLogger(__name__)
@@ -37,10 +45,35 @@ FILTERS = (image_type_support.RequireImageTypeSupport,
            hardware_properties.RequireImageMetadataSupport)
 
 
+CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')
+#: What the filters read of a request, copied onto a scratch one.
+READ = ('image', 'flavor', 'is_bfv', 'instance_uuid')
+
+
 def _constraints(spec):
-    return {name: set(getattr(spec, name, ()) or ())
-            for name in ('root_required', 'root_forbidden', 'required',
-                         'forbidden')}
+    return {name: set(getattr(spec, name, ()) or ()) for name in CONSTRAINTS}
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What the filters would do to one request."""
+
+    #: Constraint name -> the traits they would add, sorted; only those
+    #: with something added.
+    added: dict = dataclasses.field(default_factory=dict)
+    #: Why they would refuse the request (the fault's reason), or None.
+    refusal: str = None
+
+
+def scratch(request_spec, keep_constraints=True):
+    """A copy of what the filters read of ``request_spec``, and its
+    constraints (or none), that they may change freely."""
+    copy = types.SimpleNamespace(**{
+        name: spec_fields.field(request_spec, name) for name in READ})
+    constraints = _constraints(request_spec) if keep_constraints else {}
+    for name in CONSTRAINTS:
+        setattr(copy, name, constraints.get(name, set()))
+    return copy
 
 
 class RequestFilterPipeline:
@@ -91,3 +124,22 @@ class RequestFilterPipeline:
                           {k: sorted(after[k] - before[k]) for k in after
                            if after[k] - before[k]} or 'nothing')
         return added
+
+    def outcome(self, ctxt, request_spec, keep_constraints=True):
+        """What the filters would add to ``request_spec``, or why they
+        would refuse it, without changing it (an Outcome).
+
+        ``keep_constraints``: start from the request's own constraints, so
+        only what the filters add beyond them counts; False starts from
+        none (a rebuild's request carries its first boot's).
+        """
+        copy = scratch(request_spec, keep_constraints)
+        before = _constraints(copy)
+        try:
+            self(ctxt, copy)
+        except exceptions.NoValidHost as exc:
+            return Outcome(refusal=str(exc))
+        after = _constraints(copy)
+        return Outcome({name: tuple(sorted(after[name] - before[name]))
+                        for name in CONSTRAINTS
+                        if after[name] - before[name]})

@@ -14,15 +14,11 @@
 
 nova-scheduler runs no request filter on a rebuild with a new image, only
 host filters with ``RUN_ON_REBUILD``. This runs the same request filters on
-a scratch copy of the request and compares what they would require and
-forbid with the one host's traits, read only when there is something to
-compare. Nova-free, so the default test run covers what nova-scheduler runs.
+a scratch copy of the request (``RequestFilterPipeline.outcome``) and
+compares what they would require and forbid with the one host's traits,
+read only when there is something to compare. Nova-free, so the default
+test run covers what nova-scheduler runs.
 """
-
-import types
-
-from image_type_filter import exceptions
-from image_type_filter.scheduler import spec_fields
 
 
 def refusal(pipeline, request_spec, host_traits):
@@ -31,18 +27,14 @@ def refusal(pipeline, request_spec, host_traits):
     ``host_traits()`` returns the host's traits (one Placement read); it is
     called only when the filters ask for or forbid something.
     """
-    scratch = types.SimpleNamespace(
-        image=spec_fields.field(request_spec, 'image'),
-        flavor=spec_fields.field(request_spec, 'flavor'),
-        is_bfv=spec_fields.field(request_spec, 'is_bfv'),
-        root_required=set(), root_forbidden=set(), required=set(),
-        forbidden=set())
-    try:
-        pipeline(None, scratch)
-    except exceptions.NoValidHost as exc:
-        return str(exc)
-    required = scratch.root_required | scratch.required
-    forbidden = scratch.root_forbidden | scratch.forbidden
+    outcome = pipeline.outcome(None, request_spec, keep_constraints=False)
+    if outcome.refusal is not None:
+        return outcome.refusal
+    added = outcome.added
+    required = set(added.get('root_required', ())) | set(
+        added.get('required', ()))
+    forbidden = set(added.get('root_forbidden', ())) | set(
+        added.get('forbidden', ()))
     if not required and not forbidden:
         return None
     traits = host_traits()

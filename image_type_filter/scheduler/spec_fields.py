@@ -29,6 +29,8 @@ legacy ``architecture``, an isolation rule's key outside Nova), so
 import collections.abc
 import logging
 
+from image_type_filter.scheduler import warn_once
+
 LOG = logging.getLogger(__name__)
 
 #: Nova object -> the fields the filters and the rebuild check read.
@@ -39,7 +41,8 @@ NOVA_FIELDS = {
     'ImageMetaProps': ('traits_required',),
 }
 
-_reported = set()
+#: (object type, field) pairs already logged; shared by every request.
+_reported = warn_once.WarnOnce()
 
 
 def _nova_fields(container):
@@ -61,8 +64,7 @@ def field(container, name):
     if fields is not None:
         if name not in fields:
             key = (type(container).__name__, name)
-            if key not in _reported:
-                _reported.add(key)
+            if _reported.first_time(key):
                 LOG.error('Nova\'s %s has no field %s: image-type-filter '
                           'cannot read it, so it filters nothing by it; '
                           'is this Nova release supported?', *key)

@@ -32,9 +32,18 @@ A read that fails (Placement down, credentials refused) is remembered for
 ``interval`` seconds: meanwhile the catalogue answers "cannot tell" (None)
 with no request, and the allocation-candidate query decides, so an outage
 adds no request per boot.
+
+One catalogue serves every request of a nova-scheduler process, and since
+Nova 33 those run at once on native threads. Its state changes only under
+a lock, never across a Placement request; each read takes a ticket when it
+starts, and an answer replaces the shared one only if no read that started
+later has answered already. So a slow read that began before a trait
+appeared never hides it again from the requests after it (a refusal is
+still only ever made on a read that started after the cached "nobody").
 """
 
 import logging
+import threading
 import time
 
 from image_type_common import exceptions
@@ -47,30 +56,49 @@ class TraitCatalog:
         self.client = client
         self.interval = interval
         self.clock = clock
+        self._lock = threading.Lock()
         self._known = set()
         self._missing_asked_at = {}
         self._carried = set()
+        #: The ticket of the read ``_carried`` comes from.
+        self._carried_ticket = 0
         self._failed_at = None
+        #: The ticket of the newest read that answered or failed.
+        self._answered_ticket = 0
+        self._tickets = 0
 
     def _failing(self, now):
         """True while a failed read is younger than ``interval``."""
-        return (self._failed_at is not None
-                and now - self._failed_at < self.interval)
+        with self._lock:
+            return (self._failed_at is not None
+                    and now - self._failed_at < self.interval)
 
     def _ask(self, what, read, now):
-        """``read()``, or None when it fails (remembered for ``interval``).
+        """``(read(), ticket)``, or ``(None, ticket)`` when it fails (the
+        failure is remembered for ``interval``, unless a read that started
+        later has answered already).
 
-        One WARNING per failed read, so at most one per interval.
+        One WARNING per failed read, so at most one per interval and
+        request running at once.
         """
+        with self._lock:
+            self._tickets += 1
+            ticket = self._tickets
         try:
             answer = read()
         except exceptions.Error as exc:  # unreachable, refused ...
-            self._failed_at = now
+            with self._lock:
+                if ticket > self._answered_ticket:
+                    self._answered_ticket = ticket
+                    self._failed_at = now
             LOG.warning('cannot tell %s (%s); asking Placement again in '
                         '%g s', what, exc, self.interval)
-            return None
-        self._failed_at = None
-        return answer
+            return None, ticket
+        with self._lock:
+            if ticket > self._answered_ticket:
+                self._answered_ticket = ticket
+                self._failed_at = None
+        return answer, ticket
 
     def ensure(self, traits):
         """Create these CUSTOM traits in Placement; return those that exist.
@@ -88,7 +116,8 @@ class TraitCatalog:
                             'Placement knows it', trait, exc)
                 continue
             made.add(trait)
-        self._known |= made
+        with self._lock:
+            self._known |= made
         return made
 
     def known(self, traits, fresh=False):
@@ -102,46 +131,54 @@ class TraitCatalog:
         """
         traits = set(traits)
         now = self.clock()
-        ask = {t for t in traits - self._known
-               if fresh or now - self._missing_asked_at.get(
-                   t, -self.interval) >= self.interval}
+        with self._lock:
+            ask = {t for t in traits - self._known
+                   if fresh or now - self._missing_asked_at.get(
+                       t, -self.interval) >= self.interval}
         if ask:
             if self._failing(now):
                 return traits
-            found = self._ask('which traits Placement knows',
-                              lambda: self.client.list_traits(ask), now)
+            found, _ = self._ask('which traits Placement knows',
+                                 lambda: self.client.list_traits(ask), now)
             if found is None:
                 return traits
-            self._known |= found
-            for trait in ask - found:
-                self._missing_asked_at[trait] = now
-            for trait in found:
-                self._missing_asked_at.pop(trait, None)
+            with self._lock:
+                self._known |= found
+                for trait in ask - self._known:
+                    self._missing_asked_at[trait] = now
+                for trait in found:
+                    self._missing_asked_at.pop(trait, None)
             if ask - found:
                 LOG.warning('Placement does not know trait(s) %s yet: no '
                             'host carries them, and no query names them',
                             ', '.join(sorted(ask - found)))
-        return traits & self._known
+        with self._lock:
+            return traits & self._known
 
     def uncarried(self, traits):
         """The subset of ``traits`` no provider carries, or None when
         Placement cannot be asked (the caller then lets the query decide).
 
         No request when every trait has been seen carried; otherwise one
-        read, so "nobody" is never an old answer.
+        read, so "nobody" is never an old answer. The answer is that read's,
+        or a newer one's if a read that started later has answered first.
         """
-        maybe = set(traits) - self._carried
+        with self._lock:
+            maybe = set(traits) - self._carried
         if not maybe:
             return set()
         now = self.clock()
         if self._failing(now):
             return None
-        carried = self._ask('which traits the hosts carry',
-                            self.client.list_associated_traits, now)
+        carried, ticket = self._ask('which traits the hosts carry',
+                                    self.client.list_associated_traits, now)
         if carried is None:
             return None
-        self._carried = set(carried)
-        return maybe - self._carried
+        with self._lock:
+            if ticket > self._carried_ticket:
+                self._carried, self._carried_ticket = set(carried), ticket
+            newest = self._carried
+            return maybe - newest
 
     def carried(self, trait):
         """True or False: does any provider carry ``trait``? None when
@@ -152,7 +189,8 @@ class TraitCatalog:
     def carried_traits(self):
         """The traits some provider carries, as last read (for messages
         that follow a refusal: no request)."""
-        return set(self._carried)
+        with self._lock:
+            return set(self._carried)
 
 
 def for_placement(placement, settings):

@@ -15,8 +15,12 @@
 The request filters warn about what a request carries (an unknown
 ``disk_format``, an image property with no trait); a request's values are
 untrusted, so the set of those already warned about must not grow without
-bound.
+bound. nova-scheduler runs many requests at once on native threads (Nova 33
+and later), so the check and the record are one step under a lock: two
+requests with the same new value give one warning, not two.
 """
+
+import threading
 
 
 class WarnOnce:
@@ -25,10 +29,12 @@ class WarnOnce:
     def __init__(self, limit=256):
         self.limit = limit
         self.seen = set()
+        self._lock = threading.Lock()
 
     def first_time(self, key):
-        if key in self.seen:
-            return False
-        if len(self.seen) < self.limit:
-            self.seen.add(key)
-        return True
+        with self._lock:
+            if key in self.seen:
+                return False
+            if len(self.seen) < self.limit:
+                self.seen.add(key)
+            return True

@@ -14,12 +14,14 @@
 plain objects shaped like Nova's.
 
 Nova is not installed here (tests/nova boots servers through the real one),
-so the few Nova names the integration imports are stood in by plain modules
-with Nova's shapes: ``ALL_REQUEST_FILTERS`` and ``trace_request_filter``,
-``RequestFilterFailed``, ``BaseHostFilter``, ``request_is_rebuild`` (a
-rebuild carries ``_nova_check_type = ['rebuild']`` in its scheduler hints),
+so the few Nova names the integration looks up (``compat.NEEDS``) are stood
+in by plain modules with Nova's shapes: ``ALL_REQUEST_FILTERS`` and
+``trace_request_filter``, ``RequestFilterFailed``, ``RequestSpec`` with its
+``root_required``, ``BaseHostFilter``, ``request_is_rebuild`` (a rebuild
+carries ``_nova_check_type = ['rebuild']`` in its scheduler hints),
 ``ImageMetaProps.fields``, the report client and Nova's CONF. The filters,
 the pipeline and the rebuild check are this project's own code, unchanged.
+A test takes a name away (``monkeypatch``) to be a Nova where it moved.
 """
 
 import importlib
@@ -88,13 +90,23 @@ def _module(name, **attrs):
     return module
 
 
+ENTRY = 'image_type_filter.request_filters'
+ENABLED = ['ComputeFilter', 'ImageTypeRebuildFilter']
+
+
+class NovaObject:
+    """Enough of an oslo versioned object class: its declared fields."""
+
+
 @pytest.fixture
 def nova(monkeypatch):
-    """Nova's names the integration imports, then the integration itself,
-    imported afresh against them; yields (namespace, integration)."""
+    """Nova's names the integration looks up, then the integration itself,
+    imported afresh against them; yields a namespace."""
     conf = cfg.ConfigOpts()
     conf.register_opt(cfg.BoolOpt('query_placement_for_image_type_support',
                                   default=False), group='scheduler')
+    conf.register_opt(cfg.ListOpt('enabled_filters', default=ENABLED),
+                      group='filter_scheduler')
     conf([])
     all_filters = []
     report = FakeReportClient({'vmware-host': VMWARE_TRAITS,
@@ -111,9 +123,23 @@ def nova(monkeypatch):
                                   RequestFilterFailed=RequestFilterFailed),
         'nova.objects': _module('nova.objects'),
         'nova.objects.image_meta': _module(
-            'nova.objects.image_meta', ImageMetaProps=types.SimpleNamespace(
-                fields={'hw_disk_bus': None, 'os_distro': None,
-                        'traits_required': None})),
+            'nova.objects.image_meta', ImageMetaProps=type(
+                'ImageMetaProps', (NovaObject,), {'fields': {
+                    'hw_disk_bus': None, 'os_distro': None,
+                    'traits_required': None}}),
+            ImageMeta=type('ImageMeta', (NovaObject,), {
+                'fields': dict.fromkeys(('id', 'disk_format',
+                                         'properties'))})),
+        'nova.objects.request_spec': _module(
+            'nova.objects.request_spec', RequestSpec=type(
+                'RequestSpec', (NovaObject,), {
+                    'fields': dict.fromkeys(('image', 'flavor', 'is_bfv',
+                                             'instance_uuid')),
+                    'root_required': property(lambda self: set()),
+                    'root_forbidden': property(lambda self: set())})),
+        'nova.objects.flavor': _module(
+            'nova.objects.flavor', Flavor=type(
+                'Flavor', (NovaObject,), {'fields': {'extra_specs': None}})),
         'nova.scheduler': _module('nova.scheduler'),
         'nova.scheduler.request_filter': _module(
             'nova.scheduler.request_filter', ALL_REQUEST_FILTERS=all_filters,
@@ -135,12 +161,13 @@ def nova(monkeypatch):
     package = importlib.import_module('image_type_filter.nova')
     yield types.SimpleNamespace(
         conf=conf, filters=all_filters, report=report, package=package,
+        modules=modules,
         integration=sys.modules['image_type_filter.nova.integration'])
     package.integration.uninstall()
 
 
 def nova_spec(disk_format='qcow2', properties=None, is_bfv=False,
-              rebuild=False, traits_required=()):
+              rebuild=False, traits_required=(), server='server-1'):
     """A RequestSpec as Nova hands it to request and host filters."""
     props = types.SimpleNamespace(**(properties or {}))
     props.traits_required = list(traits_required)
@@ -148,12 +175,14 @@ def nova_spec(disk_format='qcow2', properties=None, is_bfv=False,
         image=types.SimpleNamespace(disk_format=disk_format,
                                     properties=props),
         flavor=types.SimpleNamespace(extra_specs={}), is_bfv=is_bfv,
+        instance_uuid=server,
         root_required=set(), root_forbidden=set(), required=set(),
         forbidden=set(),
         scheduler_hints={'_nova_check_type': ['rebuild']} if rebuild else {})
 
 
 def run_request_filters(nova, spec):
+    """As Nova's process_reqspec: every entry of the list, in order."""
     for request_filter in nova.filters:
         request_filter(None, spec)
     return spec
@@ -172,10 +201,7 @@ def test_all_filters_adds_our_request_filters_and_returns_the_host_filter(
         nova):
     classes = nova.package.all_filters()
     assert [c.__name__ for c in classes] == ['ImageTypeRebuildFilter']
-    assert [f.__name__ for f in nova.filters] == [
-        'image_type_filter.require_image_type_support',
-        'image_type_filter.isolate_image_properties',
-        'image_type_filter.require_image_metadata_support']
+    assert [f.__name__ for f in nova.filters] == [ENTRY]
 
 
 def test_a_boot_requires_the_images_format_on_the_root(nova):
@@ -320,3 +346,210 @@ def test_a_rebuild_checks_the_new_images_architecture(nova, arch, passes):
     assert host_filter.host_passes(vmware, nova_spec(
         'vmdk', rebuild=True,
         properties={'hw_architecture': arch})) is passes
+
+
+# -- log-only: [image_type_filter] enforce = False ------------------------
+
+ALL_ON = dict(scheduler__filter_hosts_by_image_type_support=True,
+              image_isolation__enabled=True,
+              image_isolation__rules=['CUSTOM_TROVE'],
+              image_metadata_prefilter__families=['storage_bus'])
+
+
+def log_only_lines(caplog):
+    from image_type_filter.scheduler import log_only
+    return [r for r in caplog.records
+            if log_only.PATTERN.fullmatch(r.getMessage())]
+
+
+def test_log_only_changes_no_request_and_logs_one_line_each(nova, caplog):
+    enable(nova, image_type_filter__enforce=False, **ALL_ON)
+    nova.package.all_filters()
+    specs = [nova_spec('vmdk', properties={'hw_disk_bus': 'scsi'},
+                       server='s-vmdk'),
+             nova_spec('qcow2', traits_required=['CUSTOM_TROVE'],
+                       server='s-trove')]
+    with caplog.at_level(logging.INFO):
+        for spec in specs:
+            run_request_filters(nova, spec)
+    for spec in specs:
+        assert (spec.root_required, spec.root_forbidden) == (set(), set())
+    lines = log_only_lines(caplog)
+    assert [(r.levelno, r.getMessage()) for r in lines] == [
+        (logging.INFO, 'image-type-filter log-only: server s-vmdk: would '
+         'add: root_required=COMPUTE_IMAGE_TYPE_VMDK,'
+         'COMPUTE_STORAGE_BUS_SCSI root_forbidden=CUSTOM_TROVE'),
+        (logging.INFO, 'image-type-filter log-only: server s-trove: would '
+         'add: root_required=COMPUTE_IMAGE_TYPE_QCOW2,CUSTOM_TROVE')]
+
+
+def test_log_only_refuses_nothing_and_says_what_it_would(nova, caplog):
+    enable(nova, image_type_filter__enforce=False,
+           image_type_filter__unknown_format='reject', **ALL_ON)
+    nova.package.all_filters()
+    with caplog.at_level(logging.INFO):
+        qed = run_request_filters(nova, nova_spec('qed', server='s-qed'))
+        vhd = run_request_filters(nova, nova_spec('vhd', server='s-vhd'))
+    assert qed.root_required == vhd.root_required == set()
+    messages = [r.getMessage() for r in log_only_lines(caplog)]
+    assert messages[0].startswith(
+        "image-type-filter log-only: server s-qed: would refuse: image "
+        "disk_format 'qed' is not a known image type")
+    assert messages[1] == (
+        'image-type-filter log-only: server s-vhd: would refuse: No compute '
+        'host boots vhd images (COMPUTE_IMAGE_TYPE_VHD); this cloud boots '
+        'iso, qcow2, raw, vmdk.')
+
+
+def test_log_only_rebuild_passes_and_logs_the_refusal(nova, caplog):
+    enable(nova, image_type_filter__enforce=False, **ALL_ON)
+    host_filter = rebuild_filter(nova)
+    spec = nova_spec('qcow2', rebuild=True, server='s-rebuild')
+    spec.image.id = 'image-2'
+    with caplog.at_level(logging.INFO):
+        assert host_filter.host_passes(
+            types.SimpleNamespace(uuid='vmware-host'), spec)
+    assert [r.getMessage() for r in log_only_lines(caplog)] == [
+        'image-type-filter log-only: server s-rebuild: would refuse: '
+        'rebuild to image image-2 on host vmware-host: the new image needs '
+        'COMPUTE_IMAGE_TYPE_QCOW2']
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING
+                and 'refused' in r.getMessage()]
+
+
+# -- a Nova where an internal moved ----------------------------------------
+
+def errors(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.levelno >= logging.ERROR]
+
+
+@pytest.fixture
+def nova_35(nova, monkeypatch):
+    monkeypatch.setattr(sys.modules['image_type_filter.nova.compat'],
+                        'nova_version', lambda: '35.0.0')
+    return nova
+
+
+@pytest.mark.parametrize('module,name', [
+    ('nova.scheduler.request_filter', 'ALL_REQUEST_FILTERS'),
+    ('nova.exception', 'RequestFilterFailed'),
+    ('nova.scheduler.filters', 'BaseHostFilter'),
+    ('nova.scheduler.utils', 'request_is_rebuild'),
+])
+def test_a_missing_name_under_isolation_stops_start_up_with_one_line(
+        nova_35, monkeypatch, caplog, module, name):
+    monkeypatch.delattr(nova_35.modules[module], name)
+    enable(nova_35, **ALL_ON)
+    compat = sys.modules['image_type_filter.nova.compat']
+    with pytest.raises(compat.NovaIncompatible):
+        nova_35.package.all_filters()
+    [line] = errors(caplog)
+    assert 'Nova 35.0.0' in line
+    assert '%s.%s' % (module, name) in line
+    assert 'nova-scheduler stops here' in line
+    assert not nova_35.integration.installed_filters()
+
+
+def test_a_missing_name_without_isolation_runs_as_nova_alone(
+        nova_35, monkeypatch, caplog):
+    monkeypatch.delattr(nova_35.modules['nova.scheduler.request_filter'],
+                        'ALL_REQUEST_FILTERS')
+    enable(nova_35, scheduler__filter_hosts_by_image_type_support=True)
+    classes = nova_35.package.all_filters()
+    [line] = errors(caplog)
+    assert 'Nova 35.0.0' in line and 'ALL_REQUEST_FILTERS' in line
+    assert 'runs without them' in line
+    # The rebuild filter is there (enabled_filters names it) and passes.
+    assert classes[0]().host_passes(types.SimpleNamespace(
+        uuid='vmware-host'), nova_spec('qcow2', rebuild=True))
+
+
+def test_a_list_that_is_no_longer_a_list_counts_as_missing(
+        nova_35, monkeypatch, caplog):
+    monkeypatch.setattr(nova_35.modules['nova.scheduler.request_filter'],
+                        'ALL_REQUEST_FILTERS', ())
+    enable(nova_35, **ALL_ON)
+    with pytest.raises(Exception, match='ALL_REQUEST_FILTERS .is not a '
+                                        'list.'):
+        nova_35.package.all_filters()
+
+
+def test_no_nova_at_all_is_one_line_not_an_import_error(
+        nova_35, monkeypatch, caplog):
+    for name in [m for m in nova_35.modules if m.startswith('nova')]:
+        monkeypatch.setitem(sys.modules, name, None)
+    compat = sys.modules['image_type_filter.nova.compat']
+    with pytest.raises(compat.NovaIncompatible):
+        nova_35.package.all_filters()
+    [line] = errors(caplog)
+    assert 'module nova.conf (ModuleNotFoundError' in line
+    assert 'field' not in line  # the objects' modules are named instead
+
+
+def test_a_missing_optional_name_is_a_warning_and_the_filters_run(
+        nova, monkeypatch, caplog):
+    monkeypatch.delattr(nova.modules['nova.scheduler.request_filter'],
+                        'trace_request_filter')
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    nova.package.all_filters()
+    assert errors(caplog) == []
+    assert any('trace_request_filter' in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)
+    assert run_request_filters(nova, nova_spec('raw')).root_required == {
+        'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+def test_a_nova_outside_the_supported_range_is_named(nova_35, caplog):
+    enable(nova_35, scheduler__filter_hosts_by_image_type_support=True)
+    nova_35.package.all_filters()
+    assert any('not tested with Nova 35.0.0' in r.getMessage()
+               for r in caplog.records if r.levelno == logging.WARNING)
+
+
+def test_isolation_needs_the_rebuild_filter_enabled(nova, caplog):
+    enable(nova, filter_scheduler__enabled_filters=['ComputeFilter'],
+           **ALL_ON)
+    from image_type_common import exceptions
+    with pytest.raises(exceptions.ConfigError,
+                       match='ImageTypeRebuildFilter is not in'):
+        nova.package.all_filters()
+    assert len(errors(caplog)) == 1
+
+
+# -- a Nova that stops running ALL_REQUEST_FILTERS -------------------------
+
+def host_filter_on_requests_nova_did_not_filter(nova, **options):
+    enable(nova, **options)
+    host_filter = nova.package.all_filters()[0]()
+    spec = nova_spec('qcow2', server='s-unfiltered')
+    hosts = [types.SimpleNamespace(uuid=u) for u in ('vmware-host',
+                                                     'trove-host')]
+    return [host_filter.host_passes(h, spec) for h in hosts]
+
+
+def test_unfiltered_requests_under_isolation_get_no_host(nova, caplog):
+    assert host_filter_on_requests_nova_did_not_filter(
+        nova, **ALL_ON) == [False, False]
+    [line] = errors(caplog)  # once per request, not per host
+    assert 'did not run its request filters' in line
+    assert 's-unfiltered' in line and 'every host is refused' in line
+
+
+def test_unfiltered_requests_without_isolation_pass_with_one_error(
+        nova, caplog):
+    for _ in range(3):
+        assert host_filter_on_requests_nova_did_not_filter(
+            nova, scheduler__filter_hosts_by_image_type_support=True) == [
+                True, True]
+    [line] = errors(caplog)  # once, not per request
+    assert 'scheduled without them' in line
+
+
+def test_requests_nova_filtered_pass_without_a_word(nova, caplog):
+    enable(nova, **ALL_ON)
+    host_filter = nova.package.all_filters()[0]()
+    spec = run_request_filters(nova, nova_spec('qcow2'))
+    assert host_filter.host_passes(types.SimpleNamespace(uuid='trove-host'),
+                                   spec)
+    assert errors(caplog) == []

@@ -1,0 +1,221 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The Nova internals this package uses, found at start-up or named as
+missing.
+
+Nova promises none of them: ``ALL_REQUEST_FILTERS``,
+``trace_request_filter``, ``RequestFilterFailed``, ``RequestSpec``'s
+``root_required``, ``ImageMetaProps`` and the rest are internals that a
+Nova release may move. Every one is looked up here, once, when
+nova-scheduler loads ``image_type_filter.nova.all_filters``; nothing of
+Nova is imported at module level anywhere in this package, so a Nova where
+one moved gets one log line naming the Nova release and what is missing
+(``Nova.report``), never an ImportError's traceback. What the scheduler
+then does is ``integration``'s choice.
+
+Each name belongs to one part: without a ``CORE`` name nothing can run
+(not even the options can be read); without a ``REQUEST_FILTERS`` name
+the request filters cannot be added, without a ``HOST_FILTER`` name the
+rebuild filter cannot be built; an ``OPTIONAL`` name has a fallback that
+loses only what its ``lost`` says. ``NOVA_FIELDS`` (the object fields the
+filters read, ``spec_fields``) are checked on Nova's objects too.
+"""
+
+import dataclasses
+import importlib
+from importlib import metadata
+import re
+
+from image_type_filter.scheduler import spec_fields
+
+#: The Nova releases this release supports, by major version; CI boots
+#: servers through both ends (tox.ini's nova and nova-oldest pins).
+SUPPORTED = (31, 34)
+TESTED = ('31.0.0', '34.0.0')
+
+CORE = 'core'
+REQUEST_FILTERS = 'request filters'
+HOST_FILTER = 'host filter'
+OPTIONAL = 'optional'
+
+CONF = 'nova.conf.CONF'
+REPORT_CLIENT = 'nova.scheduler.client.report.report_client_singleton'
+ALL_REQUEST_FILTERS = 'nova.scheduler.request_filter.ALL_REQUEST_FILTERS'
+TRACE_REQUEST_FILTER = 'nova.scheduler.request_filter.trace_request_filter'
+REQUEST_FILTER_FAILED = 'nova.exception.RequestFilterFailed'
+ROOT_REQUIRED = 'nova.objects.request_spec.RequestSpec.root_required'
+ROOT_FORBIDDEN = 'nova.objects.request_spec.RequestSpec.root_forbidden'
+BASE_HOST_FILTER = 'nova.scheduler.filters.BaseHostFilter'
+REQUEST_IS_REBUILD = 'nova.scheduler.utils.request_is_rebuild'
+IMAGE_META_PROPS = 'nova.objects.image_meta.ImageMetaProps'
+
+#: Where spec_fields.NOVA_FIELDS' objects live.
+OBJECT_MODULES = {
+    'RequestSpec': 'nova.objects.request_spec',
+    'ImageMeta': 'nova.objects.image_meta',
+    'ImageMetaProps': 'nova.objects.image_meta',
+    'Flavor': 'nova.objects.flavor',
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """One Nova name: ``module.attr[.attr...]``, the part that needs it."""
+
+    module: str
+    attrs: str
+    part: str
+    #: For OPTIONAL names: what runs without it.
+    lost: str = None
+    #: A check of the value's shape, beyond its existence.
+    shape: object = None
+    shape_text: str = None
+
+    @property
+    def name(self):
+        return '%s.%s' % (self.module, self.attrs)
+
+
+NEEDS = (
+    Need('nova.conf', 'CONF', CORE),
+    Need('nova.scheduler.client.report', 'report_client_singleton', CORE),
+    Need('nova.scheduler.request_filter', 'ALL_REQUEST_FILTERS',
+         REQUEST_FILTERS, shape=lambda value: isinstance(value, list),
+         shape_text='is not a list'),
+    Need('nova.exception', 'RequestFilterFailed', REQUEST_FILTERS),
+    Need('nova.objects.request_spec', 'RequestSpec.root_required',
+         REQUEST_FILTERS),
+    Need('nova.objects.request_spec', 'RequestSpec.root_forbidden',
+         REQUEST_FILTERS),
+    Need('nova.scheduler.filters', 'BaseHostFilter', HOST_FILTER),
+    Need('nova.scheduler.utils', 'request_is_rebuild', HOST_FILTER),
+    Need('nova.scheduler.request_filter', 'trace_request_filter', OPTIONAL,
+         lost='Nova\'s debug line timing the request filters'),
+    Need('nova.objects.image_meta', 'ImageMetaProps', OPTIONAL,
+         lost='the start-up check that [image_isolation] rules key on '
+              'image properties Nova keeps'),
+)
+
+
+class NovaIncompatible(Exception):
+    """This Nova lacks what a part that must run needs (the message is the
+    ERROR line already logged)."""
+
+
+def nova_version():
+    """The installed Nova's version, as its package says, or 'unknown'."""
+    try:
+        return metadata.version('nova')
+    except metadata.PackageNotFoundError:
+        return 'unknown'
+
+
+def _major(version):
+    match = re.match(r'(\d+)\.', version)
+    return int(match.group(1)) if match else None
+
+
+def _why(exc):
+    return ('%s: %s' % (type(exc).__name__, exc)).splitlines()[0][:160]
+
+
+def _import(module, broken):
+    """The module, or None with ``broken[module]`` saying why."""
+    if module in broken:
+        return None
+    try:
+        return importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 - any import-time failure
+        broken[module] = _why(exc)
+        return None
+
+
+@dataclasses.dataclass
+class Nova:
+    """What was found of Nova: ``get(name)``; what was not: ``missing``
+    (name -> why)."""
+
+    version: str
+    found: dict
+    #: Missing name -> why, for names whose module imports.
+    missing: dict
+    #: The object fields spec_fields reads that Nova's objects lack.
+    missing_fields: tuple = ()
+    #: Module that does not import -> why (its names are all missing).
+    broken: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def supported(self):
+        major = _major(self.version)
+        return major is not None and SUPPORTED[0] <= major <= SUPPORTED[1]
+
+    def get(self, name, default=None):
+        return self.found.get(name, default)
+
+    def _lost(self, need):
+        return need.name in self.missing or need.module in self.broken
+
+    def lacks(self, *parts):
+        """The missing names of these parts, in NEEDS' order."""
+        return [need.name for need in NEEDS
+                if need.part in parts and self._lost(need)]
+
+    def report(self):
+        """One line: the Nova release, and what is missing with why: a
+        module that does not import once, a name or a field each."""
+        items = ['module %s (%s)' % item for item in self.broken.items()]
+        items += ['%s (%s)' % item for item in self.missing.items()]
+        items += ['field %s' % field for field in self.missing_fields]
+        return ('Nova %s (image-type-filter supports Nova %d to %d, tested '
+                'with %s): missing %s' % (
+                    self.version, SUPPORTED[0], SUPPORTED[1],
+                    ' and '.join(TESTED), '; '.join(items) or 'nothing'))
+
+    def optional_losses(self):
+        return ['%s (without it: %s)' % (need.name, need.lost)
+                for need in NEEDS
+                if need.part == OPTIONAL and self._lost(need)]
+
+
+def _missing_fields(broken):
+    missing = []
+    for object_name, names in spec_fields.NOVA_FIELDS.items():
+        module = _import(OBJECT_MODULES[object_name], broken)
+        if module is None:
+            continue  # reported as a module that does not import
+        fields = getattr(getattr(module, object_name, None), 'fields', {})
+        missing += ['%s.%s' % (object_name, name) for name in names
+                    if name not in fields]
+    return tuple(missing)
+
+
+def resolve():
+    """Look every Nova name up; never raises (a Nova module that fails to
+    import makes its names missing, with the error's first line)."""
+    found, missing, broken = {}, {}, {}
+    for need in NEEDS:
+        value = _import(need.module, broken)
+        if value is None:
+            continue
+        try:
+            for attr in need.attrs.split('.'):
+                value = getattr(value, attr)
+        except AttributeError as exc:
+            missing[need.name] = _why(exc)
+            continue
+        if need.shape is not None and not need.shape(value):
+            missing[need.name] = need.shape_text
+            continue
+        found[need.name] = value
+    return Nova(nova_version(), found, missing, _missing_fields(broken),
+                broken)

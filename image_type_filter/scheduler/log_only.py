@@ -1,0 +1,65 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Log-only mode: what the filters would do, one INFO line per request.
+
+Under ``[image_type_filter] enforce = False`` nova-scheduler's requests go
+through unchanged and nothing is refused; instead each request, and each
+rebuild the rebuild filter checks, gives one line in this one wording, so
+an operator (or the gate) can count them with grep or with ``PATTERN``.
+After ``image-type-filter log-only: server <uuid>: `` comes one of::
+
+    would add: root_required=A,B root_forbidden=C
+    would refuse: <the reason the fault would give>
+    would refuse: rebuild to image <id> on host <uuid>: <reason>
+    would change nothing
+
+"would add" lists only what this project's filters add beyond what the
+request already had (Nova's own filters run first). The wording is an
+interface: change it and the gate's count and operators' searches break.
+"""
+
+import re
+
+PREFIX = 'image-type-filter log-only'
+ADD, REFUSE, NOTHING = 'would add', 'would refuse', 'would change nothing'
+#: Matches every line this module writes.
+PATTERN = re.compile(
+    r'image-type-filter log-only: server (?P<server>\S+): '
+    r'(?P<verdict>would add|would refuse|would change nothing)'
+    r'(?:: (?P<detail>.*))?$')
+#: The constraints a line can name, in the order it names them.
+CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')
+
+
+def _line(server, verdict, detail=None):
+    return '%s: server %s: %s%s' % (PREFIX, server or 'unknown', verdict,
+                                    ': %s' % detail if detail else '')
+
+
+def boot_line(server, outcome):
+    """The line for a request the filters ran on (a pipeline Outcome)."""
+    if outcome.refusal is not None:
+        return _line(server, REFUSE, outcome.refusal)
+    parts = ['%s=%s' % (name, ','.join(outcome.added[name]))
+             for name in CONSTRAINTS if outcome.added.get(name)]
+    if not parts:
+        return _line(server, NOTHING)
+    return _line(server, ADD, ' '.join(parts))
+
+
+def rebuild_line(server, image, host, reason):
+    """The line for a rebuild the rebuild filter checked on ``host``."""
+    if reason is None:
+        return _line(server, NOTHING)
+    return _line(server, REFUSE, 'rebuild to image %s on host %s: %s'
+                 % (image, host, reason))
