@@ -47,6 +47,8 @@ def trait_for_format(disk_format):
     return TRAIT_BY_FORMAT.get(disk_format.lower())
 
 
-def is_owned_trait(trait):
-    """True for a trait in the image-type namespace the reporter owns."""
+def is_image_type_trait(trait):
+    """True for a ``COMPUTE_IMAGE_TYPE_*`` trait, known to os-traits or
+    not. Whose it is (nova-compute's by default, or the reporter's) is
+    ``[virt_capabilities] image_type_traits_owner``'s to say."""
     return trait.startswith(PREFIX)

@@ -53,7 +53,7 @@ class Ownership:
                              % ', '.join(foreign))
 
     def owns(self, trait):
-        return ((self.image_types and image_types.is_owned_trait(trait))
+        return ((self.image_types and image_types.is_image_type_trait(trait))
                 or trait in self.owned_custom
                 or trait in self.owned_metadata)
 

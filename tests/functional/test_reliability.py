@@ -247,7 +247,7 @@ def test_reporter_races_other_writers(placement, unique):
         assert writer.error is None, writer.error
     results.append(reporter.sync_provider(uuid))
     traits, _ = setup.get_provider_traits(uuid)
-    owned = {t for t in traits if image_types.is_owned_trait(t)}
+    owned = {t for t in traits if image_types.is_image_type_trait(t)}
     assert owned == FAKE_DESIRED
     assert UNRELATED <= traits
     for writer in writers:

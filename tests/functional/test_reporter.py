@@ -70,7 +70,8 @@ def test_adds_and_removes_only_owned_traits(client, unique):
     desired = {T['raw'], T['qcow2'], T['iso']}
     result = reporter_mod.Reporter(client, desired).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
-    assert {t for t in traits if image_types.is_owned_trait(t)} == desired
+    assert {t for t in traits
+            if image_types.is_image_type_trait(t)} == desired
     assert traits - desired == UNRELATED
     assert result.added == [T['iso'], T['qcow2']]
     assert result.removed == [T['vmdk']]
