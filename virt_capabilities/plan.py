@@ -145,14 +145,63 @@ class NodePlan:
                         else frozenset())
         return image_traits | self.custom_traits | self.metadata_traits
 
+    @property
+    def nova_compute_traits(self):
+        """The image-type traits nova-compute keeps on this node's
+        provider, which this reporter leaves to it: those of the formats
+        its driver boots with these options (none when the reporter owns
+        them)."""
+        return (frozenset() if self.owns_image_types
+                else self.capabilities.traits)
+
+    def why(self):
+        """Who keeps each kind of trait on this node, and why: one
+        sentence per kind, in the order ``show`` prints them."""
+        driver = self.capabilities.compute_driver
+        if self.owns_image_types:
+            image_types = (
+                'this reporter keeps them (image_type_traits_owner = '
+                'reporter) and removes any other COMPUTE_IMAGE_TYPE_* trait')
+        else:
+            image_types = (
+                'nova-compute keeps them (image_type_traits_owner = '
+                'nova-compute) and reports them itself; this reporter '
+                'never touches one')
+        if not self.capabilities.formats:
+            image_types += (
+                '; this node boots no image type (excluded: %s), so once '
+                'the filter is on it gets volume-backed boots only'
+                % (', '.join(sorted(self.capabilities.excluded))
+                   or 'nothing'))
+        where = driver + (' on ' + self.host_architecture
+                          if self.host_architecture else '')
+        if not self.settings.image_metadata_traits:
+            metadata = ('none: image_metadata_traits = False (those this '
+                        'reporter remembers setting are removed)')
+        elif self.metadata_rows:
+            metadata = ('this reporter keeps them: %s boots them and '
+                        'nova-compute never reports them' % where)
+        else:
+            metadata = ('none for %s: nova-compute leaves out no '
+                        'image-metadata trait it boots' % where)
+        custom = ('this reporter keeps them: [virt_capabilities] '
+                  'custom_traits' if self.custom_traits else
+                  'none: [virt_capabilities] custom_traits is empty')
+        return {'image_type_traits': image_types,
+                'image_metadata_traits': metadata,
+                'custom_traits': custom}
+
     def as_dict(self):
         result = self.capabilities.as_dict()
+        del result['traits']  # whose they are is nova_compute_keeps' to say
         result.update({
-            'traits': sorted(self.traits),
+            'nova_compute_keeps': sorted(self.nova_compute_traits),
+            'reporter_keeps': sorted(self.traits),
             'custom_traits': sorted(self.custom_traits),
             'image_metadata_traits': sorted(r.describe()
                                             for r in self.metadata_rows),
             'image_type_traits_owner': self.settings.image_type_traits_owner,
+            'why': self.why(),
             'providers': ([ref.describe() for ref in self.refs] or
                           [str(self.provider_needed)]),
             'reporter_name': self.reporter_name,

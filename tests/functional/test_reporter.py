@@ -254,10 +254,15 @@ def test_cli_show_json(write_conf):
                    'json')
     assert proc.returncode == 0, proc.stderr
     metadata = VMWARE_METADATA
-    assert json.loads(proc.stdout) == {
+    shown = json.loads(proc.stdout)
+    why = shown.pop('why')
+    assert shown == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',
         'formats': ['iso', 'vmdk'],
-        'traits': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE', *metadata]),
+        # image_type_traits_owner = reporter: nova-compute keeps none.
+        'nova_compute_keeps': [],
+        'reporter_keeps': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE',
+                                  *metadata]),
         'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
         'image_metadata_traits': {
             family: sorted(t for t, f in metadata.items() if f == family)
@@ -268,6 +273,11 @@ def test_cli_show_json(write_conf):
         'provider_needed': None,
         # The state file's name for it: the files it reads.
         'reporter_name': path}
+    assert sorted(why) == ['custom_traits', 'image_metadata_traits',
+                           'image_type_traits']
+    assert why['image_type_traits'].startswith('this reporter keeps them')
+    assert 'nova-compute never reports them' in why[
+        'image_metadata_traits']
 
 
 def test_show_without_provider_says_the_driver_needs_one(write_conf):
@@ -309,7 +319,7 @@ def test_show_is_what_report_then_keeps(placement, write_conf, unique):
     shown = json.loads(run_cli('show', *node, '-f', 'json').stdout)
     assert run_cli('report', *node).returncode == 0
     traits, _ = client.get_provider_traits(uuid)
-    assert traits - {'HW_CPU_X86_AVX2'} == set(shown['traits'])
+    assert traits - {'HW_CPU_X86_AVX2'} == set(shown['reporter_keeps'])
 
 
 def test_report_dry_run_lists_the_diff_and_writes_nothing(

@@ -48,10 +48,11 @@ reporter_opts = [
         default=[],
         help='CUSTOM_* traits this node carries, for example ``CUSTOM_TROVE`` '
              'on nodes set aside for Trove. The reporter creates them in '
-             'Placement when missing and owns them like the image-type '
-             'traits: a trait dropped from this list is removed from the '
-             'provider on the next sync, and no other trait is touched. '
-             'Names must match ``CUSTOM_[A-Z0-9_]+``.'),
+             'Placement when missing and keeps them whoever owns the '
+             'image-type traits: a trait dropped from this list is removed '
+             'from the provider on the next sync (see ``state_file``), and '
+             'no other trait is touched. Names must match '
+             '``CUSTOM_[A-Z0-9_]+``.'),
     cfg.BoolOpt(
         'image_metadata_traits',
         default=True,

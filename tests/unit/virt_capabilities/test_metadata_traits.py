@@ -199,7 +199,7 @@ def test_show_lists_them_with_their_family(tmp_path):
                      '[virt_capabilities]\nhost_architecture = armv7l\n'
                      ).as_dict()
     assert shown['image_metadata_traits'] == ['HW_ARCH_ARMV7 (architecture)']
-    assert 'HW_ARCH_ARMV7' in shown['traits']
+    assert 'HW_ARCH_ARMV7' in shown['reporter_keeps']
     from virt_capabilities.cmd import show
     assert 'image_metadata_traits' in show.COLUMNS
 
