@@ -26,7 +26,8 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
-#: The rule README's "The provider, as Nova names it" explains.
+#: The rule doc/source/install/compute.rst explains ("The provider, as
+#: Nova names it").
 PROVIDER_HELP = (
     'Resource provider to keep in sync (repeatable). Default: the one '
     'nova-compute uses: the uuid in its compute_id file (beside a '
