@@ -35,6 +35,12 @@ FORMATS = tuple(sorted(TRAIT_BY_FORMAT))
 
 _LONGEST = max(map(len, FORMATS))
 
+#: Carried by a compute node that boots no image on purpose (volume-backed
+#: servers only), so that ``image-type-filter status`` passes it: the
+#: reporter keeps it from ``[virt_capabilities] volume_only``. Not an
+#: image-type trait: nothing requires it, nothing forbids it.
+VOLUME_ONLY_TRAIT = 'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY'
+
 
 def trait_for_format(disk_format):
     """Return the trait for a disk format, or None when it is not a known one.

@@ -21,6 +21,8 @@ import dataclasses
 import logging
 import os
 
+from image_type_common import exceptions
+from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
 from virt_capabilities import metadata_traits
@@ -51,6 +53,12 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
+        if settings.volume_only and capabilities.formats:
+            raise exceptions.ConfigError(
+                '[virt_capabilities] volume_only = True, but nova-compute '
+                'reports image types on this node (%s): list them in '
+                '[compute] image_type_exclude_list too, so that it boots '
+                'none' % ', '.join(sorted(capabilities.formats)))
         refs, provider_needed = (), None
         try:
             refs = tuple([providers.validate(v, '--provider')
@@ -69,18 +77,24 @@ class NodePlan:
                         'reporter set is not remembered across restarts, so '
                         'one dropped from custom_traits while it is stopped '
                         'stays on the provider')
-        if not plan.capabilities.formats:
+        if not plan.capabilities.formats and not plan.settings.volume_only:
             LOG.warning(
                 'this node boots no image type (%s, excluded: %s): once '
                 'the image-type filter is on, nova-scheduler sends it no '
-                'image boot at all, only volume-backed ones',
+                'image boot at all, only volume-backed ones; if that is '
+                'deliberate, say so with [virt_capabilities] volume_only = '
+                'True (image-type-filter status then passes the node)',
                 plan.capabilities.compute_driver,
                 ', '.join(sorted(plan.capabilities.excluded)) or 'nothing')
         return plan
 
     @property
     def custom_traits(self):
-        return self.settings.custom_traits
+        """The custom traits it keeps: ``custom_traits``, and the
+        volume-only marker when declared."""
+        return self.settings.custom_traits | (
+            {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
+            else frozenset())
 
     @property
     def state_file(self):
@@ -159,20 +173,22 @@ class NodePlan:
         sentence per kind, in the order ``show`` prints them."""
         driver = self.capabilities.compute_driver
         if self.owns_image_types:
-            image_types = (
+            image_type_why = (
                 'this reporter keeps them (image_type_traits_owner = '
                 'reporter) and removes any other COMPUTE_IMAGE_TYPE_* trait')
         else:
-            image_types = (
+            image_type_why = (
                 'nova-compute keeps them (image_type_traits_owner = '
                 'nova-compute) and reports them itself; this reporter '
                 'never touches one')
         if not self.capabilities.formats:
-            image_types += (
+            image_type_why += (
                 '; this node boots no image type (excluded: %s), so once '
-                'the filter is on it gets volume-backed boots only'
+                'the filter is on it gets volume-backed boots only%s'
                 % (', '.join(sorted(self.capabilities.excluded))
-                   or 'nothing'))
+                   or 'nothing',
+                   ', as volume_only = True declares' if
+                   self.settings.volume_only else ''))
         where = driver + (' on ' + self.host_architecture
                           if self.host_architecture else '')
         if not self.settings.image_metadata_traits:
@@ -184,10 +200,16 @@ class NodePlan:
         else:
             metadata = ('none for %s: nova-compute leaves out no '
                         'image-metadata trait it boots' % where)
-        custom = ('this reporter keeps them: [virt_capabilities] '
-                  'custom_traits' if self.custom_traits else
+        sources = (['[virt_capabilities] custom_traits']
+                   if self.settings.custom_traits else [])
+        if self.settings.volume_only:
+            sources.append('%s from volume_only = True, which '
+                           'image-type-filter status reads'
+                           % image_types.VOLUME_ONLY_TRAIT)
+        custom = ('this reporter keeps them: ' + '; '.join(sources)
+                  if sources else
                   'none: [virt_capabilities] custom_traits is empty')
-        return {'image_type_traits': image_types,
+        return {'image_type_traits': image_type_why,
                 'image_metadata_traits': metadata,
                 'custom_traits': custom}
 

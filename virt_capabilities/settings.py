@@ -22,6 +22,7 @@ import difflib
 import os
 
 from image_type_common import exceptions
+from image_type_common import image_types
 from image_type_common import property_traits
 from image_type_common import trait_names
 from image_type_common.conf import loading
@@ -37,6 +38,11 @@ def _custom_traits(names):
             '[virt_capabilities] custom_traits: %s not a valid custom trait '
             '(must match %s)' % (', '.join(repr(b) for b in bad),
                                  trait_names.CUSTOM_GRAMMAR))
+    if image_types.VOLUME_ONLY_TRAIT in names:
+        raise exceptions.ConfigError(
+            '[virt_capabilities] custom_traits: %s is declared with '
+            '[virt_capabilities] volume_only = True, which checks that the '
+            'node boots no image' % image_types.VOLUME_ONLY_TRAIT)
     return frozenset(names)
 
 
@@ -82,6 +88,8 @@ class NodeSettings:
     image_type_exclude_list: tuple
     image_type_traits_owner: str
     custom_traits: frozenset
+    #: The node boots no image on purpose (``VOLUME_ONLY_TRAIT``).
+    volume_only: bool
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str
     #: ``[virt_capabilities] reporter_name``, or None: the configuration
@@ -120,6 +128,7 @@ class NodeSettings:
                                          'virt_capabilities'),
             custom_traits=_custom_traits(
                 read('custom_traits', 'virt_capabilities')),
+            volume_only=read('volume_only', 'virt_capabilities'),
             state_file=explicit_state or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
                 else None),

@@ -54,6 +54,17 @@ reporter_opts = [
              'no other trait is touched. Names must match '
              '``CUSTOM_[A-Z0-9_]+``.'),
     cfg.BoolOpt(
+        'volume_only',
+        default=False,
+        help='This node boots no image on purpose: only volume-backed '
+             'servers (booted from a Cinder volume). The reporter then '
+             'keeps ``CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY`` on its provider, '
+             'which ``image-type-filter status`` reads to pass a node that '
+             'reports no ``COMPUTE_IMAGE_TYPE_*`` trait. Refused unless '
+             'nova-compute reports no image type here: list every format '
+             'the driver boots in ``[compute] image_type_exclude_list`` '
+             '(``virt-capabilities show`` lists them).'),
+    cfg.BoolOpt(
         'image_metadata_traits',
         default=True,
         help='Also report the image-metadata traits this node\'s driver '

@@ -127,3 +127,27 @@ def test_the_compute_guide_example_is_what_show_prints():
     code, out, err = run(*argv)
     assert code == 0, err
     assert out == printed
+
+
+def test_the_compute_guide_volume_only_block_declares_a_libvirt_node(
+        tmp_path):
+    """The block a volume-only libvirt node copies is accepted, and the
+    reporter keeps only the marker there."""
+    with open(os.path.join(REPO, 'doc', 'source', 'install',
+                           'compute.rst')) as f:
+        page = f.read()
+    section = page[page.index('A node that boots no image'):]
+    block = re.search(r'code-block:: ini\n\n((?:   .*\n|\n)+)',
+                      section).group(1)
+    node = tmp_path / 'nova.conf'
+    node.write_text('[DEFAULT]\ncompute_driver = libvirt.LibvirtDriver\n'
+                    '[virt_capabilities]\nhost_architecture = x86_64\n'
+                    + '\n'.join(line[3:] for line in block.splitlines()))
+    code, out, err = run('show', '--config-file', str(node), '--provider',
+                         'any', '-f', 'json')
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown['formats'] == [] and shown['nova_compute_keeps'] == []
+    assert shown['reporter_keeps'] == [
+        'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY']
+    assert 'boots no image type' not in err  # declared: no warning
