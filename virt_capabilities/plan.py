@@ -25,7 +25,7 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities import metadata_traits
+from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
@@ -64,8 +64,7 @@ class NodePlan:
             refs = tuple([providers.validate(v, '--provider')
                           for v in provider_values]
                          or providers.default_refs(
-                             settings, capabilities.compute_driver,
-                             config_files))
+                             settings, capabilities.driver, config_files))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
         plan = cls(conf, settings, capabilities, refs, provider_needed,
@@ -125,11 +124,16 @@ class NodePlan:
         then is the machine asked."""
         if self.settings.host_architecture:
             return self.settings.host_architecture
-        if self.capabilities.compute_driver == drivers.LIBVIRT:
+        if self.driver.name == drivers.LIBVIRT:
             machine = os.uname().machine
             return (settings_mod.canonical_architecture(machine)
                     or machine.lower())
         return None
+
+    @property
+    def driver(self):
+        """The driver's record (``drivers.DRIVERS``)."""
+        return self.capabilities.driver
 
     @property
     def metadata_rows(self):
@@ -137,27 +141,31 @@ class NodePlan:
         none when ``image_metadata_traits`` is off."""
         if not self.settings.image_metadata_traits:
             return ()
-        return metadata_traits.rows_for(self.capabilities.compute_driver,
-                                        self.host_architecture)
+        return self.driver.metadata_rows(self.host_architecture)
 
     @property
     def metadata_traits(self):
         return frozenset(r.trait for r in self.metadata_rows)
 
     @property
-    def metadata_traits_ownable(self):
-        """The image-metadata traits this node's reporter may own, on or
-        off: those the table could give its driver. One it remembers
-        setting is removed when no longer reported; no other is touched."""
-        return metadata_traits.possible_traits(
-            self.capabilities.compute_driver)
+    def rule(self):
+        """The owner rule, decided here once and handed whole to the
+        reporter: the traits it keeps (the image types only when it owns
+        them), and the image-metadata traits it may own, on or off (those
+        its driver could report: one it remembers setting is removed when
+        no longer reported; no other is touched)."""
+        return merge.OwnerRule(
+            image_types=(self.capabilities.traits if self.owns_image_types
+                         else frozenset()),
+            owns_image_types=self.owns_image_types,
+            custom=self.custom_traits,
+            metadata=self.metadata_traits,
+            metadata_ownable=self.driver.possible_metadata_traits)
 
     @property
     def traits(self):
         """Every trait the reporter keeps on the provider."""
-        image_traits = (self.capabilities.traits if self.owns_image_types
-                        else frozenset())
-        return image_traits | self.custom_traits | self.metadata_traits
+        return self.rule.desired
 
     @property
     def nova_compute_traits(self):

@@ -34,6 +34,7 @@ from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
+from virt_capabilities import trait_store
 
 LOG = logging.getLogger(__name__)
 
@@ -50,19 +51,20 @@ class ReportJob:
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
-            self.plan.state_file,
-            standard=self.plan.metadata_traits_ownable,
-            name=self.plan.reporter_name)
+            self.plan.state_file, name=self.plan.reporter_name)
         self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
-            self.client, self.plan.traits, self.plan.custom_traits, state,
+            self.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
-            owns_image_types=self.plan.owns_image_types,
-            metadata_traits=self.plan.metadata_traits,
-            metadata_ownable=self.plan.metadata_traits_ownable)
+            store=self.trait_store())
         self.sleep = sleep
         self.uuids = None
         self.missing = []
+
+    def trait_store(self):
+        """Where this node's providers' traits are read and written:
+        Placement (``trait_store``)."""
+        return trait_store.PlacementTraits(self.client)
 
     def inherit_state(self, previous):
         """Keep knowing which custom traits ``previous`` (the job this one

@@ -23,6 +23,7 @@ import threading
 
 import pytest
 
+from image_type_common import backoff
 from image_type_common import control as control_mod
 from image_type_common import image_types
 from image_type_common import placement_client
@@ -68,7 +69,8 @@ def test_adds_and_removes_only_owned_traits(client, unique):
                          UNRELATED | {T['vmdk'], T['raw']})
     assert len(UNRELATED) == 20
     desired = {T['raw'], T['qcow2'], T['iso']}
-    result = reporter_mod.Reporter(client, desired).sync_provider(uuid)
+    result = reporter_mod.Reporter(
+        client, helpers.image_type_rule(desired)).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
     assert {t for t in traits
             if image_types.is_image_type_trait(t)} == desired
@@ -86,7 +88,8 @@ def test_unchanged_provider_costs_one_request(placement, unique):
     uuid = make_provider(placement.client(), 'one-' + unique, {T['raw']})
     client = placement.client()
     client.negotiate()  # negotiated once per client: not counted
-    reporter = reporter_mod.Reporter(client, {T['raw']})
+    reporter = reporter_mod.Reporter(client,
+                                     helpers.image_type_rule({T['raw']}))
     before = len(about(placement, uuid))
     result = reporter.sync_provider(uuid)
     assert len(about(placement, uuid)) - before == 1
@@ -100,7 +103,8 @@ def test_changed_provider_costs_two_requests(placement, unique):
     client = placement.client()
     client.negotiate()
     seen_before = len(about(placement, uuid))
-    reporter_mod.Reporter(client, {T['vmdk']}).sync_provider(uuid)
+    reporter_mod.Reporter(client, helpers.image_type_rule(
+        {T['vmdk']})).sync_provider(uuid)
     assert len(about(placement, uuid)) - seen_before == 2  # GET and PUT
     methods = [line.split()[0]
                for line in about(placement, uuid)[seen_before:]]
@@ -135,8 +139,9 @@ def test_concurrent_writer_gets_409_then_both_changes_stand(placement,
             provider, traits | {'CUSTOM_OTHER_' + unique.upper()}, gen)
 
     client = InterleavingClient(placement.adapter(), other_writer)
-    result = reporter_mod.Reporter(client, {T['qcow2']},
-                                   backoff=0.001).sync_provider(uuid)
+    result = reporter_mod.Reporter(
+        client, helpers.image_type_rule({T['qcow2']}),
+        backoff=backoff.Backoff(0.001, 5.0)).sync_provider(uuid)
     traits, _ = setup.get_provider_traits(uuid)
     assert result.conflicts == 1
     assert traits == {T['qcow2'], 'CUSTOM_OTHER_' + unique.upper()}
@@ -145,7 +150,8 @@ def test_concurrent_writer_gets_409_then_both_changes_stand(placement,
 def test_trait_placement_lacks_is_skipped_and_reported(client, unique):
     uuid = make_provider(client, 'old-' + unique, {'HW_CPU_X86_AVX2'})
     future = 'COMPUTE_IMAGE_TYPE_FROM_THE_FUTURE'
-    reporter = reporter_mod.Reporter(client, {T['raw'], future})
+    reporter = reporter_mod.Reporter(
+        client, helpers.image_type_rule({T['raw'], future}))
     report = reporter.sync([uuid])
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], 'HW_CPU_X86_AVX2'}
@@ -167,7 +173,8 @@ def test_many_providers_touch_only_the_stale_ones(sqlite_placement, unique):
         traits = traits | {T['vmdk']} if i % 2 else traits - {T['raw']}
         client.put_provider_traits(uuid, traits, gen)
     in_sync = [uuid for uuid in uuids if uuid not in stale]
-    reporter = reporter_mod.Reporter(client, desired)
+    reporter = reporter_mod.Reporter(client,
+                                     helpers.image_type_rule(desired))
     before = len(placement.requests_seen())
     report = reporter.sync(uuids)
     seen = placement.requests_seen()[before:]
@@ -202,13 +209,14 @@ def test_custom_traits_owned_and_dropped(placement, write_conf, tmp_path,
     uuid = make_provider(client, 'custom-' + unique, {'CUSTOM_SOMEONE_ELSE'})
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
     trove = 'CUSTOM_TROVE_' + unique.upper()
-    reporter_mod.Reporter(client, {T['raw'], trove}, {trove},
+    reporter_mod.Reporter(client, helpers.image_type_rule({T['raw']}, {trove}),
                           state).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], trove, 'CUSTOM_SOMEONE_ELSE'}
     # Dropped from the option (a new reporter, state read back from disk).
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
-    reporter_mod.Reporter(client, {T['raw']}, set(), state).sync_provider(uuid)
+    reporter_mod.Reporter(client, helpers.image_type_rule({T['raw']}),
+                          state).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], 'CUSTOM_SOMEONE_ELSE'}
 
@@ -533,13 +541,15 @@ def test_nova_compute_as_owner_keeps_only_custom_traits(placement,
 STANDARD = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED'}
 
 
-def report_with_state(placement, write_conf, tmp_path, name, providers):
-    """``report`` of the provider ``name`` with this state file; the
-    process and its WARNING lines."""
+def report_with_state(placement, write_conf, tmp_path, name, records):
+    """``report`` of the provider ``name`` with a state file holding
+    ``records`` ({uuid: record}) as this reporter's own; the process and
+    its WARNING lines."""
+    path = write_conf(FAKE_CONF, placement)
     (tmp_path / 'virt_capabilities.json').write_text(json.dumps(
-        {'providers': providers}))
-    proc = run_cli('report', '--config-file', write_conf(FAKE_CONF, placement),
-                   '--provider', name)
+        {'format': ownership_state.FORMAT, 'providers': {
+            uuid: {path: record} for uuid, record in records.items()}}))
+    proc = run_cli('report', '--config-file', path, '--provider', name)
     assert proc.returncode == 0, proc.stderr
     return proc, [line for line in proc.stderr.splitlines()
                   if line.startswith('WARNING')]
@@ -561,8 +571,8 @@ def test_standard_traits_listed_in_state_stay_on_the_provider(
     assert len(warnings) == 1, proc.stderr
     assert all(name in warnings[0] for name in STANDARD)
     saved = json.loads((tmp_path / 'virt_capabilities.json').read_text())
-    assert not STANDARD & {t for ts in saved['providers'].values()
-                           for t in ts}
+    assert not STANDARD & {t for entry in saved['providers'].values()
+                           for ts in entry.values() for t in ts}
 
 
 def test_a_wrong_typed_state_entry_is_warned_about_and_the_run_goes_on(

@@ -14,6 +14,7 @@
 
 from oslo_config import cfg
 
+from image_type_common import backoff
 from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
@@ -23,6 +24,24 @@ reporter_group = cfg.OptGroup(
 REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
 #: Retries after a 409 generation conflict: the default, here only.
 CONFLICT_RETRIES = 8
+
+# The reporter's back-offs. Constants, not options: they pace how one node
+# retries a service the whole fleet shares, and follow from how that
+# service behaves, not from anything that differs between sites. What an
+# operator does choose is an option or an argument: how many conflicts to
+# retry (conflict_retries), how long to wait for the provider (--wait) and
+# how often to sync (--interval), which also caps the credentials' wait.
+
+#: After a 409 generation conflict: another writer changed the provider
+#: between our read and our write; it is usually done within milliseconds.
+CONFLICT_BACKOFF = backoff.Backoff(base=0.05, cap=5.0)
+#: While waiting (``--wait``) for nova-compute to create the provider, or
+#: for Placement to answer at start-up.
+PROVIDER_WAIT_BACKOFF = backoff.Backoff(base=0.5, cap=16.0)
+#: As a service, after Placement or Keystone refused the credentials (a
+#: password rotated, a role not granted yet): the configuration files are
+#: re-read before each try. Never longer than the service's interval.
+CREDENTIALS_BACKOFF = backoff.Backoff(base=5.0, cap=300.0)
 
 reporter_opts = [
     cfg.StrOpt(
