@@ -100,6 +100,10 @@ class NodePlan:
         return self.settings.state_file
 
     @property
+    def status_file(self):
+        return self.settings.status_file
+
+    @property
     def reporter_name(self):
         """This reporter's name in the state file: the option, else the
         absolute paths of the files, then the directories (a trailing

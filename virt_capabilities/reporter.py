@@ -280,8 +280,9 @@ class Reporter:
             try:
                 report.results.append(act(uuid))
             except (exceptions.PlacementUnavailable,
+                    exceptions.CredentialsRefused,
                     ownership_state.StateNotSaved):
-                raise
+                raise  # the whole run's, not one provider's
             except exceptions.Error as exc:
                 # Logged by whoever reads the report (service.summarize),
                 # which knows whether it is news or the same outage again.

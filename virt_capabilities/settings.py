@@ -29,6 +29,7 @@ from image_type_common.conf import loading
 from virt_capabilities.conf import reporter as reporter_conf
 
 STATE_FILE_NAME = 'virt_capabilities.json'
+STATUS_FILE_NAME = 'virt_capabilities_status.json'
 
 
 def _custom_traits(names):
@@ -92,6 +93,8 @@ class NodeSettings:
     volume_only: bool
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str
+    #: Where the last sync is recorded for monitoring, or None.
+    status_file: str
     #: ``[virt_capabilities] reporter_name``, or None: the configuration
     #: files' (``NodePlan.reporter_name``).
     reporter_name: str
@@ -115,6 +118,7 @@ class NodeSettings:
 
         state_path = read('state_path')
         explicit_state = read('state_file', 'virt_capabilities')
+        explicit_status = read('status_file', 'virt_capabilities')
         return cls(
             compute_driver=read('compute_driver'),
             force_raw_images=read('force_raw_images'),
@@ -131,6 +135,9 @@ class NodeSettings:
             volume_only=read('volume_only', 'virt_capabilities'),
             state_file=explicit_state or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
+                else None),
+            status_file=explicit_status or (
+                os.path.join(state_path, STATUS_FILE_NAME) if state_path
                 else None),
             reporter_name=(read('reporter_name', 'virt_capabilities')
                            or '').strip() or None,

@@ -132,6 +132,18 @@ reporter_opts = [
              'provider recorded is never removed. If it cannot be saved, '
              'report syncs nothing more and exits 1 naming it.'),
     cfg.StrOpt(
+        'status_file',
+        sample_default='$state_path/virt_capabilities_status.json',
+        help='Where ``report`` records its last sync for monitoring to '
+             'read without parsing logs: a small JSON file (time, result, '
+             'the error if it failed, the time of the last sync that '
+             'succeeded, which providers it changed and how), replaced '
+             'atomically after every sync, by the service each cycle. '
+             'Default: ``$state_path/virt_capabilities_status.json`` when '
+             '``[DEFAULT] state_path`` is set; otherwise none is written. '
+             'One per reporter: reporters sharing a ``state_path`` set it '
+             'apart. ``virt-capabilities remove`` deletes it.'),
+    cfg.StrOpt(
         'reporter_name',
         sample_default='<the configuration files and directories read>',
         help='This reporter\'s name in ``state_file``, under which its '
