@@ -75,6 +75,10 @@ def test_unusable_durations_are_usage_errors(listener, tmp_path, args, says):
      'token = admin\n', 'not an http(s) URL'),
     ('[placement]\nauth_type = admin_token\nendpoint = {url}\ntoken = x\n'
      'endpoint_override = 127.0.0.1:8778\n', 'endpoint_override'),
+    ('[placement]\nauth_type = password\nauth_url = keystone.local:5000\n'
+     'username = nova\npassword = pw\nproject_name = service\n'
+     'user_domain_name = Default\nproject_domain_name = Default\n',
+     'auth_url'),
 ])
 @pytest.mark.parametrize('mode', [['--wait', '600'], ['--interval', '3600']],
                          ids=['one-shot', 'service'])
