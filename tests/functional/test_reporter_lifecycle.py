@@ -272,7 +272,7 @@ def test_a_service_outlives_refused_credentials_and_says_so_once(
     with helpers.Child.module('virt_capabilities.cmd.main', '-v', '-v',
                               'report', '--config-file', str(path),
                               '--interval', '1') as child:
-        child.err.wait_for('refused the credentials (403)')
+        child.err.wait_for('Placement refused GET /resource_providers (403')
         # Tried again (and again refused), said once.
         child.err.wait_for('still failing', count=2)
         assert status_of(tmp_path)['result'] == 'failed'
@@ -283,7 +283,7 @@ def test_a_service_outlives_refused_credentials_and_says_so_once(
         child.send(signal.SIGTERM)
         assert child.finish() == 0, child.err.text()
     refused = [line for line in child.err.text().splitlines()
-               if 'refused the credentials' in line
+               if 'Placement refused' in line
                and line.startswith(('ERROR', 'WARNING'))]
     assert len(refused) == 1, child.err.text()
     assert 'reading the configuration files again' in refused[0]
