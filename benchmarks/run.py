@@ -41,6 +41,7 @@ from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import image_type_support
 from placement_runner import embedded
+from virt_capabilities import merge
 from virt_capabilities import reporter as reporter_mod
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
@@ -50,6 +51,11 @@ VMWARE = frozenset(image_types.TRAIT_BY_FORMAT[f] for f in ('iso', 'vmdk'))
 LIBVIRT = frozenset(image_types.TRAIT_BY_FORMAT[f] for f in (
     'aki', 'ami', 'ari', 'iso', 'qcow2', 'raw'))
 VMDK = image_types.TRAIT_BY_FORMAT['vmdk']
+
+
+def image_type_rule(traits):
+    """The reporter as the demo runs it: it keeps the image types."""
+    return merge.OwnerRule(image_types=traits, owns_image_types=True)
 
 
 def parse_args(argv):
@@ -197,16 +203,18 @@ def prefilter_vs_scheduler(placement, client, vmware, runs):
 def reporter_requests(placement, uuids, vmware):
     client = placement.client()
     libvirt = [u for u in uuids if u not in vmware]
-    unchanged = reporter_mod.Reporter(client, LIBVIRT)
+    unchanged = reporter_mod.Reporter(client, image_type_rule(LIBVIRT))
     client.require((1, 6), 'read traits')  # discovery: once per client
     sent = counting.counted(client)
     before = sent.count
     unchanged.sync_provider(libvirt[0])
     one_unchanged = sent.count - before
     before = sent.count
-    reporter_mod.Reporter(client, LIBVIRT | {VMDK}).sync_provider(libvirt[1])
+    reporter_mod.Reporter(client, image_type_rule(
+        LIBVIRT | {VMDK})).sync_provider(libvirt[1])
     one_changed = sent.count - before
-    reporter_mod.Reporter(client, LIBVIRT).sync_provider(libvirt[1])
+    reporter_mod.Reporter(client, image_type_rule(
+        LIBVIRT)).sync_provider(libvirt[1])
 
     before, start = sent.count, time.perf_counter()
     report = unchanged.sync(libvirt)

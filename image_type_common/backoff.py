@@ -13,11 +13,29 @@
 """The one back-off: exponential, capped, jittered.
 
 Used wherever this project waits to try again (a 409 generation conflict, a
-provider nova-compute has not created yet), so a fleet of nodes restarted
-together never retries in step.
+provider nova-compute has not created yet, credentials Placement refused),
+so a fleet of nodes restarted together never retries in step. The values
+each wait uses live with the other tunables of its command
+(``virt_capabilities.conf.reporter``).
 """
 
+import dataclasses
 import random
+
+
+@dataclasses.dataclass(frozen=True)
+class Backoff:
+    """How one kind of wait backs off: ``base`` seconds before the first
+    retry, doubling up to ``cap``."""
+
+    base: float
+    cap: float
+
+    def delay(self, attempt, cap=None):
+        """Seconds before retry ``attempt`` (0 for the first); ``cap``
+        lowers the ceiling for this wait."""
+        return delay(attempt, self.base,
+                     self.cap if cap is None else min(cap, self.cap))
 
 
 def delay(attempt, base, cap):

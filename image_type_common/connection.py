@@ -259,7 +259,7 @@ def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
                                 cert, exceptions.KeystoneUnavailable)
     if isinstance(exc, ks_exc.HttpError):
         if exc.http_status in (401, 403):
-            return exceptions.ConfigError(
+            return exceptions.CredentialsRefused(
                 'Keystone at %s refused the credentials (%d)'
                 % (where, exc.http_status))
         return exceptions.KeystoneUnavailable(

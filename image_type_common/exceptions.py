@@ -29,6 +29,16 @@ class ConfigError(Error):
     exit_code = 2
 
 
+class CredentialsRefused(ConfigError):
+    """Keystone or Placement refused the credentials (401 or 403).
+
+    Configuration (exit 2) for a one-shot command: the operator has a
+    password or a role to fix. A service retries it with back-off, reading
+    its configuration again each time: the rotated password arrives in its
+    config file, the missing role is granted a minute later.
+    """
+
+
 class PlacementError(Error):
     """Placement answered with an error, or could not be reached."""
 

@@ -35,6 +35,12 @@ FORMATS = tuple(sorted(TRAIT_BY_FORMAT))
 
 _LONGEST = max(map(len, FORMATS))
 
+#: Carried by a compute node that boots no image on purpose (volume-backed
+#: servers only), so that ``image-type-filter status`` passes it: the
+#: reporter keeps it from ``[virt_capabilities] volume_only``. Not an
+#: image-type trait: nothing requires it, nothing forbids it.
+VOLUME_ONLY_TRAIT = 'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY'
+
 
 def trait_for_format(disk_format):
     """Return the trait for a disk format, or None when it is not a known one.
@@ -47,6 +53,8 @@ def trait_for_format(disk_format):
     return TRAIT_BY_FORMAT.get(disk_format.lower())
 
 
-def is_owned_trait(trait):
-    """True for a trait in the image-type namespace the reporter owns."""
+def is_image_type_trait(trait):
+    """True for a ``COMPUTE_IMAGE_TYPE_*`` trait, known to os-traits or
+    not. Whose it is (nova-compute's by default, or the reporter's) is
+    ``[virt_capabilities] image_type_traits_owner``'s to say."""
     return trait.startswith(PREFIX)

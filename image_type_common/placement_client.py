@@ -165,12 +165,12 @@ class PlacementClient:
                 return exceptions.UnknownTraits(
                     trait_names.names_in(match.group(1)))
         if resp.status_code == 401:
-            return exceptions.ConfigError(
+            return exceptions.CredentialsRefused(
                 'Placement refused the credentials (401) on %s: the token is '
                 'not valid there (a wrong admin token, or a token from a '
                 'Keystone other than the one Placement checks with)' % where)
         if resp.status_code == 403:
-            return exceptions.ConfigError(_forbidden(where, detail))
+            return exceptions.CredentialsRefused(_forbidden(where, detail))
         return exceptions.PlacementError(
             'Placement answered %d to %s: %s'
             % (resp.status_code, where, detail or code or 'no detail'))

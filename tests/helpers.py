@@ -223,3 +223,11 @@ class RecordingServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(SAFETY_TIMEOUT)
+
+
+def image_type_rule(image_types=(), custom=()):
+    """The owner rule of a reporter that keeps these image-type traits (and
+    custom ones), as with ``image_type_traits_owner = reporter``."""
+    from virt_capabilities import merge
+    return merge.OwnerRule(image_types=frozenset(image_types),
+                           owns_image_types=True, custom=frozenset(custom))

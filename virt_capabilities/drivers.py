@@ -10,50 +10,97 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Which disk image formats each Nova virt driver can boot, as Nova decides it.
+"""Each Nova virt driver, as the reporter needs to know it: one record.
 
-A table of rules, data first, for the drivers of the supported Nova releases
-only, each row naming the Nova source it comes from. Only libvirt depends on
-options, so it alone is a function. Driver names are spelled as nova.conf
-spells them; the ``nova.virt.`` prefix is optional, as it is for Nova.
+A table of records, data first, for the drivers of the supported Nova
+releases only, each fact naming the Nova 34.0.0 source it comes from: the
+disk image formats the driver boots (libvirt's depend on options, so it
+alone has a rule), how nova-compute names its node (and so its provider),
+the image-metadata traits it boots but nova-compute never writes
+(``metadata_traits``' rows), and whether nova-compute's driver replaces
+traits it does not own. Driver names are spelled as nova.conf spells them;
+the ``nova.virt.`` prefix is optional, as it is for Nova.
 """
 
 import dataclasses
+import typing
 
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import text
+from virt_capabilities import metadata_traits
+from virt_capabilities import providers
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
 LIBVIRT = 'libvirt.LibvirtDriver'
 #: The Nova releases whose drivers this table follows.
-SUPPORTED_NOVA = 'Nova 31.0.0 (2025.1) to 34.0.0 (2026.1)'
+SUPPORTED_NOVA = 'Nova 31.0.0 (2025.1) to 34.0.0 (2026.2)'
 
 
 @dataclasses.dataclass(frozen=True)
-class StaticDriver:
-    """A driver whose formats depend on no option, and where Nova says so."""
+class NodeName:
+    """How nova-compute names its node, and so its provider, when there is
+    no ``compute_id`` file: ``read(settings)``, and where that comes from."""
 
-    formats: frozenset
-    #: The ``supports_image_type_*`` capabilities in nova 34.0.0.
+    read: typing.Callable
     source: str
 
 
-#: Every driver of the supported Nova releases whose formats depend on no
-#: option (libvirt's do: ``libvirt_formats``).
-STATIC_DRIVERS = {
-    'vmwareapi.VMwareVCDriver': StaticDriver(
-        frozenset({'iso', 'vmdk'}), 'nova/virt/vmwareapi/driver.py:83-93'),
-    'ironic.IronicDriver': StaticDriver(
-        frozenset({'ami', 'qcow2', 'raw'}),
-        'nova/virt/ironic/driver.py:173-183'),
-    'zvm.ZVMDriver': StaticDriver(
-        frozenset({'raw'}), 'nova/virt/zvm/driver.py:56-66'),
-    # Nova's own test driver, which its functional harness and devstack's
-    # fake virt type run.
-    'fake.FakeDriver': StaticDriver(
-        frozenset({'raw'}), 'nova/virt/fake.py:130-131'),
-}
+@dataclasses.dataclass(frozen=True)
+class Driver:
+    """One driver: every fact about it the reporter uses."""
+
+    name: str
+    #: The formats it boots whatever the options (the ``supports_image_type_*``
+    #: capabilities that are True), or None where ``formats_rule`` decides.
+    formats: frozenset
+    #: Where Nova 34.0.0 says so.
+    formats_source: str
+    #: How nova-compute names its node without a compute_id file, or None
+    #: when only the hypervisor knows (``named_by_hypervisor`` says how).
+    node_name: NodeName = None
+    named_by_hypervisor: str = None
+    #: The image-metadata traits it boots but nova-compute never writes:
+    #: ``metadata_traits`` rows by host CPU architecture (``uname -m``),
+    #: ``None`` for rows of every host.
+    metadata_rows_by_machine: dict = dataclasses.field(default_factory=dict)
+    #: Whether nova-compute's driver replaces the provider's whole trait
+    #: set on every update, dropping traits it does not own (the resource
+    #: tracker adds back only its own): a trait kept in Placement there
+    #: does not stay. Where Nova 34.0.0 does it, or does not.
+    replaces_provider_traits: bool = False
+    replaces_source: str = ''
+    #: The options' rule for ``formats`` (libvirt): a function of the
+    #: NodeSettings.
+    formats_rule: typing.Callable = None
+
+    def formats_for(self, settings):
+        if self.formats_rule is not None:
+            return self.formats_rule(settings)
+        return self.formats
+
+    def metadata_rows(self, machine):
+        """The rows a node of this driver on a host of CPU architecture
+        ``machine`` reports."""
+        return _known(self.metadata_rows_by_machine.get(None, ()) +
+                      self.metadata_rows_by_machine.get(
+                          (machine or '').lower(), ()))
+
+    @property
+    def possible_metadata_traits(self):
+        """Every image-metadata trait this driver's node could report, on
+        any host: what the reporter may own on its provider (and remove,
+        once it set one). Nothing else, so a libvirt node never touches a
+        storage bus."""
+        return frozenset(r.trait for rows in
+                         self.metadata_rows_by_machine.values()
+                         for r in _known(rows))
+
+
+def _known(rows):
+    # An os-traits older than the table: never report what it lacks.
+    return tuple(r for r in rows if r.trait in metadata_traits.KNOWN_TRAITS)
+
 
 #: The libvirt driver's rules, nova/virt/libvirt/driver.py in 34.0.0:
 #: always these (456-460); qcow2 unless the backend is raw-only and images
@@ -62,11 +109,75 @@ STATIC_DRIVERS = {
 LIBVIRT_ALWAYS = frozenset({'aki', 'ami', 'ari', 'iso', 'raw'})
 RAW_ONLY_BACKENDS = frozenset({'rbd', 'lvm'})
 
+
+def libvirt_formats(images_type, virt_type, force_raw_images):
+    """The libvirt driver's formats for its options (Nova's rules)."""
+    if images_type == 'rbd' and not force_raw_images:
+        raise exceptions.ConfigError(
+            '[libvirt] images_type = rbd with [DEFAULT] force_raw_images = '
+            'False is refused, as nova-compute refuses it at start-up: Ceph '
+            'cannot clone qcow2 images, so they must be converted to raw')
+    formats = set(LIBVIRT_ALWAYS)
+    if force_raw_images or images_type not in RAW_ONLY_BACKENDS:
+        formats.add('qcow2')
+    if virt_type == 'parallels':
+        formats.add('ploop')
+    return frozenset(formats)
+
+
+#: Nova 34.0.0's ironic driver ends update_provider_tree with
+#: provider_tree.update_traits(nodename, node.traits); every other driver
+#: here only adds (and libvirt removes) traits it owns itself, and the
+#: resource tracker keeps the rest
+#: (nova/compute/resource_tracker.py:1335-1352).
+_KEEPS_OTHERS = 'only adds or removes its own traits'
+
+#: Every driver of the supported Nova releases.
+DRIVERS = {d.name: d for d in (
+    Driver(
+        LIBVIRT, formats=None,
+        formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
+        formats_rule=lambda s: libvirt_formats(
+            s.images_type, s.virt_type, s.force_raw_images),
+        node_name=NodeName(lambda settings: providers.libvirt_hostname(),
+                           'the hostname libvirt reports'),
+        metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
+        replaces_source='nova/virt/libvirt/driver.py:9934-9935: '
+                        + _KEEPS_OTHERS),
+    Driver(
+        'vmwareapi.VMwareVCDriver', frozenset({'iso', 'vmdk'}),
+        'nova/virt/vmwareapi/driver.py:83-93',
+        named_by_hypervisor='VMware names it <cluster moref>.<vCenter uuid>',
+        metadata_rows_by_machine={None: metadata_traits.VMWARE_ROWS},
+        replaces_source='nova/virt/vmwareapi/driver.py:539: '
+                        + _KEEPS_OTHERS),
+    Driver(
+        'ironic.IronicDriver', frozenset({'ami', 'qcow2', 'raw'}),
+        'nova/virt/ironic/driver.py:173-183',
+        named_by_hypervisor='ironic has one per Ironic node, named by the '
+                            'node uuid',
+        replaces_provider_traits=True,
+        replaces_source='nova/virt/ironic/driver.py:964: the provider\'s '
+                        'traits become the Ironic node\'s'),
+    Driver(
+        'zvm.ZVMDriver', frozenset({'raw'}), 'nova/virt/zvm/driver.py:56-66',
+        named_by_hypervisor='z/VM names it after the hostname its cloud '
+                            'connector reports',
+        replaces_source='nova/virt/zvm/driver.py: sets no trait'),
+    # Nova's own test driver, which its functional harness and devstack's
+    # fake virt type run.
+    Driver(
+        'fake.FakeDriver', frozenset({'raw'}), 'nova/virt/fake.py:130-131',
+        node_name=NodeName(lambda settings: settings.host,
+                           '[DEFAULT] host'),
+        replaces_source='nova/virt/fake.py:785: ' + _KEEPS_OTHERS),
+)}
+
 #: Drivers older clouds had, in no supported Nova: refused by name.
 REMOVED_DRIVERS = frozenset({'hyperv.HyperVDriver', 'powervm.PowerVMDriver',
                              'xenapi.XenAPIDriver'})
 
-KNOWN_DRIVERS = tuple(sorted((LIBVIRT, *STATIC_DRIVERS)))
+KNOWN_DRIVERS = tuple(sorted(DRIVERS))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +187,10 @@ class Capabilities:
     compute_driver: str
     formats: frozenset
     excluded: frozenset
+
+    @property
+    def driver(self):
+        return DRIVERS[self.compute_driver]
 
     @property
     def traits(self):
@@ -99,7 +214,7 @@ def normalize_driver(name):
     short = name.strip()
     if short.startswith(NOVA_VIRT_PREFIX):
         short = short[len(NOVA_VIRT_PREFIX):]
-    if short == LIBVIRT or short in STATIC_DRIVERS:
+    if short in DRIVERS:
         return short
     if short in REMOVED_DRIVERS:
         raise exceptions.ConfigError(
@@ -110,21 +225,6 @@ def normalize_driver(name):
         'unknown [DEFAULT] compute_driver %s; accepted (with or without the '
         '%r prefix): %s' % (text.safe_repr(name), NOVA_VIRT_PREFIX,
                             ', '.join(KNOWN_DRIVERS)))
-
-
-def libvirt_formats(images_type, virt_type, force_raw_images):
-    """The libvirt driver's formats for its options (Nova's rules)."""
-    if images_type == 'rbd' and not force_raw_images:
-        raise exceptions.ConfigError(
-            '[libvirt] images_type = rbd with [DEFAULT] force_raw_images = '
-            'False is refused, as nova-compute refuses it at start-up: Ceph '
-            'cannot clone qcow2 images, so they must be converted to raw')
-    formats = set(LIBVIRT_ALWAYS)
-    if force_raw_images or images_type not in RAW_ONLY_BACKENDS:
-        formats.add('qcow2')
-    if virt_type == 'parallels':
-        formats.add('ploop')
-    return frozenset(formats)
 
 
 def parse_exclude_list(entries):
@@ -157,11 +257,7 @@ def capabilities(settings):
     """Work out a node's capabilities from its NodeSettings."""
     driver = normalize_driver(settings.compute_driver)
     excluded = parse_exclude_list(settings.image_type_exclude_list)
-    if driver == LIBVIRT:
-        formats = libvirt_formats(settings.images_type, settings.virt_type,
-                                  settings.force_raw_images)
-    else:
-        formats = STATIC_DRIVERS[driver].formats
+    formats = DRIVERS[driver].formats_for(settings)
     unknown = formats.difference(image_types.FORMATS)
     if unknown:
         # An os-traits older than this table; never report what it lacks.

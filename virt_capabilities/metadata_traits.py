@@ -16,9 +16,9 @@ Nova's image-metadata prefilter (and this project's) turns ``hw_disk_bus``,
 ``hw_cdrom_bus``, ``hw_vif_model``, ``hw_video_model``, ``hw_architecture``
 ... into required traits. Where a Nova 34 driver boots a value but never
 reports its trait, no host of that driver is offered for such an image.
-This table lists exactly those traits, per driver, each row naming the Nova
-34.0.0 source that boots the value; nothing is derived or guessed at run
-time.
+These rows list exactly those traits, each naming the Nova 34.0.0 source
+that boots the value; each driver's record (``drivers.DRIVERS``) says which
+rows are its own. Nothing is derived or guessed at run time.
 
 Every trait here is one nova-compute never writes for that driver: neither
 its ``update_provider_tree`` (VMware adds only ``HW_ARCH_X86_64``:
@@ -35,7 +35,6 @@ import dataclasses
 import os_traits
 
 from image_type_common import property_traits
-from virt_capabilities import drivers
 
 #: The prefilter's families (the shared catalogue's names); only those a
 #: row below serves.
@@ -43,8 +42,6 @@ STORAGE_BUS = property_traits.FAMILIES['storage_bus'].name
 VIF_MODEL = property_traits.FAMILIES['vif_model'].name
 GRAPHICS_MODEL = property_traits.FAMILIES['graphics_model'].name
 ARCHITECTURE = property_traits.FAMILIES['architecture'].name
-
-VMWARE = 'vmwareapi.VMwareVCDriver'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,39 +104,11 @@ LIBVIRT_ROWS_BY_MACHINE = {
                    'virt/libvirt/driver.py:13937-13943, 10184-10187'),),
 }
 
-_KNOWN = frozenset(os_traits.get_traits())
-
-
-def _known(rows):
-    # An os-traits older than this table: never report what it lacks.
-    return tuple(r for r in rows if r.trait in _KNOWN)
-
-
-def rows_for(compute_driver, machine):
-    """The rows a node of ``compute_driver`` (a drivers table key) on a
-    host of CPU architecture ``machine`` reports."""
-    if compute_driver == VMWARE:
-        return _known(VMWARE_ROWS)
-    if compute_driver == drivers.LIBVIRT:
-        return _known(LIBVIRT_ROWS_BY_MACHINE.get((machine or '').lower(),
-                                                  ()))
-    return ()
-
-
-def possible_traits(compute_driver):
-    """Every trait this table could give ``compute_driver``, on any host:
-    what the reporter may own on its provider (and remove, once it set
-    one). Nothing else, so a libvirt node never touches a storage bus."""
-    if compute_driver == VMWARE:
-        rows = VMWARE_ROWS
-    elif compute_driver == drivers.LIBVIRT:
-        rows = [r for rows in LIBVIRT_ROWS_BY_MACHINE.values() for r in rows]
-    else:
-        rows = ()
-    return frozenset(r.trait for r in _known(rows))
-
+#: Every standard trait the installed os-traits knows: a row whose trait
+#: it lacks is never reported.
+KNOWN_TRAITS = frozenset(os_traits.get_traits())
 
 #: Every trait of the table: no other standard trait is ever owned.
-ALL_TRAITS = frozenset(r.trait for r in _known(
+ALL_TRAITS = frozenset(r.trait for r in (
     VMWARE_ROWS + tuple(r for rows in LIBVIRT_ROWS_BY_MACHINE.values()
-                        for r in rows)))
+                        for r in rows)) if r.trait in KNOWN_TRAITS)

@@ -21,9 +21,11 @@ import dataclasses
 import logging
 import os
 
+from image_type_common import exceptions
+from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities import metadata_traits
+from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
@@ -51,13 +53,18 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
+        if settings.volume_only and capabilities.formats:
+            raise exceptions.ConfigError(
+                '[virt_capabilities] volume_only = True, but nova-compute '
+                'reports image types on this node (%s): list them in '
+                '[compute] image_type_exclude_list too, so that it boots '
+                'none' % ', '.join(sorted(capabilities.formats)))
         refs, provider_needed = (), None
         try:
             refs = tuple([providers.validate(v, '--provider')
                           for v in provider_values]
                          or providers.default_refs(
-                             settings, capabilities.compute_driver,
-                             config_files))
+                             settings, capabilities.driver, config_files))
         except providers.ProviderNeeded as exc:
             provider_needed = exc
         plan = cls(conf, settings, capabilities, refs, provider_needed,
@@ -69,22 +76,32 @@ class NodePlan:
                         'reporter set is not remembered across restarts, so '
                         'one dropped from custom_traits while it is stopped '
                         'stays on the provider')
-        if not plan.capabilities.formats:
+        if not plan.capabilities.formats and not plan.settings.volume_only:
             LOG.warning(
                 'this node boots no image type (%s, excluded: %s): once '
                 'the image-type filter is on, nova-scheduler sends it no '
-                'image boot at all, only volume-backed ones',
+                'image boot at all, only volume-backed ones; if that is '
+                'deliberate, say so with [virt_capabilities] volume_only = '
+                'True (image-type-filter status then passes the node)',
                 plan.capabilities.compute_driver,
                 ', '.join(sorted(plan.capabilities.excluded)) or 'nothing')
         return plan
 
     @property
     def custom_traits(self):
-        return self.settings.custom_traits
+        """The custom traits it keeps: ``custom_traits``, and the
+        volume-only marker when declared."""
+        return self.settings.custom_traits | (
+            {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
+            else frozenset())
 
     @property
     def state_file(self):
         return self.settings.state_file
+
+    @property
+    def status_file(self):
+        return self.settings.status_file
 
     @property
     def reporter_name(self):
@@ -111,11 +128,16 @@ class NodePlan:
         then is the machine asked."""
         if self.settings.host_architecture:
             return self.settings.host_architecture
-        if self.capabilities.compute_driver == drivers.LIBVIRT:
+        if self.driver.name == drivers.LIBVIRT:
             machine = os.uname().machine
             return (settings_mod.canonical_architecture(machine)
                     or machine.lower())
         return None
+
+    @property
+    def driver(self):
+        """The driver's record (``drivers.DRIVERS``)."""
+        return self.capabilities.driver
 
     @property
     def metadata_rows(self):
@@ -123,36 +145,97 @@ class NodePlan:
         none when ``image_metadata_traits`` is off."""
         if not self.settings.image_metadata_traits:
             return ()
-        return metadata_traits.rows_for(self.capabilities.compute_driver,
-                                        self.host_architecture)
+        return self.driver.metadata_rows(self.host_architecture)
 
     @property
     def metadata_traits(self):
         return frozenset(r.trait for r in self.metadata_rows)
 
     @property
-    def metadata_traits_ownable(self):
-        """The image-metadata traits this node's reporter may own, on or
-        off: those the table could give its driver. One it remembers
-        setting is removed when no longer reported; no other is touched."""
-        return metadata_traits.possible_traits(
-            self.capabilities.compute_driver)
+    def rule(self):
+        """The owner rule, decided here once and handed whole to the
+        reporter: the traits it keeps (the image types only when it owns
+        them), and the image-metadata traits it may own, on or off (those
+        its driver could report: one it remembers setting is removed when
+        no longer reported; no other is touched)."""
+        return merge.OwnerRule(
+            image_types=(self.capabilities.traits if self.owns_image_types
+                         else frozenset()),
+            owns_image_types=self.owns_image_types,
+            custom=self.custom_traits,
+            metadata=self.metadata_traits,
+            metadata_ownable=self.driver.possible_metadata_traits)
 
     @property
     def traits(self):
         """Every trait the reporter keeps on the provider."""
-        image_traits = (self.capabilities.traits if self.owns_image_types
-                        else frozenset())
-        return image_traits | self.custom_traits | self.metadata_traits
+        return self.rule.desired
+
+    @property
+    def nova_compute_traits(self):
+        """The image-type traits nova-compute keeps on this node's
+        provider, which this reporter leaves to it: those of the formats
+        its driver boots with these options (none when the reporter owns
+        them)."""
+        return (frozenset() if self.owns_image_types
+                else self.capabilities.traits)
+
+    def why(self):
+        """Who keeps each kind of trait on this node, and why: one
+        sentence per kind, in the order ``show`` prints them."""
+        driver = self.capabilities.compute_driver
+        if self.owns_image_types:
+            image_type_why = (
+                'this reporter keeps them (image_type_traits_owner = '
+                'reporter) and removes any other COMPUTE_IMAGE_TYPE_* trait')
+        else:
+            image_type_why = (
+                'nova-compute keeps them (image_type_traits_owner = '
+                'nova-compute) and reports them itself; this reporter '
+                'never touches one')
+        if not self.capabilities.formats:
+            image_type_why += (
+                '; this node boots no image type (excluded: %s), so once '
+                'the filter is on it gets volume-backed boots only%s'
+                % (', '.join(sorted(self.capabilities.excluded))
+                   or 'nothing',
+                   ', as volume_only = True declares' if
+                   self.settings.volume_only else ''))
+        where = driver + (' on ' + self.host_architecture
+                          if self.host_architecture else '')
+        if not self.settings.image_metadata_traits:
+            metadata = ('none: image_metadata_traits = False (those this '
+                        'reporter remembers setting are removed)')
+        elif self.metadata_rows:
+            metadata = ('this reporter keeps them: %s boots them and '
+                        'nova-compute never reports them' % where)
+        else:
+            metadata = ('none for %s: nova-compute leaves out no '
+                        'image-metadata trait it boots' % where)
+        sources = (['[virt_capabilities] custom_traits']
+                   if self.settings.custom_traits else [])
+        if self.settings.volume_only:
+            sources.append('%s from volume_only = True, which '
+                           'image-type-filter status reads'
+                           % image_types.VOLUME_ONLY_TRAIT)
+        custom = ('this reporter keeps them: ' + '; '.join(sources)
+                  if sources else
+                  'none: [virt_capabilities] custom_traits is empty')
+        return {'image_type_traits': image_type_why,
+                'image_metadata_traits': metadata,
+                'custom_traits': custom}
 
     def as_dict(self):
         result = self.capabilities.as_dict()
+        del result['traits']  # whose they are is nova_compute_keeps' to say
         result.update({
-            'traits': sorted(self.traits),
+            'nova_compute_keeps': sorted(self.nova_compute_traits),
+            'reporter_keeps': sorted(self.traits),
             'custom_traits': sorted(self.custom_traits),
             'image_metadata_traits': sorted(r.describe()
                                             for r in self.metadata_rows),
             'image_type_traits_owner': self.settings.image_type_traits_owner,
+            'why': self.why(),
             'providers': ([ref.describe() for ref in self.refs] or
                           [str(self.provider_needed)]),
             'reporter_name': self.reporter_name,

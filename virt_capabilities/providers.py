@@ -14,8 +14,9 @@
 
 By default the uuid in nova-compute's ``compute_id`` file, looked for where
 nova-compute looks (beside each config file, then under ``[DEFAULT]
-state_path``), else the node name the virt driver gives (``NODENAMES``);
-drivers whose node name only the hypervisor knows need ``--provider``.
+state_path``), else the node name the virt driver gives (its record's
+``node_name`` in ``drivers``); drivers whose node name only the hypervisor
+knows need ``--provider``.
 nova-compute may not have created the provider yet at start-up, so lookups
 can wait with back-off.
 """
@@ -27,8 +28,8 @@ import socket
 import time
 import uuid as uuid_lib
 
-from image_type_common import backoff
 from image_type_common import exceptions
+from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -91,25 +92,6 @@ def libvirt_hostname():
         else canonical
 
 
-#: Where nova-compute's node name (its provider's name) comes from, per
-#: driver, when there is no compute_id file: (function of conf, source).
-NODENAMES = {
-    'libvirt.LibvirtDriver': (
-        lambda settings: libvirt_hostname(), 'the hostname libvirt reports'),
-    'fake.FakeDriver': (
-        lambda settings: settings.host, '[DEFAULT] host'),
-}
-#: Drivers whose node name only the hypervisor knows: --provider needed.
-NAMED_BY_THE_HYPERVISOR = {
-    'vmwareapi.VMwareVCDriver': 'VMware names it <cluster moref>.<vCenter '
-                                'uuid>',
-    'ironic.IronicDriver': 'ironic has one per Ironic node, named by the '
-                           'node uuid',
-    'zvm.ZVMDriver': 'z/VM names it after the hostname its cloud connector '
-                     'reports',
-}
-
-
 class ProviderNeeded(exceptions.ConfigError):
     """This driver's provider cannot be found from nova.conf alone."""
 
@@ -162,21 +144,22 @@ def default_refs(settings, driver, config_files=()):
 
     First the uuid in its ``compute_id`` file (nova-compute writes it since
     2023.1), found where nova-compute finds it: beside ``config_files``,
-    then under ``state_path``; then the node name as the driver makes it;
-    for drivers whose node name only the hypervisor knows, ProviderNeeded.
+    then under ``state_path``; then the node name as ``driver`` (its
+    ``drivers.Driver`` record) says nova-compute makes it; for drivers
+    whose node name only the hypervisor knows, ProviderNeeded.
     """
     found = read_compute_id(compute_id_locations(config_files,
                                                  settings.state_path))
     if found:
         node_uuid, path = found
         return [ProviderRef(node_uuid, 'compute_id file %s' % path)]
-    if driver in NODENAMES:
-        nodename, source = NODENAMES[driver]
-        return [validate(nodename(settings), source)]
+    if driver.node_name is not None:
+        return [validate(driver.node_name.read(settings),
+                         driver.node_name.source)]
     raise ProviderNeeded(
         'give --provider NAME_OR_UUID: %s cannot find its provider from '
-        'nova.conf (%s)' % (driver, NAMED_BY_THE_HYPERVISOR.get(
-            driver, 'no compute_id file')))
+        'nova.conf (%s)' % (driver.name, driver.named_by_hypervisor
+                            or 'no compute_id file'))
 
 
 def resolve(client, refs):
@@ -236,7 +219,8 @@ def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
                 raise type(problem)('%s (waited %.0f s)' % (problem, wait))
             raise problem
         # Jittered, so nodes restarted together do not retry in step.
-        delay = min(remaining, backoff.delay(attempt, base=0.5, cap=16.0))
+        delay = min(remaining,
+                    reporter_conf.PROVIDER_WAIT_BACKOFF.delay(attempt))
         LOG.warning('%s; retrying in %.1f s', problem, delay)
         sleep(delay)
         attempt += 1

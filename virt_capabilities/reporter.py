@@ -10,27 +10,28 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Sync a node's owned traits to its resource providers in Placement.
+"""Sync a node's traits to its resource providers, by its owner rule.
 
-Read, merge the owned namespace, write with the provider generation; on 409
-re-read, re-merge and retry with jittered back-off. An unchanged provider
-costs one request. A failed read writes nothing. With many providers, a
-``GET /resource_providers?required=...`` query finds those already in sync so
-only the stale ones are read and written.
+Read, apply the owner rule (``merge.OwnerRule``, decided by the plan), write
+with the provider generation; on 409 re-read, re-merge and retry with
+jittered back-off. An unchanged provider costs one request. A failed read
+writes nothing. With many providers, a ``GET /resource_providers?required=``
+query finds those already in sync so only the stale ones are read and
+written. Where a provider's traits are read and written is the store's
+(``trait_store``: Placement).
 """
 
 import dataclasses
 import logging
 import time
 
-from image_type_common import backoff as backoff_mod
 from image_type_common import control
 from image_type_common import exceptions
-from image_type_common import placement_client
 from image_type_common import progress as progress_mod
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
+from virt_capabilities import trait_store
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
@@ -75,32 +76,24 @@ class SyncReport:
                     or self.missing_providers or self.state_error)
 
 
-#: The longest wait between two tries after a 409, in seconds.
-CONFLICT_BACKOFF_CAP = 5.0
-
-
 class Reporter:
-    """Keeps ``desired`` traits (and only the owned namespace) on providers.
+    """Keeps ``rule``'s traits (and touches only those it owns) on
+    providers.
 
-    ``desired`` is what the plan decided (the owner rule already applied);
-    ``owns_image_types`` says whether the image-type namespace is ours.
-    ``metadata_traits`` are the image-metadata traits among ``desired``;
-    of those it set before (in ``state``), only the ``metadata_ownable``
-    ones are owned, so removed when no longer desired.
+    ``rule``: the owner rule, whole, as the plan decided it. ``state``:
+    the ownership state (what it set before, what the others set), or None
+    (remembered nowhere: ``remove`` then removes nothing). ``store``: where
+    the providers' traits are read and written (Placement through
+    ``client`` unless given).
     """
 
-    def __init__(self, client, desired, custom_traits=frozenset(),
-                 state=None,
-                 conflict_retries=reporter_conf.CONFLICT_RETRIES, backoff=0.05,
-                 sleep=time.sleep, owns_image_types=True,
-                 metadata_traits=frozenset(), metadata_ownable=frozenset()):
+    def __init__(self, client, rule, state=None,
+                 conflict_retries=reporter_conf.CONFLICT_RETRIES,
+                 backoff=reporter_conf.CONFLICT_BACKOFF,
+                 sleep=time.sleep, store=None):
         self.client = client
-        self.owns_image_types = owns_image_types
-        self.desired = frozenset(desired)
-        self.custom_traits = frozenset(custom_traits)
-        self.metadata_traits = frozenset(metadata_traits)
-        self.metadata_ownable = frozenset(metadata_ownable) | \
-            self.metadata_traits
+        self.rule = rule
+        self.store = store or trait_store.PlacementTraits(client)
         self.state = state
         self.conflict_retries = conflict_retries
         self.backoff = backoff
@@ -111,36 +104,16 @@ class Reporter:
 
     # -- ownership --------------------------------------------------------
 
-    def ownership(self, uuid=None, uuids=()):
-        """What it owns on ``uuid``, or on any of ``uuids``."""
-        owned = [self._owned_on(u) for u in ([uuid] if uuid else uuids)]
-        return merge.Ownership(
-            desired=self.desired - self.missing,
-            owned_custom=self.custom_traits.union(*(c for c, _ in owned)),
-            image_types=self.owns_image_types,
-            owned_metadata=self.metadata_traits.union(
-                *(m for _, m in owned)))
+    def _record(self, uuid):
+        return self.state.owned(uuid) if self.state else frozenset()
 
-    def _owned_on(self, uuid):
-        """(custom, image-metadata) traits it set before on ``uuid`` and
-        still owns: never one another reporter's record of the provider
-        holds and this one no longer wants (a trait two reporters set
-        stays while either still does). Those it sets are owned anyway."""
-        previous = self.state.owned(uuid) if self.state else frozenset()
-        held = (self.state.others(uuid) if self.state
-                else frozenset()) - self.desired
-        return (previous - held,
-                (previous & self.metadata_ownable) - held)
+    def _others(self, uuid):
+        return self.state.others(uuid) if self.state else frozenset()
 
-    def _set_by_us(self, uuid, added=()):
-        """What the state remembers as set by this reporter on ``uuid``
-        after a sync: its custom traits (those Placement has), and of the
-        image-metadata traits still reported only those it added, now or
-        before. One somebody else had set first is never its to remove."""
-        metadata = self.metadata_traits & (
-            set(added) | (self.state.owned(uuid) if self.state else set()))
-        return ((self.custom_traits - self.missing)
-                | (metadata - self.missing))
+    def ownership(self, uuid):
+        """What it keeps and owns on ``uuid``."""
+        return self.rule.on_provider(self._record(uuid), self._others(uuid),
+                                     self.missing)
 
     def _handle_unknown(self, exc, asked_for):
         """Create missing custom traits; remember (and warn of) standard ones.
@@ -154,7 +127,7 @@ class Reporter:
         for trait in sorted(t for t in unknown if t.startswith('CUSTOM_')):
             if trait in self._created:
                 return False
-            self.client.create_trait(trait)
+            self.store.create_trait(trait)
             self._created.add(trait)
             LOG.info('created custom trait %s in Placement', trait)
         standard = {t for t in unknown if not t.startswith('CUSTOM_')}
@@ -171,33 +144,55 @@ class Reporter:
 
     def preview(self, uuid):
         """(added, removed) a sync of this provider would make; one read."""
-        current, _ = self.client.get_provider_traits(uuid)
+        current, _ = self.store.read(uuid)
         return merge.diff(current, self.ownership(uuid).target(current))
 
     def sync_provider(self, uuid):
         """Bring one provider's owned traits in line. Raises on failure."""
         with control.shielded():
-            return self._sync_provider(uuid)
+            result = self._apply(uuid, self.ownership)
+            if self.state is not None:
+                self.state.record(uuid, self.rule.to_record(
+                    self._record(uuid), result.added, self.missing))
+            return result
 
-    def _sync_provider(self, uuid):
+    def remove_provider(self, uuid):
+        """Remove from one provider what ``rule.removal`` owns there, then
+        forget the record. A provider that is gone has nothing left to
+        remove: its record is forgotten."""
+        with control.shielded():
+            try:
+                result = self._apply(uuid, lambda u: self.rule.removal(
+                    self._record(u), self._others(u)))
+            except exceptions.ProviderNotFound:
+                result = SyncResult(uuid)
+                LOG.info('provider %s no longer exists: its record is '
+                         'dropped', uuid)
+            if self.state is not None:
+                self.state.record_each({uuid: frozenset()},
+                                       drop_empty_file=True)
+            return result
+
+    def _apply(self, uuid, ownership_of):
+        """Read, set the owned traits to what ``ownership_of(uuid)`` wants,
+        write with the generation; re-read and retry a 409."""
         result = SyncResult(uuid)
         attempt = 0
         while True:
-            ownership = self.ownership(uuid)
-            current, generation = self.client.get_provider_traits(uuid)
+            ownership = ownership_of(uuid)
+            current, generation = self.store.read(uuid)
             target = ownership.target(current)
             if target == current:
-                break
+                return result
             try:
-                self.client.put_provider_traits(uuid, target, generation)
+                self.store.write(uuid, target, generation)
             except exceptions.ConcurrentUpdate:
                 result.conflicts += 1
                 if attempt >= self.conflict_retries:
                     raise exceptions.PlacementError(
                         'provider %s: still conflicting after %d retries'
                         % (uuid, attempt))
-                self.sleep(backoff_mod.delay(attempt, self.backoff,
-                                             CONFLICT_BACKOFF_CAP))
+                self.sleep(self.backoff.delay(attempt))
                 attempt += 1
                 continue
             except exceptions.UnknownTraits as exc:
@@ -208,29 +203,24 @@ class Reporter:
             LOG.info('provider %s: traits added %s, removed %s', uuid,
                      ','.join(result.added) or '-',
                      ','.join(result.removed) or '-')
-            break
-        if self.state is not None:
-            self.state.record(uuid, self._set_by_us(uuid, result.added))
-        return result
+            return result
 
     # -- many providers ---------------------------------------------------
 
     def find_in_sync(self, uuids):
         """The subset of ``uuids`` whose owned traits are already right."""
-        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
-            return set()
         for _ in range(3):
-            tokens = self.ownership(uuids=uuids).in_sync_filter(
+            tokens = merge.combined(
+                self.ownership(u) for u in uuids).in_sync_filter(
                 absent=self.missing)
             try:
-                found = self.client.list_resource_providers(
-                    required=','.join(tokens))
+                found = self.store.in_sync(tokens)
             except exceptions.UnknownTraits as exc:
                 if not self._handle_unknown(exc, {t.lstrip('!')
                                                   for t in tokens}):
                     raise
                 continue
-            return {rp['uuid'] for rp in found} & set(uuids)
+            return (found or set()) & set(uuids)
         return set()
 
     def sync(self, uuids, progress=None):
@@ -243,8 +233,7 @@ class Reporter:
             # What the reporters sharing the file recorded since.
             self.state.refresh()
         try:
-            if self.state is not None and (self.custom_traits
-                                           or self.metadata_traits):
+            if self.state is not None and self.rule.records_anything:
                 # Before anything is written: what it sets must be
                 # remembered. A reporter that sets nothing of its own
                 # (only image types, or nothing) needs no writable state.
@@ -252,7 +241,7 @@ class Reporter:
             self._sync(uuids, report, progress)
         except ownership_state.StateNotSaved as exc:
             report.state_error = exc
-        report.missing_traits = frozenset(self.missing & self.desired)
+        report.missing_traits = frozenset(self.missing & self.rule.desired)
         return report
 
     def _sync(self, uuids, report, progress):
@@ -262,16 +251,38 @@ class Reporter:
             todo = [u for u in uuids if u not in in_sync]
             report.skipped_in_sync = len(uuids) - len(todo)
             if self.state is not None:
-                self.state.record_each({uuid: self._set_by_us(uuid)
-                                        for uuid in in_sync})
-        bar = progress or progress_mod.Progress(len(todo), 'syncing providers')
-        for uuid in todo:
-            self.sleep(0)  # a stop request ends the sync here
+                self.state.record_each({uuid: self.rule.to_record(
+                    self._record(uuid), (), self.missing)
+                    for uuid in in_sync})
+        self._each(todo, self.sync_provider, report, progress,
+                   'syncing providers')
+
+    def remove(self, uuids, progress=None):
+        """Remove what it set from every provider in ``uuids``; one
+        failure does not stop the others, a state that cannot be saved
+        stops them all."""
+        report = SyncReport()
+        if self.state is not None:
+            self.state.refresh()
+        try:
+            if self.state is not None:
+                self.state.prepare()
+            self._each(list(dict.fromkeys(uuids)), self.remove_provider,
+                       report, progress, 'removing traits')
+        except ownership_state.StateNotSaved as exc:
+            report.state_error = exc
+        return report
+
+    def _each(self, uuids, act, report, progress, what):
+        bar = progress or progress_mod.Progress(len(uuids), what)
+        for uuid in uuids:
+            self.sleep(0)  # a stop request ends the run here
             try:
-                report.results.append(self.sync_provider(uuid))
+                report.results.append(act(uuid))
             except (exceptions.PlacementUnavailable,
+                    exceptions.CredentialsRefused,
                     ownership_state.StateNotSaved):
-                raise
+                raise  # the whole run's, not one provider's
             except exceptions.Error as exc:
                 # Logged by whoever reads the report (service.summarize),
                 # which knows whether it is news or the same outage again.

@@ -10,15 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The report job, one-shot or as a service.
+"""The report job, one-shot or as a service, and its undo.
 
-A ReportJob is everything one configuration implies: capabilities, custom
-traits, providers and a client. The service loop runs it every interval
+A ReportJob is everything one configuration implies: capabilities, the
+owner rule, providers and a client. The service loop runs it every interval
 (jittered so a fleet of nodes does not hit Placement in step), re-reads the
 configuration on SIGHUP, and on SIGTERM stops at once and exits 0: a stop
 cuts every wait short (interval, waiting for the provider, back-off) and,
 from a signal, ends a sync wherever it is: each Placement write is one atomic
-request, so nothing is left half-written.
+request, so nothing is left half-written. Credentials Keystone or Placement
+refuse are retried with back-off, the configuration re-read before each try
+(a rotated password arrives in nova.conf). Every sync is recorded in the
+status file (``status_file``). ``run_remove`` undoes what the reporter set.
 """
 
 import logging
@@ -34,6 +37,9 @@ from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
 from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
+from virt_capabilities import status_file
+from virt_capabilities import trait_store
+from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -42,27 +48,32 @@ class ReportJob:
     """One configuration's sync: built (and validated) before any request."""
 
     def __init__(self, config_files, provider_values=(), cloud=None,
-                 client=None, sleep=time.sleep, config_dirs=()):
+                 client=None, sleep=time.sleep, config_dirs=(),
+                 for_removal=False):
         self.plan = plan_mod.NodePlan.from_files(config_files,
                                                  provider_values, config_dirs)
-        if self.plan.provider_needed:
+        # Removing works from the state's records, by provider uuid: the
+        # providers are needed only for the image types it kept.
+        if self.plan.provider_needed and (not for_removal or
+                                          self.plan.owns_image_types):
             raise self.plan.provider_needed
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
-            self.plan.state_file,
-            standard=self.plan.metadata_traits_ownable,
-            name=self.plan.reporter_name)
+            self.plan.state_file, name=self.plan.reporter_name)
         self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
-            self.client, self.plan.traits, self.plan.custom_traits, state,
+            self.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
-            owns_image_types=self.plan.owns_image_types,
-            metadata_traits=self.plan.metadata_traits,
-            metadata_ownable=self.plan.metadata_traits_ownable)
+            store=self.trait_store())
         self.sleep = sleep
         self.uuids = None
         self.missing = []
+
+    def trait_store(self):
+        """Where this node's providers' traits are read and written:
+        Placement (``trait_store``)."""
+        return trait_store.PlacementTraits(self.client)
 
     def inherit_state(self, previous):
         """Keep knowing which custom traits ``previous`` (the job this one
@@ -176,10 +187,37 @@ def summarize(report, failures=None):
     return 0 if report.ok else 1
 
 
+def _record_status(status, job, report=None, error=None):
+    """The status file for monitoring; StatusNotSaved if it cannot be."""
+    status.record(job.plan.status_file, job.plan.reporter_name, report,
+                  error)
+
+
 def run_once(job_factory, wait):
     job = job_factory()
     logs.setup(job.conf)
-    return summarize(job.sync(wait))
+    status = status_file.StatusFile()
+    try:
+        report = job.sync(wait)
+    except exceptions.Error as exc:
+        _try_record_status(status, job, error=exc)
+        raise
+    code = summarize(report)
+    try:
+        _record_status(status, job, report)
+    except status_file.StatusNotSaved as exc:
+        LOG.error('%s', exc)
+        return 1
+    return code
+
+
+def _try_record_status(status, job, report=None, error=None):
+    """Record a failure that has its own line already: one that cannot be
+    recorded as well only adds a warning."""
+    try:
+        _record_status(status, job, report, error)
+    except status_file.StatusNotSaved as exc:
+        LOG.warning('%s', exc)
 
 
 def run_service(job_factory, interval, wait, control=None):
@@ -189,27 +227,64 @@ def run_service(job_factory, interval, wait, control=None):
     ``control`` is how it is told to stop or reload: the CLI's own (its
     signals already routed there), or a library caller's; without one, a
     new one, with the signals routed to it when on the main thread.
+
+    A configuration that cannot be read at start-up is exit 2 (restarting
+    will not fix it). Credentials refused (401 or 403) are not: the
+    service retries with back-off, at most ``interval`` apart, reading the
+    configuration again before each try, and says so once per outage.
     """
     if control is None:
         control = control_mod.Control()
         if threading.current_thread() is threading.main_thread():
             control_mod.install(control)
-    job = job_factory(control.sleep)
-    logs.setup(job.conf)  # nova.conf's log options; a SIGHUP keeps these
-    LOG.info('reporting %s every %.0f s (jittered)',
-             ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
-    first = True
     failures = FailureLog()
+    status = status_file.StatusFile()
+    refused = 0  # tries in a row the credentials were refused
+    job = None
+    try:
+        job = _started(job_factory(control.sleep), interval)
+    except exceptions.CredentialsRefused as exc:
+        # --os-cloud asks Keystone for a token before anything else.
+        refused = _credentials_refused(failures, exc, interval, refused,
+                                       control)
+    first = True  # no sync has run yet: --wait, and exit 2 on bad config
     try:
         with control.interruptible():
             while not control.stop_requested:
-                job = _reloaded(job, job_factory, control)
-                failed = None
+                if refused:
+                    # Refused last time: read the configuration again, as
+                    # the fixed credentials arrive in it.
+                    try:
+                        fresh = job_factory(control.sleep)
+                    except control_mod.ReloadRequested:
+                        continue  # read again, at once
+                    except exceptions.CredentialsRefused as exc:
+                        refused = _credentials_refused(
+                            failures, exc, interval, refused, control)
+                        continue
+                    except exceptions.ConfigError as exc:
+                        if job is None:
+                            raise
+                        failures.failed(_failure_key(exc), logging.ERROR,
+                                        'keeping the previous configuration: '
+                                        '%s', exc)
+                    else:
+                        job = (fresh.inherit_state(job) if job is not None
+                               else _started(fresh, interval))
+                else:
+                    job = _reloaded(job, job_factory, control)
+                failed = report = None
                 try:
                     report = job.sync(wait if first else 0.0)
                     summarize(report, failures)
                 except control_mod.ReloadRequested:
                     continue  # re-read at once, and sync with what was read
+                except exceptions.CredentialsRefused as exc:
+                    with control_mod.shielded():
+                        _try_record_status(status, job, error=exc)
+                    refused = _credentials_refused(failures, exc, interval,
+                                                   refused, control)
+                    continue
                 except exceptions.ConfigError as exc:
                     if first:
                         raise  # at start-up: exit 2, restarting won't help
@@ -218,12 +293,11 @@ def run_service(job_factory, interval, wait, control=None):
                 except exceptions.Error as exc:
                     failed = (exc, logging.WARNING, 'sync failed, next '
                               'attempt at the next interval: %s')
-                # Logged out of the except block: oslo.log appends the
-                # exception being handled, which would say it twice.
-                if failed is not None:
-                    exc, level, msg = failed
-                    failures.failed(_failure_key(exc), level, msg, exc)
-                failures.cycle_done(failed is None and not report.errors)
+                refused = 0
+                # The cycle's bookkeeping is not cut short by a SIGHUP (it
+                # waits for the next cycle) nor split by a stop.
+                with control_mod.shielded():
+                    _cycle_done(job, report, failed, failures, status)
                 first = False
                 try:
                     control.wait(interval * random.uniform(0.9, 1.1))
@@ -232,6 +306,90 @@ def run_service(job_factory, interval, wait, control=None):
     except control_mod.Stopping:
         pass
     LOG.info('stopping')
+    return 0
+
+
+def _cycle_done(job, report, failed, failures, status):
+    """Say how the cycle ended (once per outage) and record it in the
+    status file."""
+    # Logged out of the except block: oslo.log appends the exception being
+    # handled, which would say it twice.
+    if failed is not None:
+        exc, level, msg = failed
+        failures.failed(_failure_key(exc), level, msg, exc)
+    try:
+        _record_status(status, job, report, failed[0] if failed else None)
+    except status_file.StatusNotSaved as exc:
+        failures.failed(_failure_key(exc), logging.ERROR, '%s', exc)
+    failures.cycle_done(failed is None and not report.errors)
+
+
+def _started(job, interval):
+    """The service's first job: nova.conf's log options (a SIGHUP keeps
+    these) and what it reports."""
+    logs.setup(job.conf)
+    LOG.info('reporting %s every %.0f s (jittered)',
+             ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
+    return job
+
+
+def _credentials_refused(failures, exc, interval, refused, control):
+    """Say a refusal once per outage, wait the back-off (a stop or a
+    SIGHUP cuts it short); returns the tries refused so far."""
+    delay = reporter_conf.CREDENTIALS_BACKOFF.delay(refused, cap=interval)
+    with control_mod.shielded():
+        failures.failed(_failure_key(exc), logging.ERROR,
+                        '%s; retrying with back-off (next in %.0f s), '
+                        'reading the configuration files again before each '
+                        'try', exc, delay)
+        failures.cycle_done(False)
+    try:
+        control.wait(delay)
+    except control_mod.ReloadRequested:
+        pass  # the loop re-reads it anyway
+    control.take_reload()
+    return refused + 1
+
+
+def run_remove(job_factory):
+    """``virt-capabilities remove``: take off every provider what this
+    reporter's records say it set (never what another reporter's record
+    holds), and, owning the image types, the image-type traits it keeps on
+    its providers; then forget its records and delete its status file.
+    Returns the exit code."""
+    job = job_factory()
+    logs.setup(job.conf)
+    if not job.plan.state_file:
+        raise exceptions.ConfigError(
+            'remove takes off what the state file says this reporter set, '
+            'and this configuration keeps none ([DEFAULT] state_path and '
+            '[virt_capabilities] state_file are unset): nothing is known '
+            'to be its own')
+    reporter = job.reporter
+    uuids = list(reporter.state.providers)
+    if job.plan.owns_image_types:
+        uuids += job.resolve()
+    report = reporter.remove(uuids)
+    report.missing_providers = list(job.missing)
+    for result in report.errors:
+        LOG.error('provider %s: %s', result.uuid, result.error)
+    removed = sum(len(r.removed) for r in report.results)
+    LOG.info('remove done: %d trait(s) removed from %d provider(s), %d '
+             'failed', removed, sum(1 for r in report.results if r.changed),
+             len(report.errors))
+    if job.plan.owns_image_types and not report.errors:
+        LOG.info('the image-type traits it kept are removed: where '
+                 'nova-compute runs, it reports its own again at its next '
+                 'update')
+    if report.missing_providers:
+        LOG.error('no resource provider found for %s; the others were '
+                  'done', '; '.join(r.describe()
+                                    for r in report.missing_providers))
+    if report.state_error is not None:
+        LOG.error('%s', report.state_error)
+    if not report.ok:
+        return 1
+    status_file.remove(job.plan.status_file)
     return 0
 
 

@@ -22,12 +22,14 @@ import difflib
 import os
 
 from image_type_common import exceptions
+from image_type_common import image_types
 from image_type_common import property_traits
 from image_type_common import trait_names
 from image_type_common.conf import loading
 from virt_capabilities.conf import reporter as reporter_conf
 
 STATE_FILE_NAME = 'virt_capabilities.json'
+STATUS_FILE_NAME = 'virt_capabilities_status.json'
 
 
 def _custom_traits(names):
@@ -37,6 +39,11 @@ def _custom_traits(names):
             '[virt_capabilities] custom_traits: %s not a valid custom trait '
             '(must match %s)' % (', '.join(repr(b) for b in bad),
                                  trait_names.CUSTOM_GRAMMAR))
+    if image_types.VOLUME_ONLY_TRAIT in names:
+        raise exceptions.ConfigError(
+            '[virt_capabilities] custom_traits: %s is declared with '
+            '[virt_capabilities] volume_only = True, which checks that the '
+            'node boots no image' % image_types.VOLUME_ONLY_TRAIT)
     return frozenset(names)
 
 
@@ -82,8 +89,12 @@ class NodeSettings:
     image_type_exclude_list: tuple
     image_type_traits_owner: str
     custom_traits: frozenset
+    #: The node boots no image on purpose (``VOLUME_ONLY_TRAIT``).
+    volume_only: bool
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str
+    #: Where the last sync is recorded for monitoring, or None.
+    status_file: str
     #: ``[virt_capabilities] reporter_name``, or None: the configuration
     #: files' (``NodePlan.reporter_name``).
     reporter_name: str
@@ -107,6 +118,7 @@ class NodeSettings:
 
         state_path = read('state_path')
         explicit_state = read('state_file', 'virt_capabilities')
+        explicit_status = read('status_file', 'virt_capabilities')
         return cls(
             compute_driver=read('compute_driver'),
             force_raw_images=read('force_raw_images'),
@@ -120,8 +132,12 @@ class NodeSettings:
                                          'virt_capabilities'),
             custom_traits=_custom_traits(
                 read('custom_traits', 'virt_capabilities')),
+            volume_only=read('volume_only', 'virt_capabilities'),
             state_file=explicit_state or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
+                else None),
+            status_file=explicit_status or (
+                os.path.join(state_path, STATUS_FILE_NAME) if state_path
                 else None),
             reporter_name=(read('reporter_name', 'virt_capabilities')
                            or '').strip() or None,

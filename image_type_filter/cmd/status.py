@@ -52,11 +52,17 @@ class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     with --family) gets a row: compute nodes that report none of its
     traits would receive no boot of an image that sets its properties.
 
-    Exit codes: 0 ready (every compute node reports); 1 warnings only;
-    2 not ready (some compute nodes report nothing: enabling the filter now
-    would send them no boot), or the configuration, the credentials or the
-    command line is wrong (one line says which); 255 the check could not
-    run (Placement or Keystone unreachable or failing).
+    A compute node that boots no image on purpose (volume-backed servers
+    only) passes when it carries CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY,
+    which virt-capabilities report keeps from [virt_capabilities]
+    volume_only = True in that node's nova.conf.
+
+    Exit codes: 0 ready (every compute node reports, or is declared
+    volume-only); 1 warnings only; 2 not ready (some compute nodes report
+    nothing: enabling the filter now would send them no boot), or the
+    configuration, the credentials or the command line is wrong (one line
+    says which); 255 the check could not run (Placement or Keystone
+    unreachable or failing).
     """
 
     def get_parser(self, prog_name):

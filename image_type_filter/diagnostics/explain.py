@@ -141,7 +141,7 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
             if host.uuid in holders[trait]:
                 continue
             why = describe_trait(trait)
-            if image_types.is_owned_trait(trait):
+            if image_types.is_image_type_trait(trait):
                 reasons.append('lacks %s (boots: %s)' % (
                     trait, ', '.join(sorted(host.formats)) or
                     'nothing reported yet'))

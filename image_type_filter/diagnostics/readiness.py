@@ -14,7 +14,8 @@
 
 An oslo.upgradecheck check, with ``nova-status upgrade check``'s meaning:
 0 ready, 1 warnings, 2 not ready (some compute nodes report no image type,
-so enabling the filter would send them no boot), and 255 (``COULD_NOT_CHECK``)
+so enabling the filter would send them no boot, and none of them is declared
+volume-only), and 255 (``COULD_NOT_CHECK``)
 when the check itself could not run: Placement or Keystone unreachable or
 failing. A wrong configuration, credentials or command line is 2, as in
 every command of this project (the status command's business).
@@ -22,6 +23,7 @@ every command of this project (the status command's business).
 
 from oslo_upgradecheck import upgradecheck
 
+from image_type_common import image_types
 from image_type_common import placement_client as pc
 from image_type_common import property_traits
 from image_type_filter.conf import scheduler_client as client_conf
@@ -52,19 +54,39 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         self.novas_metadata_prefilter = novas_metadata_prefilter
 
     def _check_compute_nodes(self):
+        """Every compute node reports an image type, or is declared
+        volume-only (it boots no image on purpose: ``VOLUME_ONLY_TRAIT``,
+        which the reporter keeps from ``[virt_capabilities] volume_only``
+        in the node's nova.conf). What status reads is Placement, so the
+        declaration is there, beside the node's other traits."""
         hosts = len(self.fleet.hosts)
-        missing = self.fleet.not_reporting
+        silent = [h for h in self.fleet.hosts.values() if not h.formats]
+        declared = _holders(self.client, image_types.VOLUME_ONLY_TRAIT) \
+            if silent else set()
+        missing = sorted(h.name for h in silent if h.uuid not in declared)
+        volume_only = sorted(h.name for h in silent if h.uuid in declared)
         how = 'compute nodes found by %s' % self.fleet.found_by
         if not hosts:
             return Result(Code.WARNING, 'no compute node found (%s)' % how)
         if missing:
             return Result(Code.FAILURE, (
                 '%d of %d compute node(s) report no COMPUTE_IMAGE_TYPE_* '
-                'trait: %s. Run virt-capabilities report on them before '
-                'enabling the filter (%s).' % (
-                    len(missing), hosts, ', '.join(missing), how)))
-        return Result(Code.SUCCESS, 'all %d compute node(s) report (%s)'
-                      % (hosts, how))
+                'trait: %s. nova-compute reports them itself (since Train, '
+                'for every in-tree driver), so these run an older '
+                'nova-compute or a driver that reports none, or have not '
+                'reported yet: upgrade nova-compute or its driver there, or '
+                'let virt-capabilities keep them ([virt_capabilities] '
+                'image_type_traits_owner = reporter; by default it never '
+                'touches them). A node that boots no image on purpose '
+                '(volume-backed servers only) is declared with '
+                '[virt_capabilities] volume_only = True in its nova.conf, '
+                'which virt-capabilities report turns into %s (%s).' % (
+                    len(missing), hosts, ', '.join(missing),
+                    image_types.VOLUME_ONLY_TRAIT, how)))
+        return Result(Code.SUCCESS, 'all %d compute node(s) report%s (%s)'
+                      % (hosts, ', %d of them declared volume-only: %s' % (
+                          len(volume_only), ', '.join(volume_only))
+                         if volume_only else '', how))
 
     def _check_microversion(self):
         version = self.client.negotiate()
@@ -157,6 +179,16 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         results.append(('Nova\'s image_metadata_prefilter',
                         self._check_novas_prefilter()))
         return results
+
+
+def _holders(client, trait):
+    """The providers that carry ``trait``; none when Placement does not
+    know it (nobody ever set it)."""
+    try:
+        return {rp['uuid'] for rp in
+                client.list_resource_providers(required=trait)}
+    except pc.exceptions.UnknownTraits:
+        return set()
 
 
 def _holders_of_any(client, traits):

@@ -80,6 +80,8 @@ def commands(conf):
         ['virt_capabilities.cmd.main', 'report', '--config-file', conf],
         ['virt_capabilities.cmd.main', 'report', '--dry-run',
          '--config-file', conf],
+        ['virt_capabilities.cmd.main', 'report', '--check',
+         '--config-file', conf],
         ['image_type_filter.cmd.main', 'status', '--config-file', conf],
         ['image_type_filter.cmd.main', 'candidates', '--disk-format', 'raw',
          '-f', 'value', '-c', 'name', '--config-file', conf],
@@ -131,6 +133,12 @@ def test_the_service_role_alone_runs_every_command(cloud, tmp_path, unique):
                            'raw', '-f', 'value', '-c', 'name')
     assert code == 0 and not lines, lines
     assert host in out.split(), out
+    # And its undo: the same reads and write.
+    code, out, lines = run('virt_capabilities.cmd.main', 'remove',
+                           '--config-file', conf)
+    assert code == 0 and not [line for line in lines if 'ERROR' in line
+                              or 'WARNING' in line], lines
+    assert custom not in admin.get_provider_traits(uuid)[0]
 
 
 @pytest.mark.parametrize('role', NOT_ENOUGH)
@@ -144,7 +152,9 @@ def test_a_user_without_the_role_gets_one_line_naming_it(cloud, tmp_path,
     uuid = admin.create_resource_provider(host)['uuid']
     conf = node_conf(tmp_path, cloud, user, host,
                      custom='CUSTOM_LP_%s' % unique.upper())
-    for argv in commands(conf)[:None if role == 'reader' else 1]:
+    remove = ['virt_capabilities.cmd.main', 'remove', '--config-file', conf]
+    for argv in (commands(conf) + [remove] if role == 'reader'
+                 else commands(conf)[:1]):
         code, _, lines = run(*argv)
         assert code == 2, (argv, lines)
         assert len(lines) == 1, (argv, lines)

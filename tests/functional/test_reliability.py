@@ -24,6 +24,7 @@ import threading
 
 import pytest
 
+from image_type_common import backoff
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
@@ -235,8 +236,9 @@ def test_reporter_races_other_writers(placement, unique):
         writers.append(Writer(placement, uuid, trait, rounds=20 + i))
     # A rogue writer keeps putting a wrong image type on.
     rogue = Writer(placement, uuid, T['vmdk'], rounds=21)
-    reporter = reporter_mod.Reporter(placement.client(), FAKE_DESIRED,
-                                     conflict_retries=50, backoff=0.001)
+    reporter = reporter_mod.Reporter(
+        placement.client(), helpers.image_type_rule(FAKE_DESIRED),
+        conflict_retries=50, backoff=backoff.Backoff(0.001, 5.0))
     results = []
     for writer in writers + [rogue]:
         writer.start()
@@ -247,7 +249,7 @@ def test_reporter_races_other_writers(placement, unique):
         assert writer.error is None, writer.error
     results.append(reporter.sync_provider(uuid))
     traits, _ = setup.get_provider_traits(uuid)
-    owned = {t for t in traits if image_types.is_owned_trait(t)}
+    owned = {t for t in traits if image_types.is_image_type_trait(t)}
     assert owned == FAKE_DESIRED
     assert UNRELATED <= traits
     for writer in writers:

@@ -23,6 +23,7 @@ import threading
 
 import pytest
 
+from image_type_common import backoff
 from image_type_common import control as control_mod
 from image_type_common import image_types
 from image_type_common import placement_client
@@ -68,9 +69,11 @@ def test_adds_and_removes_only_owned_traits(client, unique):
                          UNRELATED | {T['vmdk'], T['raw']})
     assert len(UNRELATED) == 20
     desired = {T['raw'], T['qcow2'], T['iso']}
-    result = reporter_mod.Reporter(client, desired).sync_provider(uuid)
+    result = reporter_mod.Reporter(
+        client, helpers.image_type_rule(desired)).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
-    assert {t for t in traits if image_types.is_owned_trait(t)} == desired
+    assert {t for t in traits
+            if image_types.is_image_type_trait(t)} == desired
     assert traits - desired == UNRELATED
     assert result.added == [T['iso'], T['qcow2']]
     assert result.removed == [T['vmdk']]
@@ -85,7 +88,8 @@ def test_unchanged_provider_costs_one_request(placement, unique):
     uuid = make_provider(placement.client(), 'one-' + unique, {T['raw']})
     client = placement.client()
     client.negotiate()  # negotiated once per client: not counted
-    reporter = reporter_mod.Reporter(client, {T['raw']})
+    reporter = reporter_mod.Reporter(client,
+                                     helpers.image_type_rule({T['raw']}))
     before = len(about(placement, uuid))
     result = reporter.sync_provider(uuid)
     assert len(about(placement, uuid)) - before == 1
@@ -99,7 +103,8 @@ def test_changed_provider_costs_two_requests(placement, unique):
     client = placement.client()
     client.negotiate()
     seen_before = len(about(placement, uuid))
-    reporter_mod.Reporter(client, {T['vmdk']}).sync_provider(uuid)
+    reporter_mod.Reporter(client, helpers.image_type_rule(
+        {T['vmdk']})).sync_provider(uuid)
     assert len(about(placement, uuid)) - seen_before == 2  # GET and PUT
     methods = [line.split()[0]
                for line in about(placement, uuid)[seen_before:]]
@@ -134,8 +139,9 @@ def test_concurrent_writer_gets_409_then_both_changes_stand(placement,
             provider, traits | {'CUSTOM_OTHER_' + unique.upper()}, gen)
 
     client = InterleavingClient(placement.adapter(), other_writer)
-    result = reporter_mod.Reporter(client, {T['qcow2']},
-                                   backoff=0.001).sync_provider(uuid)
+    result = reporter_mod.Reporter(
+        client, helpers.image_type_rule({T['qcow2']}),
+        backoff=backoff.Backoff(0.001, 5.0)).sync_provider(uuid)
     traits, _ = setup.get_provider_traits(uuid)
     assert result.conflicts == 1
     assert traits == {T['qcow2'], 'CUSTOM_OTHER_' + unique.upper()}
@@ -144,7 +150,8 @@ def test_concurrent_writer_gets_409_then_both_changes_stand(placement,
 def test_trait_placement_lacks_is_skipped_and_reported(client, unique):
     uuid = make_provider(client, 'old-' + unique, {'HW_CPU_X86_AVX2'})
     future = 'COMPUTE_IMAGE_TYPE_FROM_THE_FUTURE'
-    reporter = reporter_mod.Reporter(client, {T['raw'], future})
+    reporter = reporter_mod.Reporter(
+        client, helpers.image_type_rule({T['raw'], future}))
     report = reporter.sync([uuid])
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], 'HW_CPU_X86_AVX2'}
@@ -166,7 +173,8 @@ def test_many_providers_touch_only_the_stale_ones(sqlite_placement, unique):
         traits = traits | {T['vmdk']} if i % 2 else traits - {T['raw']}
         client.put_provider_traits(uuid, traits, gen)
     in_sync = [uuid for uuid in uuids if uuid not in stale]
-    reporter = reporter_mod.Reporter(client, desired)
+    reporter = reporter_mod.Reporter(client,
+                                     helpers.image_type_rule(desired))
     before = len(placement.requests_seen())
     report = reporter.sync(uuids)
     seen = placement.requests_seen()[before:]
@@ -201,13 +209,14 @@ def test_custom_traits_owned_and_dropped(placement, write_conf, tmp_path,
     uuid = make_provider(client, 'custom-' + unique, {'CUSTOM_SOMEONE_ELSE'})
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
     trove = 'CUSTOM_TROVE_' + unique.upper()
-    reporter_mod.Reporter(client, {T['raw'], trove}, {trove},
+    reporter_mod.Reporter(client, helpers.image_type_rule({T['raw']}, {trove}),
                           state).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], trove, 'CUSTOM_SOMEONE_ELSE'}
     # Dropped from the option (a new reporter, state read back from disk).
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
-    reporter_mod.Reporter(client, {T['raw']}, set(), state).sync_provider(uuid)
+    reporter_mod.Reporter(client, helpers.image_type_rule({T['raw']}),
+                          state).sync_provider(uuid)
     traits, _ = client.get_provider_traits(uuid)
     assert traits == {T['raw'], 'CUSTOM_SOMEONE_ELSE'}
 
@@ -253,10 +262,15 @@ def test_cli_show_json(write_conf):
                    'json')
     assert proc.returncode == 0, proc.stderr
     metadata = VMWARE_METADATA
-    assert json.loads(proc.stdout) == {
+    shown = json.loads(proc.stdout)
+    why = shown.pop('why')
+    assert shown == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',
         'formats': ['iso', 'vmdk'],
-        'traits': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE', *metadata]),
+        # image_type_traits_owner = reporter: nova-compute keeps none.
+        'nova_compute_keeps': [],
+        'reporter_keeps': sorted([T['iso'], T['vmdk'], 'CUSTOM_TROVE',
+                                  *metadata]),
         'custom_traits': ['CUSTOM_TROVE'], 'excluded': [],
         'image_metadata_traits': {
             family: sorted(t for t, f in metadata.items() if f == family)
@@ -267,6 +281,11 @@ def test_cli_show_json(write_conf):
         'provider_needed': None,
         # The state file's name for it: the files it reads.
         'reporter_name': path}
+    assert sorted(why) == ['custom_traits', 'image_metadata_traits',
+                           'image_type_traits']
+    assert why['image_type_traits'].startswith('this reporter keeps them')
+    assert 'nova-compute never reports them' in why[
+        'image_metadata_traits']
 
 
 def test_show_without_provider_says_the_driver_needs_one(write_conf):
@@ -308,7 +327,7 @@ def test_show_is_what_report_then_keeps(placement, write_conf, unique):
     shown = json.loads(run_cli('show', *node, '-f', 'json').stdout)
     assert run_cli('report', *node).returncode == 0
     traits, _ = client.get_provider_traits(uuid)
-    assert traits - {'HW_CPU_X86_AVX2'} == set(shown['traits'])
+    assert traits - {'HW_CPU_X86_AVX2'} == set(shown['reporter_keeps'])
 
 
 def test_report_dry_run_lists_the_diff_and_writes_nothing(
@@ -319,14 +338,15 @@ def test_report_dry_run_lists_the_diff_and_writes_nothing(
     path = write_conf('compute_driver = zvm.ZVMDriver\n', placement)
     dry_run = ('report', '--config-file', path, '--provider',
                'dry-' + unique, '--dry-run')
-    # z/VM boots raw only: nothing to add, vmdk to remove.
+    # z/VM boots raw only: nothing to add, vmdk to remove. A sync would
+    # change it: exit code 3.
     proc = run_cli(*dry_run, '-f', 'json')
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     assert json.loads(proc.stdout) == [{'provider': 'dry-' + unique,
                                         'uuid': uuid, 'add': [],
                                         'remove': [T['vmdk']]}]
     proc = run_cli(*dry_run)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     rows = [[cell.strip() for cell in line.split('|')[1:-1]]
             for line in proc.stdout.splitlines() if line.startswith('| ')]
     assert rows == [['provider', 'uuid', 'add', 'remove'],
@@ -522,13 +542,15 @@ def test_nova_compute_as_owner_keeps_only_custom_traits(placement,
 STANDARD = {'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED'}
 
 
-def report_with_state(placement, write_conf, tmp_path, name, providers):
-    """``report`` of the provider ``name`` with this state file; the
-    process and its WARNING lines."""
+def report_with_state(placement, write_conf, tmp_path, name, records):
+    """``report`` of the provider ``name`` with a state file holding
+    ``records`` ({uuid: record}) as this reporter's own; the process and
+    its WARNING lines."""
+    path = write_conf(FAKE_CONF, placement)
     (tmp_path / 'virt_capabilities.json').write_text(json.dumps(
-        {'providers': providers}))
-    proc = run_cli('report', '--config-file', write_conf(FAKE_CONF, placement),
-                   '--provider', name)
+        {'format': ownership_state.FORMAT, 'providers': {
+            uuid: {path: record} for uuid, record in records.items()}}))
+    proc = run_cli('report', '--config-file', path, '--provider', name)
     assert proc.returncode == 0, proc.stderr
     return proc, [line for line in proc.stderr.splitlines()
                   if line.startswith('WARNING')]
@@ -550,8 +572,8 @@ def test_standard_traits_listed_in_state_stay_on_the_provider(
     assert len(warnings) == 1, proc.stderr
     assert all(name in warnings[0] for name in STANDARD)
     saved = json.loads((tmp_path / 'virt_capabilities.json').read_text())
-    assert not STANDARD & {t for ts in saved['providers'].values()
-                           for t in ts}
+    assert not STANDARD & {t for entry in saved['providers'].values()
+                           for ts in entry.values() for t in ts}
 
 
 def test_a_wrong_typed_state_entry_is_warned_about_and_the_run_goes_on(
@@ -628,7 +650,7 @@ def test_reload_drops_a_custom_trait_removed_from_the_config(
     assert result == {'code': 0}
     assert sorted(p.name for p in tmp_path.iterdir()) == (
         ['.virt_capabilities.json.lock', 'nova.conf',
-         'virt_capabilities.json']
+         'virt_capabilities.json', 'virt_capabilities_status.json']
         if state == 'with state_path' else ['nova.conf'])
 
 

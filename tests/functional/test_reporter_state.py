@@ -21,6 +21,7 @@ import sys
 
 from image_type_common import image_types
 from tests import helpers
+from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 
@@ -135,48 +136,17 @@ def test_a_record_written_while_a_reporter_waits_is_honoured(
     shared = 'CUSTOM_SINCE_%s' % unique.upper()
     path = str(tmp_path / 'state.json')
     state = ownership_state.OwnershipState(path, name='a')
-    reporter_mod.Reporter(client, {shared}, {shared}, state,
-                          owns_image_types=False).sync([uuid])
+    reporter_mod.Reporter(client, merge.OwnerRule(custom={shared}),
+                          state).sync([uuid])
     assert client.get_provider_traits(uuid)[0] == {shared}
     # a restarts with the trait dropped, and waits before its first sync
-    a = reporter_mod.Reporter(client, set(), set(),
-                              ownership_state.OwnershipState(path, name='a'),
-                              owns_image_types=False)
+    a = reporter_mod.Reporter(client, merge.OwnerRule(),
+                              ownership_state.OwnershipState(path, name='a'))
     ownership_state.OwnershipState(path, name='b').record(uuid, {shared})
     assert a.sync([uuid]).ok
     assert client.get_provider_traits(uuid)[0] == {shared}
     assert json.loads(open(path).read())['providers'] == {
         uuid: {'b': [shared]}}
-
-
-def test_a_format_1_state_file_is_claimed_by_the_first_reporter(
-        placement, write_conf, tmp_path, unique):
-    """A state file an older version wrote: the provider's list becomes
-    the record of the first reporter to sync it, so a custom trait dropped
-    across the upgrade is still removed; another provider's list is kept
-    for its own reporter."""
-    client = placement.client()
-    name = 'upgraded-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
-    kept, dropped = ('CUSTOM_%s_%s' % (w, unique.upper())
-                     for w in ('KEPT', 'DROPPED'))
-    for trait in (kept, dropped):
-        client.create_trait(trait)
-    client.put_provider_traits(uuid, {kept, dropped, 'HW_CPU_X86_AVX2'},
-                               client.get_provider_traits(uuid)[1])
-    other = '00000000-0000-4000-8000-%s' % unique.rjust(12, '0')
-    shared = tmp_path / 'state.json'
-    shared.write_text(json.dumps({
-        'format': 'virt-capabilities-ownership/1',
-        'providers': {uuid: [kept, dropped], other: ['CUSTOM_ELSEWHERE']}}))
-    path = write_conf(LIBVIRT + '[virt_capabilities]\nstate_file = %s\n'
-                      'custom_traits = %s\n' % (shared, kept), placement)
-    report(path, name)
-    assert client.get_provider_traits(uuid)[0] == {kept, 'HW_CPU_X86_AVX2'}
-    assert json.loads(shared.read_text()) == {
-        'format': 'virt-capabilities-ownership/2',
-        'providers': {uuid: {path: [kept]}},
-        'unclaimed': {other: ['CUSTOM_ELSEWHERE']}}
 
 
 def test_a_state_that_cannot_be_saved_fails_naming_the_file(

@@ -75,11 +75,18 @@ def test_unusable_durations_are_usage_errors(listener, tmp_path, args, says):
      'token = admin\n', 'not an http(s) URL'),
     ('[placement]\nauth_type = admin_token\nendpoint = {url}\ntoken = x\n'
      'endpoint_override = 127.0.0.1:8778\n', 'endpoint_override'),
+    ('[placement]\nauth_type = password\nauth_url = keystone.local:5000\n'
+     'username = nova\npassword = pw\nproject_name = service\n'
+     'user_domain_name = Default\nproject_domain_name = Default\n',
+     'auth_url'),
 ])
+@pytest.mark.parametrize('mode', [['--wait', '600'], ['--interval', '3600']],
+                         ids=['one-shot', 'service'])
 def test_credentials_that_cannot_work_are_exit_2_before_sending(
-        listener, tmp_path, section, says):
+        listener, tmp_path, section, says, mode):
+    """As a service too: a malformed section is no outage to wait out."""
     path = node_conf(tmp_path, section.format(url=listener.endpoint))
-    code, lines = finish(report('--config-file', str(path), '--wait', '600'))
+    code, lines = finish(report('--config-file', str(path), *mode))
     assert code == 2 and len(lines) == 1 and says in lines[0], lines
     assert listener.requests == []
 
@@ -109,14 +116,22 @@ def test_placement_refusing_the_token_is_exit_2_not_retried(refusing,
     assert len(refusing.requests) == 1  # no retry for the whole --wait
 
 
-def test_a_service_that_starts_with_refused_credentials_exits_2(refusing,
-                                                                 tmp_path):
+def test_a_service_that_starts_with_refused_credentials_keeps_trying(
+        refusing, tmp_path):
+    """A 401 at start-up is no configuration error to stop for good on
+    (the unit's RestartPreventExitStatus=2 would): the service retries,
+    with back-off, until stopped. (Its recovery, against a real Placement:
+    tests/functional/test_reporter_lifecycle.py.)"""
     path = node_conf(tmp_path, '[placement]\nauth_type = admin_token\n'
                      'endpoint = %s\ntoken = wrong\n' % refusing.endpoint)
-    code, lines = finish(report('--config-file', str(path), '--interval',
-                                '3600'))
-    assert code == 2, lines
-    assert 'refused the credentials' in lines[-1]
+    with report('--config-file', str(path), '--interval', '1') as child:
+        child.err.wait_for('refused the credentials (401)')
+        helpers.wait_until(lambda: len(refusing.requests) >= 2,
+                           'a second try')
+        child.send(signal.SIGTERM)
+        code, lines = finish(child)
+    assert code == 0, lines
+    assert sum('refused the credentials' in line for line in lines) == 1
 
 
 def test_a_non_utf8_config_is_exit_2_naming_the_file(listener, tmp_path):
@@ -206,7 +221,8 @@ def test_state_is_kept_only_under_state_path(placement, tmp_path, unique):
     code, lines = finish(report('--config-file', str(path)))
     assert code == 0, lines
     assert sorted(p.name for p in state_path.iterdir()) == [
-        '.virt_capabilities.json.lock', 'virt_capabilities.json']
+        '.virt_capabilities.json.lock', 'virt_capabilities.json',
+        'virt_capabilities_status.json']
 
 
 def test_sigterm_ends_a_sync_stuck_in_keystoneauth_retries(listener,

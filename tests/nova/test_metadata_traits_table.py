@@ -41,6 +41,7 @@ from nova.virt.vmwareapi import images as vmware_images  # noqa: E402
 from nova.virt.vmwareapi import vm_util  # noqa: E402
 import os_traits  # noqa: E402
 
+from virt_capabilities import drivers  # noqa: E402
 from virt_capabilities import metadata_traits  # noqa: E402
 
 VMWARE = 'vmwareapi.VMwareVCDriver'
@@ -48,7 +49,7 @@ LIBVIRT = 'libvirt.LibvirtDriver'
 
 
 def table(driver, machine='x86_64', family=None):
-    return {r.trait for r in metadata_traits.rows_for(driver, machine)
+    return {r.trait for r in drivers.DRIVERS[driver].metadata_rows(machine)
             if family is None or r.family == family}
 
 

@@ -26,7 +26,7 @@ APPS = {
     'image-type-filter': (itf_main.DESCRIPTION, 'image_type_filter.commands',
                           ('candidates', 'demo', 'status')),
     'virt-capabilities': (vc_main.DESCRIPTION, 'virt_capabilities.commands',
-                          ('report', 'show')),
+                          ('remove', 'report', 'show')),
 }
 #: reStructuredText that must not reach a terminal.
 RST = ('``', ':ref:`', ':doc:`', '\n.. ')

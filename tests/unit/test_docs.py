@@ -34,6 +34,7 @@ from sphinx.cmd import build as sphinx_build
 from image_type_common import exceptions as common_exceptions
 from image_type_filter.cmd import candidates
 from image_type_filter.diagnostics import readiness
+from virt_capabilities.cmd import report
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -183,7 +184,8 @@ def exit_code_table():
 
 
 def test_exit_code_table_has_every_code_the_commands_use():
-    codes = {0, candidates.NO_VALID_HOST, readiness.COULD_NOT_CHECK}
+    codes = {0, candidates.NO_VALID_HOST, readiness.COULD_NOT_CHECK,
+             report.DRIFT}
     codes |= {code.value for code in upgradecheck.Code}
     codes |= {error.exit_code
               for error in vars(common_exceptions).values()

@@ -170,7 +170,7 @@ def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)
     assert sorted(shown['formats']) == NOVA_FORMATS[compute['host']]
-    assert shown['traits'] == compute.get('custom_traits', [])
+    assert shown['reporter_keeps'] == compute.get('custom_traits', [])
 
 
 def test_the_libvirt_compute_powers_empty_guests_off_at_once(tmp_path):

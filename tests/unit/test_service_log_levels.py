@@ -69,7 +69,8 @@ SERVICE_SCRIPT = textwrap.dedent('''
 
     class Job:
         conf = conf
-        plan = types.SimpleNamespace(traits=frozenset())
+        plan = types.SimpleNamespace(traits=frozenset(), status_file=None,
+                                     reporter_name='test')
 
         def sync(self, wait):
             cycles.append(wait)

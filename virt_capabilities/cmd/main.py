@@ -22,11 +22,13 @@ its custom traits, the image-metadata traits (disk buses, VIF and video
 models, architecture) the driver boots but nova-compute never reports, and,
 where nova-compute does not report them (image_type_traits_owner =
 reporter), the COMPUTE_IMAGE_TYPE_* traits of the disk image formats the
-virt driver can boot.
+virt driver can boot. By default nova-compute keeps those itself: show says
+which traits are whose on this node. remove undoes what report set.
 
-Exit codes: 0 in sync (or shown); 1 Placement error after retries, traits
-Placement lacks, or a state file that cannot be saved; 2 bad configuration
-or usage.
+Exit codes: 0 in sync (or shown, or removed); 1 Placement error after
+retries, traits Placement lacks, or a state or status file that cannot be
+saved; 2 bad configuration, credentials refused, or usage; 3 report --check
+or --dry-run found a provider that differs.
 """
 
 

@@ -26,7 +26,8 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
-#: The rule README's "The provider, as Nova names it" explains.
+#: The rule doc/source/install/compute.rst explains ("The provider, as
+#: Nova names it").
 PROVIDER_HELP = (
     'Resource provider to keep in sync (repeatable). Default: the one '
     'nova-compute uses: the uuid in its compute_id file (beside a '
@@ -37,6 +38,9 @@ PROVIDER_HELP = (
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')
+#: --check and --dry-run: a provider differs from what this node should
+#: carry (1 and 2 keep their meanings).
+DRIFT = 3
 
 
 class Report(lister.Lister):
@@ -48,14 +52,21 @@ class Report(lister.Lister):
     keeps those); every other trait on the provider stays as it was.
     One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    stops at once, leaving nothing half-written, and exits 0. A sync prints
-    no result (its log says what changed); --dry-run lists, per provider,
-    what a sync would add and remove, in any -f format.
+    stops at once, leaving nothing half-written, and exits 0; credentials
+    Keystone or Placement refuse are retried with back-off, the config
+    re-read before each try. A sync prints no result (its log says what
+    changed) and records it in the status file ([virt_capabilities]
+    status_file) for monitoring. --dry-run lists, per provider, what a
+    sync would add and remove, in any -f format; --check compares and
+    prints one line, for a monitoring check or cron. Neither writes
+    anything.
 
     Exit codes: 0 in sync; 1 Placement error after retries, traits
-    Placement lacks, a provider not found, or a state file that cannot be
-    saved (as a service: an ERROR each cycle until it can); 2 bad
-    configuration or usage.
+    Placement lacks, a provider not found, or a state or status file that
+    cannot be saved (as a service: an ERROR each cycle until it can); 2
+    bad configuration or usage, or credentials refused (as a service:
+    retried); 3 (--check, --dry-run) a provider differs from what this
+    node should carry.
     """
 
     def get_parser(self, prog_name):
@@ -77,23 +88,57 @@ class Report(lister.Lister):
             '--dry-run', action='store_true',
             help='Read each provider and list what a sync would add and '
                  'remove (-f table, json, yaml, value or csv); write '
-                 'nothing.')
+                 'nothing. Exit code 3 if a sync would change something.')
+        parser.add_argument(
+            '--check', action='store_true',
+            help='Compare each provider with what this node should carry and '
+                 'print one line; change nothing. Exit code 0 in sync, 3 if '
+                 'a provider differs (1 and 2 as for a sync): a monitoring '
+                 'check or a cron job.')
         # No default: -f and -c are refused where nothing would be listed.
         parser.set_defaults(formatter=None)
         return parser
 
     def run(self, parsed_args):
         self.check_arguments(parsed_args)
+        if parsed_args.check:
+            return self.check(parsed_args)
         if not parsed_args.dry_run:
             return self.sync(parsed_args)
         parsed_args.formatter = parsed_args.formatter or self.formatter_default
         super().run(parsed_args)  # take_action's rows, through -f
+        if self.said_missing():
+            return 1
+        return DRIFT if self.drift else 0
+
+    def said_missing(self):
         if self.job.missing:
             self.app.LOG.error(
                 'no resource provider found for %s; the others were read',
                 '; '.join(ref.describe() for ref in self.job.missing))
+        return bool(self.job.missing)
+
+    def check(self, parsed_args):
+        """One line on stdout: in sync, or which providers differ and
+        how; the exit code says the same."""
+        self.job = self.new_job(parsed_args)
+        rows = self.job.dry_run(parsed_args.wait)
+        drift = [(ref, uuid, added, removed)
+                 for ref, uuid, added, removed in rows if added or removed]
+        if drift:
+            line = 'drift: %d of %d provider(s) differ from what this node ' \
+                'should carry: %s' % (len(drift), len(rows), '; '.join(
+                    '%s (%s) add %s, remove %s' % (
+                        ref.value, uuid, ','.join(added) or '-',
+                        ','.join(removed) or '-')
+                    for ref, uuid, added, removed in drift))
+        else:
+            line = 'in sync: %d provider(s) carry what this node should' \
+                % len(rows)
+        self.app.stdout.write(line + '\n')
+        if self.said_missing():
             return 1
-        return 0
+        return DRIFT if drift else 0
 
     def check_arguments(self, parsed_args):
         if parsed_args.interval is not None and not (
@@ -105,13 +150,18 @@ class Report(lister.Lister):
         if not (math.isfinite(parsed_args.wait) and parsed_args.wait >= 0):
             raise exceptions.ConfigError(
                 '--wait must be a number of seconds, 0 or more')
-        if parsed_args.dry_run and parsed_args.interval is not None:
+        chosen = [name for name in ('--dry-run', '--check', '--interval')
+                  if getattr(parsed_args, name[2:].replace('-', '_'))
+                  not in (None, False)]
+        if len(chosen) > 1:
             raise exceptions.ConfigError(
-                '--dry-run and --interval do not go together')
+                '%s do not go together' % ' and '.join(chosen))
         if not parsed_args.dry_run and (parsed_args.formatter
                                         or parsed_args.columns):
             raise exceptions.ConfigError(
-                '-f and -c go with --dry-run: a sync lists nothing')
+                '-f and -c go with --dry-run: %s' % (
+                    '--check prints one line' if parsed_args.check
+                    else 'a sync lists nothing'))
 
     def sync(self, parsed_args):
         if parsed_args.interval:
@@ -126,14 +176,17 @@ class Report(lister.Lister):
             parsed_args.os_cloud, config_dirs=parsed_args.config_dir),
             parsed_args.wait)
 
+    def new_job(self, parsed_args):
+        return service.ReportJob(parsed_args.config_file,
+                                 parsed_args.provider, parsed_args.os_cloud,
+                                 config_dirs=parsed_args.config_dir)
+
     def take_action(self, parsed_args):
         """The dry run: one row per provider found, what a sync would add
         and remove there."""
-        self.job = service.ReportJob(parsed_args.config_file,
-                                     parsed_args.provider,
-                                     parsed_args.os_cloud,
-                                     config_dirs=parsed_args.config_dir)
+        self.job = self.new_job(parsed_args)
+        rows = self.job.dry_run(parsed_args.wait)
+        self.drift = any(added or removed for _, _, added, removed in rows)
         return COLUMNS, [
             (ref.value, uuid, cli.ListColumn(added), cli.ListColumn(removed))
-            for ref, uuid, added, removed in self.job.dry_run(
-                parsed_args.wait)]
+            for ref, uuid, added, removed in rows]

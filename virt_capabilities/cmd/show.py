@@ -18,21 +18,28 @@ from image_type_common import cli
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
 
-COLUMNS = ('compute_driver', 'formats', 'traits', 'custom_traits',
-           'image_metadata_traits', 'excluded', 'image_type_traits_owner',
-           'providers', 'provider_needed', 'reporter_name')
+COLUMNS = ('compute_driver', 'formats', 'excluded',
+           'image_type_traits_owner', 'nova_compute_keeps', 'reporter_keeps',
+           'custom_traits', 'image_metadata_traits', 'why', 'providers',
+           'provider_needed', 'reporter_name')
 
 
 class Show(show.ShowOne):
-    """Show the traits this node's nova.conf makes report keep.
+    """Show who keeps which trait on this node's provider, and why.
 
     The dry run of report's decisions: the same validation (a configuration
     report refuses, show refuses with the same message and exit code 2) and
-    the same traits, custom ones included; image_metadata_traits lists
-    the image-metadata traits (with the family each serves) the driver
-    boots and nova-compute never writes. Reads only the config files (and
-    the compute_id file); talks to no service. report --dry-run also
-    reads the provider and shows what a sync would change.
+    the same traits. nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
+    nova-compute reports itself for this driver and options (by default,
+    image_type_traits_owner = nova-compute, the reporter never touches
+    them). reporter_keeps: every trait report keeps: its custom traits, the
+    image-metadata traits the driver boots and nova-compute never writes
+    (image_metadata_traits lists them by family) and, with
+    image_type_traits_owner = reporter, the image-type traits. why: one
+    sentence per kind. Lists and why are data in json and yaml. Reads only
+    the config files (and the compute_id file); talks to no service.
+    report --dry-run also reads the provider and shows what a sync would
+    change.
     """
 
     def get_parser(self, prog_name):
@@ -58,9 +65,10 @@ class Show(show.ShowOne):
 
 def structured(node):
     """The columns that are data, not prose, in json and yaml:
-    ``image_metadata_traits`` as {family: [trait, ...]}, ``providers`` as
-    [{kind, value, source}], and ``provider_needed``: why none could be
-    found from nova.conf (null when one was)."""
+    ``image_metadata_traits`` as {family: [trait, ...]}, ``why`` as {kind
+    of trait: sentence}, ``providers`` as [{kind, value, source}], and
+    ``provider_needed``: why none could be found from nova.conf (null when
+    one was)."""
     families = {}
     for row in sorted(node.metadata_rows, key=lambda r: (r.family, r.trait)):
         families.setdefault(row.family, cli.TextList()).append(row.trait)
@@ -71,6 +79,9 @@ def structured(node):
         for ref in node.refs)
     return {
         'image_metadata_traits': cli.TextDict(families),
+        # One line per kind in a table, which stays readable.
+        'why': cli.TextDict(node.why(), text='\n'.join(
+            '%s: %s' % kv for kv in node.why().items())),
         'providers': providers,
         'provider_needed': (str(node.provider_needed)
                             if node.provider_needed else None),

@@ -14,6 +14,7 @@
 
 from oslo_config import cfg
 
+from image_type_common import backoff
 from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
@@ -23,6 +24,24 @@ reporter_group = cfg.OptGroup(
 REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'
 #: Retries after a 409 generation conflict: the default, here only.
 CONFLICT_RETRIES = 8
+
+# The reporter's back-offs. Constants, not options: they pace how one node
+# retries a service the whole fleet shares, and follow from how that
+# service behaves, not from anything that differs between sites. What an
+# operator does choose is an option or an argument: how many conflicts to
+# retry (conflict_retries), how long to wait for the provider (--wait) and
+# how often to sync (--interval), which also caps the credentials' wait.
+
+#: After a 409 generation conflict: another writer changed the provider
+#: between our read and our write; it is usually done within milliseconds.
+CONFLICT_BACKOFF = backoff.Backoff(base=0.05, cap=5.0)
+#: While waiting (``--wait``) for nova-compute to create the provider, or
+#: for Placement to answer at start-up.
+PROVIDER_WAIT_BACKOFF = backoff.Backoff(base=0.5, cap=16.0)
+#: As a service, after Placement or Keystone refused the credentials (a
+#: password rotated, a role not granted yet): the configuration files are
+#: re-read before each try. Never longer than the service's interval.
+CREDENTIALS_BACKOFF = backoff.Backoff(base=5.0, cap=300.0)
 
 reporter_opts = [
     cfg.StrOpt(
@@ -48,10 +67,22 @@ reporter_opts = [
         default=[],
         help='CUSTOM_* traits this node carries, for example ``CUSTOM_TROVE`` '
              'on nodes set aside for Trove. The reporter creates them in '
-             'Placement when missing and owns them like the image-type '
-             'traits: a trait dropped from this list is removed from the '
-             'provider on the next sync, and no other trait is touched. '
-             'Names must match ``CUSTOM_[A-Z0-9_]+``.'),
+             'Placement when missing and keeps them whoever owns the '
+             'image-type traits: a trait dropped from this list is removed '
+             'from the provider on the next sync (see ``state_file``), and '
+             'no other trait is touched. Names must match '
+             '``CUSTOM_[A-Z0-9_]+``.'),
+    cfg.BoolOpt(
+        'volume_only',
+        default=False,
+        help='This node boots no image on purpose: only volume-backed '
+             'servers (booted from a Cinder volume). The reporter then '
+             'keeps ``CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY`` on its provider, '
+             'which ``image-type-filter status`` reads to pass a node that '
+             'reports no ``COMPUTE_IMAGE_TYPE_*`` trait. Refused unless '
+             'nova-compute reports no image type here: list every format '
+             'the driver boots in ``[compute] image_type_exclude_list`` '
+             '(``virt-capabilities show`` lists them).'),
     cfg.BoolOpt(
         'image_metadata_traits',
         default=True,
@@ -100,6 +131,18 @@ reporter_opts = [
              '``reporter_name``), and a trait another reporter of the same '
              'provider recorded is never removed. If it cannot be saved, '
              'report syncs nothing more and exits 1 naming it.'),
+    cfg.StrOpt(
+        'status_file',
+        sample_default='$state_path/virt_capabilities_status.json',
+        help='Where ``report`` records its last sync for monitoring to '
+             'read without parsing logs: a small JSON file (time, result, '
+             'the error if it failed, the time of the last sync that '
+             'succeeded, which providers it changed and how), replaced '
+             'atomically after every sync, by the service each cycle. '
+             'Default: ``$state_path/virt_capabilities_status.json`` when '
+             '``[DEFAULT] state_path`` is set; otherwise none is written. '
+             'One per reporter: reporters sharing a ``state_path`` set it '
+             'apart. ``virt-capabilities remove`` deletes it.'),
     cfg.StrOpt(
         'reporter_name',
         sample_default='<the configuration files and directories read>',

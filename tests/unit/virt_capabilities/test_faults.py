@@ -22,14 +22,17 @@ from keystoneauth1 import token_endpoint
 import pytest
 import requests
 
+from image_type_common import backoff
 from image_type_common import exceptions
 from image_type_common import placement_client
+from tests import helpers
 from virt_capabilities import reporter as reporter_mod
 
 ENDPOINT = 'http://127.0.0.1:8778'
 UUID = '7d1a5f0e-2b3c-4d5e-8f90-a1b2c3d4e5f6'
 TRAITS_URL = '%s/resource_providers/%s/traits' % (ENDPOINT, UUID)
 RAW = 'COMPUTE_IMAGE_TYPE_RAW'
+RULE = helpers.image_type_rule({RAW})
 VERSIONS = {'versions': [{'id': 'v1.0', 'max_version': '1.39',
                           'min_version': '1.0', 'status': 'CURRENT'}]}
 
@@ -60,7 +63,7 @@ def puts(mock):
 def test_503_is_retried_then_succeeds(mock):
     mock.get(TRAITS_URL, [{'status_code': 503}, {'status_code': 503},
                           {'json': traits_body({RAW})}])
-    result = reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    result = reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert not result.changed
     assert puts(mock) == []
 
@@ -68,7 +71,7 @@ def test_503_is_retried_then_succeeds(mock):
 def test_read_failure_after_retries_writes_nothing(mock):
     mock.get(TRAITS_URL, status_code=503)
     with pytest.raises(exceptions.PlacementError, match='503'):
-        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+        reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert puts(mock) == []
     assert len([r for r in mock.request_history
                 if r.url == TRAITS_URL]) == 3  # first try + 2 retries
@@ -81,7 +84,7 @@ def test_500_on_write_is_a_clear_error_and_not_repeated(mock):
     with pytest.raises(exceptions.PlacementError,
                        match='500 to PUT /resource_providers/.*database is '
                              'locked'):
-        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+        reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert len(puts(mock)) == 1
 
 
@@ -90,7 +93,7 @@ def test_500_on_write_is_a_clear_error_and_not_repeated(mock):
                                      requests.exceptions.ConnectionError])
 def test_timeouts_and_dropped_connections_become_unavailable(mock, failure):
     mock.get(TRAITS_URL, exc=failure)
-    reporter = reporter_mod.Reporter(make_client(), {RAW})
+    reporter = reporter_mod.Reporter(make_client(), RULE)
     with pytest.raises(exceptions.PlacementError) as err:
         reporter.sync_provider(UUID)
     assert '\n' not in str(err.value)
@@ -101,7 +104,7 @@ def test_dropped_connection_then_recovery(mock):
     mock.get(TRAITS_URL, [{'exc': requests.exceptions.ConnectionError},
                           {'json': traits_body(set())}])
     mock.put(TRAITS_URL, json=traits_body({RAW}, 2))
-    result = reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+    result = reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert result.added == [RAW]
     assert puts(mock)[0].json() == {'traits': [RAW],
                                     'resource_provider_generation': 1}
@@ -113,8 +116,9 @@ def test_endless_409_gives_up_after_bounded_jittered_retries(mock):
         {'status': 409, 'code': 'placement.concurrent_update',
          'detail': 'generation conflict'}]})
     sleeps = []
-    reporter = reporter_mod.Reporter(make_client(), {RAW},
-                                     conflict_retries=4, backoff=0.1,
+    reporter = reporter_mod.Reporter(make_client(), RULE,
+                                     conflict_retries=4,
+                                     backoff=backoff.Backoff(0.1, 5.0),
                                      sleep=sleeps.append)
     with pytest.raises(exceptions.PlacementError, match='still conflicting'):
         reporter.sync_provider(UUID)
@@ -138,7 +142,8 @@ def test_lost_generation_race_reported_as_500_is_retried_like_409(mock):
                       'thread concurrently updated the resource provider '
                       'data. Please retry your update  '}]}},
         {'json': traits_body({RAW, 'CUSTOM_OTHER'}, 3)}])
-    result = reporter_mod.Reporter(make_client(), {RAW}, backoff=0.001,
+    result = reporter_mod.Reporter(make_client(), RULE,
+                                   backoff=backoff.Backoff(0.001, 5.0),
                                    sleep=lambda _: None).sync_provider(UUID)
     assert result.conflicts == 1
     assert puts(mock)[-1].json() == {
@@ -151,7 +156,7 @@ def test_409_of_another_kind_is_not_retried(mock):
         {'status': 409, 'code': 'placement.undefined_code',
          'detail': 'something else'}]})
     with pytest.raises(exceptions.PlacementError, match='409'):
-        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+        reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert len(puts(mock)) == 1
 
 
@@ -159,7 +164,7 @@ def test_non_json_error_body_is_one_line(mock):
     mock.get(TRAITS_URL, status_code=502, text='<html>\n<b>Bad '
              'gateway</b>\n</html>')
     with pytest.raises(exceptions.PlacementError) as err:
-        reporter_mod.Reporter(make_client(retries=0), {RAW}).sync_provider(
+        reporter_mod.Reporter(make_client(retries=0), RULE).sync_provider(
             UUID)
     assert '\n' not in str(err.value) and '502' in str(err.value)
 
@@ -167,7 +172,7 @@ def test_non_json_error_body_is_one_line(mock):
 def test_microversion_is_discovered_once(mock):
     mock.get(TRAITS_URL, json=traits_body({RAW}))
     client = make_client()
-    reporter = reporter_mod.Reporter(client, {RAW})
+    reporter = reporter_mod.Reporter(client, RULE)
     for _ in range(5):
         reporter.sync_provider(UUID)
     assert [r.path for r in mock.request_history].count('/') == 1
@@ -221,7 +226,7 @@ def test_placement_refusing_the_token_is_a_configuration_error(mock):
     mock.get(TRAITS_URL, status_code=401, json={'errors': [
         {'status': 401, 'detail': 'unauthorized'}]})
     with pytest.raises(exceptions.ConfigError, match='401'):
-        reporter_mod.Reporter(make_client(), {RAW}).sync_provider(UUID)
+        reporter_mod.Reporter(make_client(), RULE).sync_provider(UUID)
     assert puts(mock) == []
 
 
@@ -234,7 +239,8 @@ def test_a_trait_placement_lacked_is_tried_again_next_cycle(mock):
         {'json': traits_body({RAW}, 2)},          # cycle 1, without it
         {'json': traits_body({RAW, future}, 3)},  # cycle 2: upgraded
     ])
-    reporter = reporter_mod.Reporter(make_client(), {RAW, future})
+    reporter = reporter_mod.Reporter(make_client(),
+                                     helpers.image_type_rule({RAW, future}))
     first = reporter.sync([UUID])
     assert first.missing_traits == {future}
     second = reporter.sync([UUID])

@@ -26,6 +26,7 @@ import logging
 import os_traits
 import pytest
 
+from virt_capabilities import drivers
 from virt_capabilities import merge
 from virt_capabilities import metadata_traits
 from virt_capabilities import ownership_state
@@ -64,7 +65,11 @@ NOVA_COMPUTE_WRITES = {'COMPUTE_NODE', 'OWNER_NOVA', 'COMPUTE_STATUS_DISABLED',
 
 
 def traits_of(driver, machine='x86_64'):
-    return {r.trait for r in metadata_traits.rows_for(driver, machine)}
+    return {r.trait for r in drivers.DRIVERS[driver].metadata_rows(machine)}
+
+
+def possible(driver):
+    return drivers.DRIVERS[driver].possible_metadata_traits
 
 
 def test_vmware_reports_what_its_spawn_path_boots():
@@ -94,7 +99,7 @@ def test_libvirt_only_armv7l_whose_name_nova_gets_wrong(machine, expected):
                                     'fake.FakeDriver'])
 def test_other_drivers_get_none(driver):
     assert traits_of(driver, ARMV7L) == set()
-    assert metadata_traits.possible_traits(driver) == frozenset()
+    assert possible(driver) == frozenset()
 
 
 def test_every_trait_is_a_real_os_traits_name_and_not_nova_computes():
@@ -122,10 +127,8 @@ def test_every_row_names_its_family_and_nova_source():
 
 
 def test_ownable_is_the_drivers_table_never_a_prefix():
-    assert metadata_traits.possible_traits('libvirt.LibvirtDriver') == {
-        'HW_ARCH_ARMV7'}
-    assert metadata_traits.possible_traits(
-        'vmwareapi.VMwareVCDriver') == VMWARE
+    assert possible('libvirt.LibvirtDriver') == {'HW_ARCH_ARMV7'}
+    assert possible('vmwareapi.VMwareVCDriver') == VMWARE
 
 
 # -- the plan: option, host architecture, show --------------------------
@@ -153,7 +156,7 @@ def test_switched_off_nothing_is_reported_but_the_table_stays_ownable(
                       '[virt_capabilities]\nimage_metadata_traits = False\n')
     assert result.metadata_traits == frozenset()
     assert not result.traits & VMWARE
-    assert result.metadata_traits_ownable == VMWARE
+    assert result.rule.metadata_ownable == VMWARE
     assert result.as_dict()['image_metadata_traits'] == []
 
 
@@ -191,7 +194,7 @@ def test_host_architecture_option_overrides_the_machine(tmp_path, value,
     result = plan_for(tmp_path, 'libvirt.LibvirtDriver',
                       '[virt_capabilities]\nhost_architecture = %s\n' % value)
     assert result.metadata_traits == expected
-    assert result.metadata_traits_ownable == {'HW_ARCH_ARMV7'}
+    assert result.rule.metadata_ownable == {'HW_ARCH_ARMV7'}
 
 
 def test_show_lists_them_with_their_family(tmp_path):
@@ -199,7 +202,7 @@ def test_show_lists_them_with_their_family(tmp_path):
                      '[virt_capabilities]\nhost_architecture = armv7l\n'
                      ).as_dict()
     assert shown['image_metadata_traits'] == ['HW_ARCH_ARMV7 (architecture)']
-    assert 'HW_ARCH_ARMV7' in shown['traits']
+    assert 'HW_ARCH_ARMV7' in shown['reporter_keeps']
     from virt_capabilities.cmd import show
     assert 'image_metadata_traits' in show.COLUMNS
 
@@ -215,25 +218,25 @@ LIBVIRT_ARM_CURRENT = {
 
 
 def test_a_libvirt_node_never_touches_a_storage_bus():
-    ownership = merge.Ownership(
-        desired=frozenset({'HW_ARCH_ARMV7'}), image_types=False,
-        owned_metadata=frozenset({'HW_ARCH_ARMV7'}))
+    ownership = merge.OwnerRule(
+        metadata={'HW_ARCH_ARMV7'},
+        metadata_ownable=possible('libvirt.LibvirtDriver')).on_provider(
+        record=LIBVIRT_ARM_CURRENT)
     assert ownership.target(LIBVIRT_ARM_CURRENT) == LIBVIRT_ARM_CURRENT | {
         'HW_ARCH_ARMV7'}
     assert ownership.in_sync_filter() == ['HW_ARCH_ARMV7']
 
 
 def test_only_table_traits_are_ever_owned():
-    ownership = merge.Ownership(
-        desired=frozenset(), image_types=False,
-        owned_metadata=frozenset(NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}))
-    assert ownership.owned_metadata == {'HW_ARCH_ARMV7'}
+    ownership = merge.OwnerRule(
+        metadata_ownable=NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}
+    ).on_provider(record=NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'})
+    assert ownership.owned == {'HW_ARCH_ARMV7'}
     assert ownership.target(NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}) == \
         NOVA_COMPUTE_WRITES
     assert ownership.in_sync_filter() == ['!HW_ARCH_ARMV7']
     with pytest.raises(ValueError, match='outside the owned namespace'):
-        merge.Ownership(desired=frozenset({'COMPUTE_STORAGE_BUS_IDE'}),
-                        image_types=False)
+        merge.Ownership(desired=frozenset({'COMPUTE_STORAGE_BUS_IDE'}))
 
 
 # -- the state: remembered, and only this driver's --------------------------
@@ -241,7 +244,7 @@ def test_only_table_traits_are_ever_owned():
 U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
 
 
-def test_state_keeps_this_drivers_metadata_traits_only(tmp_path, caplog):
+def test_only_this_drivers_metadata_traits_are_its_own(tmp_path, caplog):
     path = tmp_path / 'state.json'
     path.write_text(json.dumps({'format': ownership_state.FORMAT,
                                 'providers': {U1: {
@@ -250,23 +253,22 @@ def test_state_keeps_this_drivers_metadata_traits_only(tmp_path, caplog):
                                         'COMPUTE_STORAGE_BUS_IDE',
                                         'COMPUTE_NODE', 'CUSTOM_A']}}}))
     with caplog.at_level(logging.WARNING):
-        state = ownership_state.OwnershipState(
-            str(path), standard={'HW_ARCH_ARMV7'})
-    assert state.owned(U1) == {'HW_ARCH_ARMV7', 'CUSTOM_A'}
+        state = ownership_state.OwnershipState(str(path))
+    rule = merge.OwnerRule(metadata_ownable=possible('libvirt.LibvirtDriver'))
+    assert rule.remembered(state.owned(U1)) == {'HW_ARCH_ARMV7', 'CUSTOM_A'}
     # Another driver's image-metadata trait may be another reporter's
     # (a shared file): left alone, not warned about; nova-compute's is.
     assert 'COMPUTE_STORAGE_BUS_IDE' not in caplog.text
     assert 'COMPUTE_NODE' in caplog.text
-    # Without the driver's table (an older caller): custom traits only.
-    assert ownership_state.OwnershipState(str(path)).owned(U1) == {
-        'CUSTOM_A'}
+    # A driver with no image-metadata trait: custom traits only.
+    assert merge.OwnerRule().remembered(state.owned(U1)) == {'CUSTOM_A'}
 
 
-def test_state_never_records_another_standard_trait(tmp_path):
+def test_state_never_reads_back_another_standard_trait(tmp_path):
     path = str(tmp_path / 'state.json')
-    state = ownership_state.OwnershipState(path, standard={'HW_ARCH_ARMV7'})
+    state = ownership_state.OwnershipState(path)
     state.record(U1, {'HW_ARCH_ARMV7', 'COMPUTE_NODE', 'CUSTOM_A'})
-    again = ownership_state.OwnershipState(path, standard={'HW_ARCH_ARMV7'})
+    again = ownership_state.OwnershipState(path)
     assert again.owned(U1) == {'HW_ARCH_ARMV7', 'CUSTOM_A'}
 
 
@@ -286,9 +288,8 @@ class FakeClient:
 
 def reporter_for(client, state, on):
     wanted = frozenset(VMWARE if on else ())
-    return reporter_mod.Reporter(
-        client, wanted, state=state, owns_image_types=False,
-        metadata_traits=wanted, metadata_ownable=frozenset(VMWARE))
+    return reporter_mod.Reporter(client, merge.OwnerRule(
+        metadata=wanted, metadata_ownable=frozenset(VMWARE)), state=state)
 
 
 def test_switched_off_removes_only_what_it_set(tmp_path):
@@ -296,28 +297,28 @@ def test_switched_off_removes_only_what_it_set(tmp_path):
     # Somebody else (an operator) set VMVGA before the reporter ever ran.
     before = {'COMPUTE_NODE', 'HW_ARCH_X86_64', 'COMPUTE_GRAPHICS_MODEL_VMVGA'}
     client = FakeClient(before)
-    state = ownership_state.OwnershipState(path, standard=VMWARE)
+    state = ownership_state.OwnershipState(path)
     reporter_for(client, state, on=True).sync_provider(U1)
     assert client.traits == before | VMWARE
     # A second cycle, and a restart: what it set is still known as its own.
     reporter_for(client, state, on=True).sync_provider(U1)
-    state = ownership_state.OwnershipState(path, standard=VMWARE)
+    state = ownership_state.OwnershipState(path)
     reporter_for(client, state, on=True).sync_provider(U1)
-    assert ownership_state.OwnershipState(path, standard=VMWARE).owned(
+    assert ownership_state.OwnershipState(path).owned(
         U1) == VMWARE - {'COMPUTE_GRAPHICS_MODEL_VMVGA'}
     # Off, with the state read back from disk: every one it set goes, the
     # operator's stays.
-    state = ownership_state.OwnershipState(path, standard=VMWARE)
+    state = ownership_state.OwnershipState(path)
     result = reporter_for(client, state, on=False).sync_provider(U1)
     assert client.traits == before
     assert set(result.removed) == VMWARE - before
-    assert ownership_state.OwnershipState(path, standard=VMWARE).owned(
+    assert ownership_state.OwnershipState(path).owned(
         U1) == frozenset()
 
 
 def test_switched_off_without_state_removes_nothing(tmp_path):
     client = FakeClient({'COMPUTE_NODE'} | VMWARE)
-    state = ownership_state.OwnershipState(None, standard=VMWARE)
+    state = ownership_state.OwnershipState(None)
     result = reporter_for(client, state, on=False).sync_provider(U1)
     assert client.traits == {'COMPUTE_NODE'} | VMWARE
     assert not result.changed

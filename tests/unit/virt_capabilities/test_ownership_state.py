@@ -22,12 +22,12 @@ import stat
 import pytest
 
 from image_type_common import exceptions
+from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service
 
-FORMAT = 'virt-capabilities-ownership/2'
-FORMAT_1 = 'virt-capabilities-ownership/1'
+FORMAT = 'virt-capabilities-ownership/1'
 U1 = '6a3e5a2e-1b2c-4d5e-8f90-0a1b2c3d4e5f'
 U2 = '7b4f6b3f-2c3d-4e6f-9001-1b2c3d4e5f60'
 #: The name a state made without one records under.
@@ -35,7 +35,7 @@ ME = ownership_state.DEFAULT_NAME
 
 
 def mine(**records):
-    """A format-2 document holding this reporter's records only."""
+    """A document holding this reporter's records only."""
     return {'format': FORMAT, 'providers': {
         uuid: {ME: traits} for uuid, traits in records.items()}}
 
@@ -68,13 +68,13 @@ def warnings_of(caplog):
 # -- only custom traits the reporter set are ever owned ---------------------
 
 def test_standard_traits_in_the_file_are_never_owned(tmp_path, caplog):
-    path = write(tmp_path / 'state.json', {'providers': {U1: [
+    path = write(tmp_path / 'state.json', mine(**{U1: [
         'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED',
-        'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_MINE', 'CUSTOM_lower']}})
+        'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_MINE', 'CUSTOM_lower']}))
     with caplog.at_level(logging.WARNING):
         state = ownership_state.OwnershipState(path)
     assert state.owned(U1) == {'CUSTOM_MINE'}
-    assert state.all_owned() == {'CUSTOM_MINE'}
+    assert state.providers == [U1]
     [warning] = warnings_of(caplog)
     assert path in warning
     for ignored in ('COMPUTE_NODE', 'HW_CPU_X86_AVX2',
@@ -93,11 +93,12 @@ def test_standard_traits_in_the_file_are_never_owned(tmp_path, caplog):
     '"providers"',
     '{"auth": {"password": "s3cret-Pa55"}}',
     '{"providers": ["CUSTOM_A"]}',
-    '{"format": "virt-capabilities-ownership/3", "providers": {}}',
+    '{"format": "virt-capabilities-ownership/2", "providers": {}}',
     '{"format": "something-else/1", "providers": {}}',
+    '{"providers": {"%s": ["CUSTOM_A"]}}' % U1,
 ], ids=['ini', 'empty', 'not-utf8', 'json-list', 'json-string',
         'json-object', 'providers-not-an-object', 'newer-format',
-        'other-format'])
+        'other-format', 'no-format'])
 def test_a_file_that_is_not_its_own_is_refused_untouched(tmp_path, content):
     path = write(tmp_path / 'nova.conf.bak', content, mode=0o644)
     before = (open(path, 'rb').read(), os.stat(path))
@@ -122,75 +123,18 @@ def test_an_unreadable_file_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize('data', [
-    {'providers': {U1: ['CUSTOM_A']}},
-    {'format': FORMAT_1, 'providers': {U1: ['CUSTOM_A']}},
-    {'format': FORMAT_1, 'providers': {U1: ['CUSTOM_A']}, 'later': 'added'},
     mine(**{U1: ['CUSTOM_A']}),
-    {'format': FORMAT, 'providers': {}, 'unclaimed': {U1: ['CUSTOM_A']}},
-], ids=['older-format', 'format-1', 'format-1-extra-key', 'format-2',
-        'format-2-unclaimed'])
-def test_its_own_formats_are_read(tmp_path, data):
+    dict(mine(**{U1: ['CUSTOM_A']}), later='added'),
+], ids=['its-format', 'a-key-it-does-not-know'])
+def test_its_own_format_is_read(tmp_path, data):
     state = ownership_state.OwnershipState(write(tmp_path / 's.json', data))
     assert state.owned(U1) == {'CUSTOM_A'}
     assert state.others(U1) == frozenset()
 
 
-# -- older formats: one list per provider, claimed by its first reporter ----
-
-@pytest.mark.parametrize('marker', [{'format': FORMAT_1}, {}],
-                         ids=['format-1', 'older-format'])
-def test_an_older_file_is_read_without_losing_a_record(tmp_path, marker):
-    """Each provider's list is unclaimed: the first reporter to record
-    that provider claims it; every other provider's list is kept, for its
-    own first reporter to claim."""
-    path = write(tmp_path / 'state.json', dict(marker, providers={
-        U1: ['CUSTOM_A', 'CUSTOM_OLD'], U2: ['CUSTOM_B', 'lower']}))
-    first = ownership_state.OwnershipState(path, name='first')
-    assert first.owned(U1) == {'CUSTOM_A', 'CUSTOM_OLD'}
-    first.record(U1, {'CUSTOM_A'})  # CUSTOM_OLD dropped, and removed
-    assert read_json(path) == {
-        'format': FORMAT,
-        'providers': {U1: {'first': ['CUSTOM_A']}},
-        'unclaimed': {U2: ['CUSTOM_B', 'lower']}}  # exactly as it was
-    second = ownership_state.OwnershipState(path, name='second')
-    assert second.owned(U1) == frozenset()  # claimed: the first's now
-    assert second.others(U1) == {'CUSTOM_A'}
-    assert second.owned(U2) == {'CUSTOM_B'}
-    second.record(U2, {'CUSTOM_B'})
-    assert read_json(path) == {'format': FORMAT, 'providers': {
-        U1: {'first': ['CUSTOM_A']}, U2: {'second': ['CUSTOM_B']}}}
-
-
-def test_an_unclaimed_record_is_claimed_even_when_nothing_else_changes(
-        tmp_path):
-    """A reporter that sets nothing there any more still claims the old
-    list (so no later reporter removes by it) and leaves no record."""
-    path = write(tmp_path / 'state.json',
-                 {'providers': {U1: ['CUSTOM_A']}})
-    state = ownership_state.OwnershipState(path, name='first')
-    state.record(U1, set())
-    assert read_json(path) == {'format': FORMAT, 'providers': {}}
-    assert ownership_state.OwnershipState(path, name='second').owned(
-        U1) == frozenset()
-
-
-def test_a_claimed_record_is_honoured_by_a_reporter_that_read_it_unclaimed(
-        tmp_path):
-    """Both read the old file; the first claims U1: the second, refreshed
-    (each sync does), no longer owns U1's list and keeps its traits."""
-    path = write(tmp_path / 'state.json',
-                 {'providers': {U1: ['CUSTOM_A']}})
-    first = ownership_state.OwnershipState(path, name='first')
-    second = ownership_state.OwnershipState(path, name='second')
-    first.record(U1, {'CUSTOM_A'})
-    second.refresh()
-    assert second.owned(U1) == frozenset()
-    assert second.others(U1) == {'CUSTOM_A'}
-
-
 def test_a_missing_file_is_empty_state_and_not_created_by_reading(tmp_path):
     state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
-    assert state.all_owned() == frozenset()
+    assert state.providers == []
     assert os.listdir(tmp_path) == []
 
 
@@ -214,18 +158,14 @@ def test_a_file_put_there_since_it_was_read_is_not_replaced(tmp_path):
     ({U1: {'CUSTOM_A': 1}, U2: None}, {}, [U1, U2]),
     ({U1: [1, 'CUSTOM_A', None, ['CUSTOM_C']]}, {U1: {'CUSTOM_A'}}, [U1]),
 ], ids=['int', 'string', 'object-and-null', 'list-of-mixed'])
-@pytest.mark.parametrize('marker', ['format-2', 'format-1', 'older-format'])
 def test_wrong_typed_entries_are_warned_about_and_only_they_ignored(
-        tmp_path, caplog, providers, kept, bad, marker):
-    data = {'format-2': mine(**providers),
-            'format-1': {'format': FORMAT_1, 'providers': providers},
-            'older-format': {'providers': providers}}[marker]
-    path = write(tmp_path / 'state.json', data)
+        tmp_path, caplog, providers, kept, bad):
+    path = write(tmp_path / 'state.json', mine(**providers))
     with caplog.at_level(logging.WARNING):
         state = ownership_state.OwnershipState(path)
     for uuid in (U1, U2):
         assert state.owned(uuid) == kept.get(uuid, frozenset())
-    assert state.all_owned() == frozenset().union(*kept.values())
+    assert state.providers == sorted(kept)
     [warning] = warnings_of(caplog)
     assert path in warning
     assert all(uuid in warning for uuid in bad)
@@ -238,8 +178,8 @@ def test_wrong_typed_entries_are_warned_about_and_only_they_ignored(
 @pytest.mark.parametrize('entry', [['CUSTOM_A'], 5, None])
 def test_a_provider_entry_that_is_not_an_object_of_reporters(tmp_path,
                                                              caplog, entry):
-    """Format 2: a provider's entry of the wrong shape is nobody's record:
-    warned about, kept while nobody records that provider."""
+    """A provider's entry of the wrong shape is nobody's record: warned
+    about, kept while nobody records that provider."""
     path = write(tmp_path / 'state.json', {'format': FORMAT, 'providers': {
         U1: entry, U2: {'other': ['CUSTOM_B']}}})
     with caplog.at_level(logging.WARNING):
@@ -260,7 +200,7 @@ def test_its_own_file_with_providers_of_the_wrong_type(tmp_path, caplog,
                  {'format': FORMAT, 'providers': providers})
     with caplog.at_level(logging.WARNING):
         state = ownership_state.OwnershipState(path)
-    assert state.all_owned() == frozenset()
+    assert state.providers == []
     [warning] = warnings_of(caplog)
     assert path in warning and 'providers' in warning
 
@@ -401,7 +341,6 @@ def test_reporter_name_keeps_a_reporters_records_when_its_files_move(
 VMWARE_METADATA = frozenset({
     'COMPUTE_STORAGE_BUS_IDE', 'COMPUTE_NET_VIF_MODEL_E1000',
     'COMPUTE_GRAPHICS_MODEL_VMVGA'})
-LIBVIRT_METADATA = frozenset({'HW_ARCH_ARMV7'})
 
 
 def test_reporters_of_other_drivers_keep_each_others_entries(tmp_path,
@@ -409,12 +348,10 @@ def test_reporters_of_other_drivers_keep_each_others_entries(tmp_path,
     """A fleet's one state_path: the libvirt reporter neither warns about
     nor drops the VMware reporter's image-metadata traits."""
     path = str(tmp_path / 'state.json')
-    vmware = ownership_state.OwnershipState(path, standard=VMWARE_METADATA,
-                                            name='vmware')
+    vmware = ownership_state.OwnershipState(path, name='vmware')
     vmware.record(U1, VMWARE_METADATA | {'CUSTOM_VM'})
     with caplog.at_level(logging.WARNING):
-        libvirt = ownership_state.OwnershipState(
-            path, standard=LIBVIRT_METADATA, name='libvirt')
+        libvirt = ownership_state.OwnershipState(path, name='libvirt')
         assert libvirt.owned(U1) == frozenset()  # never VMware's records
         assert libvirt.others(U1) == VMWARE_METADATA | {'CUSTOM_VM'}
         libvirt.record(U2, {'CUSTOM_KVM', 'HW_ARCH_ARMV7'})
@@ -423,8 +360,7 @@ def test_reporters_of_other_drivers_keep_each_others_entries(tmp_path,
         U1: {'vmware': sorted(VMWARE_METADATA | {'CUSTOM_VM'})},
         U2: {'libvirt': ['CUSTOM_KVM', 'HW_ARCH_ARMV7']}}
     # The VMware reporter, restarted, still knows what it set.
-    again = ownership_state.OwnershipState(path, standard=VMWARE_METADATA,
-                                           name='vmware')
+    again = ownership_state.OwnershipState(path, name='vmware')
     assert again.owned(U1) == VMWARE_METADATA | {'CUSTOM_VM'}
 
 
@@ -452,8 +388,8 @@ def test_two_reporters_of_one_provider_keep_their_own_records(tmp_path):
 
 def reporter_of(state, custom):
     """A reporter of custom traits only (no request is made here)."""
-    return reporter_mod.Reporter(object(), custom, custom, state,
-                                 owns_image_types=False)
+    return reporter_mod.Reporter(object(), merge.OwnerRule(custom=custom),
+                                 state)
 
 
 def test_a_trait_two_reporters_set_stays_while_either_wants_it(tmp_path):

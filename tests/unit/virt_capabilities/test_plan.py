@@ -133,3 +133,34 @@ def test_the_reporter_owns_them_only_when_told(tmp_path):
     result = plan_for(tmp_path, '[virt_capabilities]\n'
                       'image_type_traits_owner = reporter\n')
     assert result.traits == {'COMPUTE_IMAGE_TYPE_RAW'}
+
+
+# -- volume_only: declared where the node is configured ----------------------
+
+def test_volume_only_is_refused_where_nova_compute_reports_an_image_type(
+        tmp_path):
+    with pytest.raises(exceptions.ConfigError) as caught:
+        plan_for(tmp_path, '[virt_capabilities]\nvolume_only = True\n')
+    assert 'image_type_exclude_list' in str(caught.value)
+    assert '(raw)' in str(caught.value)  # the fake driver boots raw
+
+
+def test_volume_only_keeps_the_marker_whoever_owns_the_image_types(
+        tmp_path):
+    for owner in ('nova-compute', 'reporter'):
+        result = plan_for(tmp_path, '[compute]\nimage_type_exclude_list = '
+                          'raw\n[virt_capabilities]\nvolume_only = True\n'
+                          'image_type_traits_owner = %s\n' % owner)
+        assert result.traits == {'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY'}
+
+
+def test_the_marker_is_not_a_custom_trait_to_list(tmp_path):
+    with pytest.raises(exceptions.ConfigError, match='volume_only'):
+        plan_for(tmp_path, '[virt_capabilities]\ncustom_traits = '
+                 'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY\n')
+
+
+def test_a_node_that_boots_nothing_undeclared_is_told_how_to_declare_it(
+        tmp_path, caplog):
+    plan_for(tmp_path, '[compute]\nimage_type_exclude_list = raw\n')
+    assert 'volume_only = True' in caplog.text

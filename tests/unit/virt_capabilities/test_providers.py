@@ -15,10 +15,14 @@
 import pytest
 
 from image_type_common import exceptions
+from virt_capabilities import drivers
 from virt_capabilities import providers
 from virt_capabilities import settings
 
 node = settings.NodeSettings.from_conf
+
+FAKE = drivers.DRIVERS['fake.FakeDriver']
+LIBVIRT = drivers.DRIVERS['libvirt.LibvirtDriver']
 
 
 class FakeClock:
@@ -116,14 +120,14 @@ def test_compute_id_file_must_hold_a_uuid(write_conf, tmp_path):
     (tmp_path / 'compute_id').write_text('not-a-uuid\n')
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n')])
     with pytest.raises(exceptions.ConfigError, match='does not hold a uuid'):
-        providers.default_refs(node(conf), 'fake.FakeDriver')
+        providers.default_refs(node(conf), FAKE)
 
 
 def test_fake_driver_node_is_host_without_compute_id(write_conf):
     from virt_capabilities import conf as vc_conf
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
                                     'host = cmp-7\n')])
-    assert providers.default_refs(node(conf), 'fake.FakeDriver') == [
+    assert providers.default_refs(node(conf), FAKE) == [
         providers.ProviderRef('cmp-7', '[DEFAULT] host')]
 
 
@@ -133,7 +137,7 @@ def test_compute_id_comes_first_for_every_driver(write_conf, tmp_path):
     (tmp_path / 'compute_id').write_text(uuid + '\n')
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n')])
     for driver in ('libvirt.LibvirtDriver', 'vmwareapi.VMwareVCDriver'):
-        refs = providers.default_refs(node(conf), driver)
+        refs = providers.default_refs(node(conf), drivers.DRIVERS[driver])
         assert [r.value for r in refs] == [uuid]
 
 
@@ -143,7 +147,7 @@ def test_libvirt_node_is_the_hypervisor_hostname_not_host(write_conf,
     monkeypatch.setattr(providers, 'libvirt_hostname', lambda: 'hv1.example')
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
                                     'host = service-name\n')])
-    assert providers.default_refs(node(conf), 'libvirt.LibvirtDriver') == [
+    assert providers.default_refs(node(conf), LIBVIRT) == [
         providers.ProviderRef('hv1.example', 'the hostname libvirt reports')]
 
 
@@ -176,7 +180,7 @@ def test_drivers_named_by_the_hypervisor_need_provider(write_conf, driver,
     conf = vc_conf.load([write_conf('compute_driver = %s\nhost = h\n'
                                     % driver)])
     with pytest.raises(providers.ProviderNeeded, match=says) as err:
-        providers.default_refs(node(conf), driver)
+        providers.default_refs(node(conf), drivers.DRIVERS[driver])
     assert '--provider' in str(err.value)
 
 

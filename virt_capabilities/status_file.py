@@ -1,0 +1,143 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The last sync, where monitoring reads it: a small JSON file.
+
+Each sync (a one-shot ``report`` or a service's cycle) replaces the file
+whole (``files.write_atomically``), so a reader never sees half of one::
+
+    {"format": "virt-capabilities-status/1",
+     "reporter_name": "/etc/nova/nova.conf",
+     "time": "2026-11-26T10:15:02+00:00",
+     "result": "ok",
+     "error": null,
+     "last_ok": "2026-11-26T10:15:02+00:00",
+     "changed": [{"provider": "<uuid>", "added": ["CUSTOM_TROVE"],
+                  "removed": []}],
+     "failed": []}
+
+``result`` is ``ok`` or ``failed`` (``error`` then says why, in the one
+line the log has); ``last_ok`` is the time of the last sync that succeeded,
+kept across failures (and read back from the file at start), so a check
+can alert when it is too old; ``changed`` lists the providers the sync
+changed and how; ``failed`` the providers it could not sync, each with its
+error. JSON rather than node_exporter's textfile format: it carries what
+changed (trait names, which would be unbounded label values for
+Prometheus), and every monitoring agent reads it (Zabbix, Telegraf's file
+input, a Nagios check with ``jq``); ``report --check`` is the check that
+compares the providers themselves.
+"""
+
+import datetime
+import json
+import logging
+import os
+
+from image_type_common import exceptions
+from virt_capabilities import files
+
+LOG = logging.getLogger(__name__)
+
+FORMAT = 'virt-capabilities-status/1'
+OK, FAILED = 'ok', 'failed'
+
+
+class StatusNotSaved(exceptions.Error):
+    """The status file could not be written: monitoring would read an old
+    sync as the last one (exit 1 for a one-shot run)."""
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(
+        timespec='seconds')
+
+
+class StatusFile:
+    """Writes one reporter's status file; remembers the last success."""
+
+    def __init__(self, clock=now):
+        self._clock = clock
+        self._last_ok = {}  # path -> time, once read or written
+
+    def _previous_last_ok(self, path):
+        if path not in self._last_ok:
+            try:
+                with open(path) as f:
+                    previous = json.load(f)
+                self._last_ok[path] = (previous.get('last_ok')
+                                       if previous.get('format') == FORMAT
+                                       else None)
+            except (OSError, ValueError, AttributeError):
+                self._last_ok[path] = None  # none yet, or not ours: start
+        return self._last_ok[path]
+
+    def record(self, path, reporter_name, report=None, error=None):
+        """Write what a sync did: its SyncReport, or the error that stopped
+        it before one. Nothing without a path. StatusNotSaved (naming the
+        file) if it cannot be written."""
+        if not path:
+            return
+        time = self._clock()
+        failed = error is not None or (report is not None and not report.ok)
+        if error is None and report is not None and not report.ok:
+            error = _report_error(report)
+        last_ok = time if not failed else self._previous_last_ok(path)
+        document = {
+            'format': FORMAT,
+            'reporter_name': reporter_name,
+            'time': time,
+            'result': FAILED if failed else OK,
+            'error': None if error is None else str(error),
+            'last_ok': last_ok,
+            'changed': [{'provider': r.uuid, 'added': r.added,
+                         'removed': r.removed}
+                        for r in (report.results if report else ())
+                        if r.changed],
+            'failed': [{'provider': r.uuid, 'error': str(r.error)}
+                       for r in (report.errors if report else ())],
+        }
+        try:
+            files.write_atomically(path, json.dumps(document, indent=1))
+        except OSError as exc:
+            raise StatusNotSaved(
+                'cannot write status file %s (%s): monitoring reads the '
+                'previous sync as the last one; make it writable or point '
+                '[virt_capabilities] status_file elsewhere'
+                % (path, exc.strerror or exc)) from exc
+        self._last_ok[path] = last_ok
+
+
+def _report_error(report):
+    """The one line that says why a sync that ran did not succeed."""
+    if report.state_error is not None:
+        return report.state_error
+    if report.missing_providers:
+        return 'no resource provider found for %s' % '; '.join(
+            r.describe() for r in report.missing_providers)
+    if report.missing_traits:
+        return 'Placement lacks trait(s) %s' % ', '.join(
+            sorted(report.missing_traits))
+    return '%d provider(s) failed' % len(report.errors)
+
+
+def remove(path):
+    """Delete the status file (``virt-capabilities remove``); nothing if
+    there is none."""
+    if not path:
+        return
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise StatusNotSaved('cannot delete status file %s (%s)'
+                             % (path, exc.strerror or exc)) from exc

@@ -1,0 +1,57 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Where a provider's traits are read and written: Placement, today.
+
+The reporter reads a provider's traits, works out the target with the owner
+rule, and writes it back; it does so through a store, so that the traits of
+a provider whose writer takes them from elsewhere (nova-compute's ironic
+driver copies an Ironic node's own traits over its provider's on every
+update: ``drivers.Driver.replaces_provider_traits``) can be written where
+that writer reads them. A store has four calls:
+
+* ``read(uuid)``: (traits, generation), the generation being whatever
+  ``write`` needs to refuse a concurrent change (None if nothing);
+* ``write(uuid, traits, generation)``: make the provider carry exactly
+  ``traits``; ``exceptions.ConcurrentUpdate`` if it changed since the read
+  (the reporter reads again and retries), ``exceptions.UnknownTraits`` for
+  traits the store does not know;
+* ``create_trait(name)``: make a custom trait known;
+* ``in_sync(tokens)``: the providers whose traits match Placement's
+  ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
+  when the store cannot ask that in one query.
+"""
+
+from image_type_common import placement_client
+
+
+class PlacementTraits:
+    """A provider's traits in Placement: one GET to read, one PUT with the
+    provider generation to write."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def read(self, uuid):
+        return self.client.get_provider_traits(uuid)
+
+    def write(self, uuid, traits, generation):
+        self.client.put_provider_traits(uuid, traits, generation)
+
+    def create_trait(self, name):
+        self.client.create_trait(name)
+
+    def in_sync(self, tokens):
+        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
+            return None
+        return {rp['uuid'] for rp in self.client.list_resource_providers(
+            required=','.join(tokens))}
