@@ -25,6 +25,7 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
+from virt_capabilities import ironic_node_traits
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
@@ -53,6 +54,8 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
+        ironic_node_traits.refuse_image_type_owner(
+            capabilities.compute_driver, settings.owns_image_types)
         if settings.volume_only and capabilities.formats:
             raise exceptions.ConfigError(
                 '[virt_capabilities] volume_only = True, but nova-compute '
