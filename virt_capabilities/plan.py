@@ -224,6 +224,9 @@ class NodePlan:
         custom = ('this reporter keeps them: ' + '; '.join(sources)
                   if sources else
                   'none: [virt_capabilities] custom_traits is empty')
+        if sources and ironic_node_traits.writes_node_traits(driver):
+            custom += ('; on the Ironic node, which nova-compute copies to '
+                       'the provider (it removes any other trait there)')
         return {'image_type_traits': image_type_why,
                 'image_metadata_traits': metadata,
                 'custom_traits': custom}

@@ -42,3 +42,13 @@ def test_the_guides_block_reaches_ironic_as_nova_compute(tmp_path):
     assert adapter.auth._username == 'nova'
     assert adapter.service_type == 'baremetal'
     assert adapter.session.timeout == ironic_conf.DEFAULT_TIMEOUT
+
+
+def test_show_says_the_custom_traits_go_to_the_ironic_node(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
+                    '[virt_capabilities]\ncustom_traits = CUSTOM_TROVE\n')
+    why = plan_mod.NodePlan.from_files([str(path)], ['n1']).why()
+    assert why['custom_traits'].endswith(
+        '; on the Ironic node, which nova-compute copies to the provider '
+        '(it removes any other trait there)')
