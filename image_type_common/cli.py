@@ -205,7 +205,8 @@ def add_cloud_argument(parser):
     parser.add_argument(
         '--os-cloud', metavar='NAME',
         help='Reach Placement through openstacksdk with this clouds.yaml '
-             'entry instead of nova.conf\'s [placement] section. Without '
+             'entry instead of nova.conf\'s [placement] section (an ironic '
+             'node\'s reporter: Ironic, instead of [ironic]). Without '
              'either, OS_* environment variables are used.')
 
 

@@ -16,6 +16,7 @@ import copy
 import logging
 import os
 import select
+import textwrap
 import threading
 
 from cliff import display
@@ -24,6 +25,7 @@ from image_type_common import cli
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_demo import demo
+from image_type_demo import fleet
 from placement_runner import embedded
 from placement_runner import patched
 from placement_runner import server as embedded_server
@@ -59,7 +61,9 @@ class Demo(display.DisplayCommandBase):
 
     Starts a real Placement on 127.0.0.1, reports a mixed fleet (libvirt on
     qcow2, Ceph and LVM, Parallels, an Arm server, VMware, ironic, z/VM,
-    and a host set aside for Trove) through the real reporter, then asks
+    and a host set aside for Trove) through the real reporter (which
+    writes an ironic node's traits to its Ironic node, not run here: the
+    ironic host carries nova-compute's traits only), then asks
     for hosts for every disk format with the filters on, once with them
     off, once volume-backed, once for a Trove image, and once for an image
     of each image-metadata family (hw_disk_bus, hw_vif_model, ...).
@@ -160,6 +164,8 @@ class Demo(display.DisplayCommandBase):
             self.formatter.emit_list(columns, rows, stdout,
                                      _fitted(parsed_args, title))
             if parsed_args.formatter == 'table':
+                if title == HOSTS_TITLE:
+                    stdout.writelines(host_notes(document['hosts']))
                 stdout.write('\n')
         return 0
 
@@ -237,6 +243,18 @@ def tables(parsed_args, document):
                 [[v for v, k in zip(row, keep, strict=True) if k]
                  for row in rows]))
     return selected
+
+
+def host_notes(hosts):
+    """Lines under the hosts table for the hosts whose reporter keeps
+    its traits elsewhere than on their provider (ironic nodes)."""
+    return [textwrap.fill(
+        '%s: the reporter keeps an ironic node\'s custom traits on its '
+        'Ironic node, and nova-compute copies them to the provider, with '
+        'the image-type traits it keeps itself; this demo runs no Ironic, '
+        'so the provider has nova-compute\'s traits only.' % h['name'],
+        WIDTH) + '\n' for h in hosts
+        if h.get('reporter_writes') == fleet.ON_IRONIC_NODE]
 
 
 def request_label(request):

@@ -102,7 +102,8 @@ def run(progress_stream=None, then=None, placement_args=None):
                 'reason': reason and 'No valid host: ' + reason})
         document = {
             'hosts': [{'name': h.name, 'compute_driver': h.compute_driver,
-                       'formats': h.formats} for h in hosts],
+                       'formats': h.formats,
+                       'reporter_writes': h.reporter_writes} for h in hosts],
             'requests': requests,
         }
         if then is not None:

@@ -14,7 +14,10 @@
 
 Each host is described by its own nova.conf fragment and reported through
 the real reporter (``virt_capabilities.service.ReportJob``), exactly as a
-compute node would. Used by the demo, functional tests and benchmarks.
+compute node would; the traits nova-compute would keep are put first, as
+it would. An ironic host's reporter writes its Ironic node, not the
+provider, and no Ironic runs here: its provider carries nova-compute's
+traits only. Used by the demo, functional tests and benchmarks.
 """
 
 import dataclasses
@@ -66,6 +69,15 @@ PARALLELS = (
     *_traits('COMPUTE_NET_VIF_MODEL_', 'VIRTIO', 'RTL8139', 'E1000'),
     'HW_ARCH_X86_64')
 VMWARE = ('HW_ARCH_X86_64',)
+#: An ironic node's image-type traits, which nova-compute's resource
+#: tracker keeps itself from the ironic driver's capabilities
+#: (virt/ironic/driver.py 173-183): the reporter refuses to own them there,
+#: so the demo puts them as nova-compute would.
+IRONIC = _traits('COMPUTE_IMAGE_TYPE_', 'AMI', 'QCOW2', 'RAW')
+
+#: Where the reporter keeps a host's traits (``Host.reporter_writes``).
+ON_PROVIDER = 'provider'
+ON_IRONIC_NODE = 'Ironic node'
 
 
 @dataclasses.dataclass
@@ -79,6 +91,9 @@ class Host:
     uuid: str = None
     compute_driver: str = None
     formats: list = None
+    #: Where its reporter keeps its traits: ON_PROVIDER, or, for an ironic
+    #: node, ON_IRONIC_NODE (nova-compute copies them to the provider).
+    reporter_writes: str = None
 
     @property
     def own_traits(self):
@@ -144,10 +159,12 @@ DEMO_FLEET = [
         [DEFAULT]
         compute_driver = nova.virt.vmwareapi.VMwareVCDriver
         ''', nova_compute_traits=VMWARE),
+    # Its reporter keeps custom traits on the Ironic node, never on the
+    # provider; the demo runs no Ironic, and gives this one none.
     Host('ironic-1', '''
         [DEFAULT]
         compute_driver = ironic.IronicDriver
-        '''),
+        ''', nova_compute_traits=IRONIC),
     Host('zvm-1', '''
         [DEFAULT]
         compute_driver = zvm.ZVMDriver
@@ -213,6 +230,8 @@ def build(placement, hosts, progress=None, reuse=False):
     # Here, not at the top: cliff loads every command's module to start
     # any of them, and the reporter's service (oslo.log with it) is the
     # demo's alone; `candidates` and `status` start without it.
+    from virt_capabilities import ironic_node_traits
+    from virt_capabilities import plan as plan_mod
     from virt_capabilities import service
 
     client = placement.client()
@@ -228,20 +247,32 @@ def build(placement, hosts, progress=None, reuse=False):
                 f.write(textwrap.dedent(host.nova_conf))
             node = os.path.join(workdir, host.name + '-node.conf')
             with open(node, 'w') as f:
+                f.write('[DEFAULT]\nstate_path = %s\n%s'
+                        % (workdir, placement.nova_conf_section()))
+            plan = plan_mod.NodePlan.from_files([own, node], [host.uuid])
+            host.compute_driver = plan.capabilities.compute_driver
+            host.formats = sorted(plan.capabilities.formats)
+            if ironic_node_traits.writes_node_traits(host.compute_driver):
+                # Its reporter writes the Ironic node, which the demo does
+                # not run; nova-compute's traits are on the provider.
+                host.reporter_writes = ON_IRONIC_NODE
+                if progress:
+                    progress.advance()
+                continue
+            host.reporter_writes = ON_PROVIDER
+            owner = os.path.join(workdir, host.name + '-owner.conf')
+            with open(owner, 'w') as f:
                 # No nova-compute runs here: the reporter keeps the
                 # image-type traits it would.
-                f.write('[DEFAULT]\nstate_path = %s\n[virt_capabilities]\n'
-                        'image_type_traits_owner = reporter\n%s'
-                        % (workdir, placement.nova_conf_section()))
-            job = service.ReportJob([own, node], [host.uuid])
+                f.write('[virt_capabilities]\n'
+                        'image_type_traits_owner = reporter\n')
+            job = service.ReportJob([own, node, owner], [host.uuid])
             report = job.sync()
             if not report.ok:
                 raise RuntimeError('reporting %s failed: %s' % (
                     host.name, '; '.join(str(r.error)
                                          for r in report.errors)
                     or report.state_error))
-            host.compute_driver = job.plan.capabilities.compute_driver
-            host.formats = sorted(job.plan.capabilities.formats)
             if progress:
                 progress.advance()
     return hosts

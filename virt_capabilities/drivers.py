@@ -67,7 +67,9 @@ class Driver:
     #: Whether nova-compute's driver replaces the provider's whole trait
     #: set on every update, dropping traits it does not own (the resource
     #: tracker adds back only its own): a trait kept in Placement there
-    #: does not stay. Where Nova 34.0.0 does it, or does not.
+    #: does not stay. Where: ``update_provider_tree`` in Nova 34.0.0 and
+    #: (in brackets) 31.0.0, whose lines ``tests/nova`` checks, and what it
+    #: does to the provider's traits.
     replaces_provider_traits: bool = False
     replaces_source: str = ''
     #: The options' rule for ``formats`` (libvirt): a function of the
@@ -125,7 +127,7 @@ def libvirt_formats(images_type, virt_type, force_raw_images):
     return frozenset(formats)
 
 
-#: Nova 34.0.0's ironic driver ends update_provider_tree with
+#: Nova 34.0.0's (and 31.0.0's) ironic driver ends update_provider_tree with
 #: provider_tree.update_traits(nodename, node.traits); every other driver
 #: here only adds (and libvirt removes) traits it owns itself, and the
 #: resource tracker keeps the rest
@@ -142,35 +144,38 @@ DRIVERS = {d.name: d for d in (
         node_name=NodeName(lambda settings: providers.libvirt_hostname(),
                            'the hostname libvirt reports'),
         metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
-        replaces_source='nova/virt/libvirt/driver.py:9934-9935: '
-                        + _KEEPS_OTHERS),
+        replaces_source='nova/virt/libvirt/driver.py:9796-9939 (31.0.0: '
+                        '9403-9554): ' + _KEEPS_OTHERS),
     Driver(
         'vmwareapi.VMwareVCDriver', frozenset({'iso', 'vmdk'}),
         'nova/virt/vmwareapi/driver.py:83-93',
         named_by_hypervisor='VMware names it <cluster moref>.<vCenter uuid>',
         metadata_rows_by_machine={None: metadata_traits.VMWARE_ROWS},
-        replaces_source='nova/virt/vmwareapi/driver.py:539: '
-                        + _KEEPS_OTHERS),
+        replaces_source='nova/virt/vmwareapi/driver.py:432-539 (31.0.0: '
+                        '431-538): ' + _KEEPS_OTHERS),
     Driver(
         'ironic.IronicDriver', frozenset({'ami', 'qcow2', 'raw'}),
         'nova/virt/ironic/driver.py:173-183',
         named_by_hypervisor='ironic has one per Ironic node, named by the '
                             'node uuid',
         replaces_provider_traits=True,
-        replaces_source='nova/virt/ironic/driver.py:964: the provider\'s '
+        replaces_source='nova/virt/ironic/driver.py:874-964 (31.0.0: '
+                        '871-961): the provider\'s '
                         'traits become the Ironic node\'s'),
     Driver(
         'zvm.ZVMDriver', frozenset({'raw'}), 'nova/virt/zvm/driver.py:56-66',
         named_by_hypervisor='z/VM names it after the hostname its cloud '
                             'connector reports',
-        replaces_source='nova/virt/zvm/driver.py: sets no trait'),
+        replaces_source='nova/virt/zvm/driver.py:424-457 (31.0.0: '
+                        '424-457): sets no trait'),
     # Nova's own test driver, which its functional harness and devstack's
     # fake virt type run.
     Driver(
         'fake.FakeDriver', frozenset({'raw'}), 'nova/virt/fake.py:130-131',
         node_name=NodeName(lambda settings: settings.host,
                            '[DEFAULT] host'),
-        replaces_source='nova/virt/fake.py:785: ' + _KEEPS_OTHERS),
+        replaces_source='nova/virt/fake.py:541-574 (31.0.0: 537-570): '
+                        'sets no trait'),
 )}
 
 #: Drivers older clouds had, in no supported Nova: refused by name.

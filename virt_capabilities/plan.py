@@ -25,6 +25,7 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
+from virt_capabilities import ironic_node_traits
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
@@ -53,6 +54,8 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
+        ironic_node_traits.refuse_image_type_owner(
+            capabilities.compute_driver, settings.owns_image_types)
         if settings.volume_only and capabilities.formats:
             raise exceptions.ConfigError(
                 '[virt_capabilities] volume_only = True, but nova-compute '
@@ -221,6 +224,9 @@ class NodePlan:
         custom = ('this reporter keeps them: ' + '; '.join(sources)
                   if sources else
                   'none: [virt_capabilities] custom_traits is empty')
+        if sources and ironic_node_traits.writes_node_traits(driver):
+            custom += ('; on the Ironic node, which nova-compute copies to '
+                       'the provider (it removes any other trait there)')
         return {'image_type_traits': image_type_why,
                 'image_metadata_traits': metadata,
                 'custom_traits': custom}

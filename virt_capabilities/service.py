@@ -32,6 +32,7 @@ import time
 from image_type_common import connection
 from image_type_common import control as control_mod
 from image_type_common import exceptions
+from virt_capabilities import ironic_node_traits
 from virt_capabilities import logs
 from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
@@ -61,7 +62,16 @@ class ReportJob:
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
             self.plan.state_file, name=self.plan.reporter_name)
-        self.client = client or connection.client_for(self.conf, cloud)
+        self.on_ironic = ironic_node_traits.writes_node_traits(
+            self.plan.capabilities.compute_driver)
+        if self.on_ironic:
+            # No Placement: the traits go where Nova's ironic driver
+            # takes them from.
+            self.client = client or ironic_node_traits.client_for(
+                self.conf, cloud, sleep=sleep,
+                locked_retries=self.plan.settings.conflict_retries)
+        else:
+            self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
@@ -72,7 +82,10 @@ class ReportJob:
 
     def trait_store(self):
         """Where this node's providers' traits are read and written:
-        Placement (``trait_store``)."""
+        Placement (``trait_store``), or for an ironic node its Ironic node
+        (``ironic_node_traits``)."""
+        if self.on_ironic:
+            return ironic_node_traits.IronicNodeTraits(self.client)
         return trait_store.PlacementTraits(self.client)
 
     def inherit_state(self, previous):
@@ -90,8 +103,13 @@ class ReportJob:
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
         if self.uuids is None or self.missing:
-            self.uuids, self.missing = providers.resolve_with_wait(
-                self.client, self.plan.refs, wait, sleep=self.sleep)
+            if self.on_ironic:
+                found = self.reporter.store.resolve_with_wait(
+                    self.plan.refs, wait, sleep=self.sleep)
+            else:
+                found = providers.resolve_with_wait(
+                    self.client, self.plan.refs, wait, sleep=self.sleep)
+            self.uuids, self.missing = found
         return self.uuids
 
     def sync(self, wait=0.0):

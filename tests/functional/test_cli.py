@@ -98,7 +98,14 @@ def test_demo_json(demo_run):
     assert set(hosts) == {h.name for h in fleet.DEMO_FLEET}
     assert hosts['vmware-1'] == {'name': 'vmware-1',
                                  'compute_driver': 'vmwareapi.VMwareVCDriver',
-                                 'formats': ['iso', 'vmdk']}
+                                 'formats': ['iso', 'vmdk'],
+                                 'reporter_writes': 'provider'}
+    # An ironic node's reporter writes its Ironic node (none runs here);
+    # its provider still takes what the ironic driver boots.
+    assert hosts['ironic-1'] == {'name': 'ironic-1',
+                                 'compute_driver': 'ironic.IronicDriver',
+                                 'formats': ['ami', 'qcow2', 'raw'],
+                                 'reporter_writes': 'Ironic node'}
     assert 'qcow2' not in hosts['libvirt-ceph-1']['formats']
     assert 'qcow2' not in hosts['libvirt-lvm-1']['formats']
     assert 'ploop' in hosts['parallels-1']['formats']
@@ -429,8 +436,8 @@ def test_demo_every_output_format(sqlite_demo_run, fmt):
         document = yaml.safe_load(stdout)
         assert set(document) == {'hosts', 'requests'}
         assert {'name': 'vmware-2', 'compute_driver':
-                'vmwareapi.VMwareVCDriver', 'formats': ['iso', 'vmdk']} \
-            in document['hosts']
+                'vmwareapi.VMwareVCDriver', 'formats': ['iso', 'vmdk'],
+                'reporter_writes': 'provider'} in document['hosts']
         vmdk = [r for r in document['requests']
                 if r['disk_format'] == 'vmdk' and r['filter_enabled']
                 and not r['volume_backed']]

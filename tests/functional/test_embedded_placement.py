@@ -214,7 +214,10 @@ def _names(pids):
                 argv = f.read().split(b'\0')
         except FileNotFoundError:
             continue
-        names.add('gunicorn' if b'gunicorn' in argv else
+        # With setproctitle installed (the test extra's ironic brings it)
+        # gunicorn titles its processes 'gunicorn: master [...]'.
+        names.add('gunicorn' if b'gunicorn' in argv
+                  or argv[0].startswith(b'gunicorn:') else
                   os.path.basename(argv[0].decode()))
     return names
 

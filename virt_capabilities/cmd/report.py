@@ -34,7 +34,9 @@ PROVIDER_HELP = (
     '--config-file, else in [DEFAULT] state_path), else the node name the '
     'driver gives (libvirt: the hostname libvirt reports, not [DEFAULT] '
     'host; the fake driver: [DEFAULT] host); VMware, ironic and z/VM need '
-    'this option.')
+    'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
+    'keeps its traits on that node, and nova-compute copies them to its '
+    'provider.')
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')

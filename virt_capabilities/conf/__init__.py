@@ -19,10 +19,11 @@ from image_type_common.conf import placement
 from virt_capabilities import logs
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
+from virt_capabilities.conf import ironic
 from virt_capabilities.conf import libvirt
 from virt_capabilities.conf import reporter
 
-MODULES = (default, libvirt, compute, reporter, placement)
+MODULES = (default, libvirt, compute, reporter, placement, ironic)
 
 
 def register_opts(conf):

@@ -61,7 +61,9 @@ reporter_opts = [
              'supported Nova (31 to 34) reports them itself, so one writer '
              'owns them. ``reporter`` is for a provider no nova-compute '
              'reports image types for (a test bed, or a driver that reports '
-             'no capabilities).'),
+             'no capabilities); it is refused with '
+             '``compute_driver = ironic.IronicDriver``, whose image-type '
+             'traits nova-compute\'s resource tracker always keeps.'),
     cfg.ListOpt(
         'custom_traits',
         default=[],
@@ -71,7 +73,11 @@ reporter_opts = [
              'image-type traits: a trait dropped from this list is removed '
              'from the provider on the next sync (see ``state_file``), and '
              'no other trait is touched. Names must match '
-             '``CUSTOM_[A-Z0-9_]+``.'),
+             '``CUSTOM_[A-Z0-9_]+``. With ``compute_driver = '
+             'ironic.IronicDriver`` they are kept as the Ironic node\'s '
+             'traits instead (reached through ``[ironic]``), which '
+             'nova-compute copies to the node\'s provider: Nova\'s ironic '
+             'driver removes any other trait from it.'),
     cfg.BoolOpt(
         'volume_only',
         default=False,

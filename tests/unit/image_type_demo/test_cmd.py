@@ -31,9 +31,9 @@ from image_type_demo import cmd
 DOCUMENT = {
     'hosts': [
         {'name': 'vmware-1', 'compute_driver': 'vmwareapi.VMwareVCDriver',
-         'formats': ['iso', 'vmdk']},
+         'formats': ['iso', 'vmdk'], 'reporter_writes': 'provider'},
         {'name': 'zvm-1', 'compute_driver': 'zvm.ZVMDriver',
-         'formats': ['raw']},
+         'formats': ['raw'], 'reporter_writes': 'provider'},
     ],
     'requests': [
         {'disk_format': 'vmdk', 'filter_enabled': True,
@@ -173,3 +173,19 @@ def test_columns_pick_from_each_table():
 def test_columns_that_cannot_be_shown_are_refused(args, says):
     with pytest.raises(exceptions.ConfigError, match=says):
         render(*args)
+
+
+def test_table_says_where_an_ironic_hosts_reporter_writes(monkeypatch):
+    ironic = {'name': 'ironic-1', 'compute_driver': 'ironic.IronicDriver',
+              'formats': ['ami', 'qcow2', 'raw'],
+              'reporter_writes': 'Ironic node'}
+    monkeypatch.setitem(DOCUMENT, 'hosts', DOCUMENT['hosts'] + [ironic])
+    hosts = render().split('\n\n')[0]
+    assert hosts.splitlines()[-3:] == [
+        'ironic-1: the reporter keeps an ironic node\'s custom traits on its '
+        'Ironic node, and nova-compute',
+        'copies them to the provider, with the image-type traits it keeps '
+        'itself; this demo runs no Ironic,',
+        'so the provider has nova-compute\'s traits only.']
+    # No note for the hosts whose reporter writes their provider.
+    assert 'vmware-1:' not in hosts and 'zvm-1:' not in hosts

@@ -1,0 +1,54 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The compute guide's ironic block is what the reporter reads: an ironic
+plan that writes node traits, and keystoneauth1's password plugin for
+``[ironic]``, loaded without a request."""
+
+from keystoneauth1.identity import generic
+
+from tests.unit import test_config_blocks as blocks
+from virt_capabilities import ironic_node_traits
+from virt_capabilities import plan as plan_mod
+from virt_capabilities.conf import ironic as ironic_conf
+
+
+def ironic_block():
+    found = [block for page, block in blocks.doc_blocks()
+             if page == 'doc/source/install/compute.rst'
+             and 'ironic.IronicDriver' in block]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_the_guides_block_reaches_ironic_as_nova_compute(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text(ironic_block().replace('/var/lib/nova', str(tmp_path)))
+    plan = plan_mod.NodePlan.from_files([str(path)], ['trove-node-1'])
+    assert ironic_node_traits.writes_node_traits(
+        plan.capabilities.compute_driver)
+    assert plan.traits == {'CUSTOM_TROVE'}
+    adapter = ironic_node_traits.adapter_from_conf(plan.conf)
+    assert isinstance(adapter.auth, generic.Password)
+    assert adapter.auth._username == 'nova'
+    assert adapter.service_type == 'baremetal'
+    assert adapter.session.timeout == ironic_conf.DEFAULT_TIMEOUT
+
+
+def test_show_says_the_custom_traits_go_to_the_ironic_node(tmp_path):
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
+                    '[virt_capabilities]\ncustom_traits = CUSTOM_TROVE\n')
+    why = plan_mod.NodePlan.from_files([str(path)], ['n1']).why()
+    assert why['custom_traits'].endswith(
+        '; on the Ironic node, which nova-compute copies to the provider '
+        '(it removes any other trait there)')

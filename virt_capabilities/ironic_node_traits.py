@@ -1,0 +1,476 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""An ironic node's traits, kept where Nova takes them from: the Ironic node.
+
+Nova's ironic driver replaces the whole trait set of an ironic node's
+resource provider with the Ironic node's own traits on every update
+(Nova 31 to 34, ``nova/virt/ironic/driver.py`` ``update_provider_tree``:
+``provider_tree.update_traits(nodename, node.traits)``); the resource
+tracker then adds back only its own capability traits (the
+``COMPUTE_IMAGE_TYPE_*`` ones among them), ``COMPUTE_NODE``, ``OWNER_NOVA``
+and ``COMPUTE_STATUS_DISABLED``. A trait written to the provider would be
+removed at nova-compute's next push and put back at the reporter's next
+cycle, for ever, and in between an untagged boot could land on a reserved
+node. So for ``compute_driver = ironic.IronicDriver`` (the driver whose
+record says ``replaces_provider_traits``) the reporter writes nothing to
+Placement: ``IronicNodeTraits`` is its trait store
+(``virt_capabilities.trait_store``), which reads and writes each provider's
+traits as the Ironic node of the same uuid (an ironic node's provider has
+its node's uuid), through the Bare Metal API, one trait at a time
+(``PUT``/``DELETE /v1/nodes/{node}/traits/{trait}``, microversion 1.37),
+so that the traits inspection and the operator set meanwhile stay.
+nova-compute copies them to the provider at its next resource update.
+
+What it owns there is the one owner rule (``merge.OwnerRule``) and the one
+ownership state, as on any provider: its ``custom_traits``, and those its
+records say it set; never a trait of the node it was not configured with.
+``image_type_traits_owner = reporter`` is refused: on an ironic node the
+image-type traits are the resource tracker's own capability traits.
+``--provider`` names the nodes, by uuid or name (``resolve_with_wait``).
+
+Ironic is reached the way nova-compute's ironic driver reaches it: nova.conf's
+``[ironic]`` keystoneauth1 options (or ``--os-cloud``, or ``OS_*``), with a
+timeout on every request. Where Ironic cannot be reached or refuses, the
+sync fails naming Ironic; it never falls back to writing the provider.
+"""
+
+import dataclasses
+import json
+import logging
+import time
+import warnings
+
+from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import loading as ks_loading
+import urllib3
+
+from image_type_common import connection
+from image_type_common import exceptions
+from image_type_common import text
+from image_type_common import tls
+from virt_capabilities import drivers
+from virt_capabilities.conf import ironic as ironic_conf
+from virt_capabilities.conf import reporter as reporter_conf
+
+LOG = logging.getLogger(__name__)
+
+IRONIC_DRIVER = 'ironic.IronicDriver'
+#: The Bare Metal API microversion that added node traits (Queens): every
+#: request is sent with it, whatever the newest the Ironic speaks.
+TRAITS_MICROVERSION = '1.37'
+_TRAITS_VERSION = (1, 37)
+#: The node fields read: nothing else of the node is ever looked at.
+NODE_FIELDS = 'uuid,name,traits'
+#: How much of Ironic's own error text a message quotes.
+_MAX_FAULT = 200
+#: The TLS settings of nova.conf's [ironic], as a failure names them.
+IRONIC_SECTION = tls.Settings(cafile='[ironic] cafile',
+                              certfile='[ironic] certfile',
+                              keyfile='[ironic] keyfile',
+                              client_cert='[ironic] certfile and keyfile',
+                              insecure='[ironic] insecure')
+
+
+class IronicUnavailable(exceptions.Error):
+    """Ironic (or the Keystone in front of it) could not be reached or
+    did not answer: nothing more was written (exit 1)."""
+
+
+class IronicError(exceptions.Error):
+    """Ironic answered a request with an error (exit 1)."""
+
+
+class IronicRefused(exceptions.CredentialsRefused):
+    """Ironic (or Keystone) refused the ``[ironic]`` credentials: a
+    configuration to fix, as for Placement (exit 2)."""
+
+
+class NodeNotFound(IronicError, exceptions.ProviderNotFound):
+    """No Ironic node has this uuid (any more): the provider is gone
+    too, as nova-compute will find."""
+
+
+def writes_node_traits(compute_driver):
+    """Whether a node of this driver (a drivers table key) keeps its
+    traits on the Ironic node rather than on its resource provider: the
+    driver whose nova-compute replaces the traits it does not own
+    (``drivers.Driver.replaces_provider_traits``), which is ironic's, the
+    one driver that takes them from somewhere the reporter can write."""
+    if not drivers.DRIVERS[compute_driver].replaces_provider_traits:
+        return False
+    if compute_driver != IRONIC_DRIVER:
+        raise exceptions.ConfigError(
+            'nova-compute with compute_driver %s removes traits it does '
+            'not own from its provider, and this reporter knows no other '
+            'place to keep them' % compute_driver)
+    return True
+
+
+def refuse_image_type_owner(compute_driver, owns_image_types):
+    """ConfigError for ``image_type_traits_owner = reporter`` on an
+    ironic node, whose image-type traits nova-compute's resource tracker
+    keeps on the provider (its capability traits)."""
+    if writes_node_traits(compute_driver) and owns_image_types:
+        raise exceptions.ConfigError(
+            '[virt_capabilities] image_type_traits_owner = reporter is '
+            'refused with compute_driver %s: nova-compute\'s resource '
+            'tracker keeps an ironic node\'s COMPUTE_IMAGE_TYPE_* traits '
+            '(its capability traits) and its ironic driver replaces every '
+            'other trait of the provider with the Ironic node\'s; leave it '
+            'at nova-compute' % IRONIC_DRIVER)
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    uuid: str
+    name: str
+    traits: frozenset
+
+
+def _fault(response):
+    """Ironic's own one-line reason in an error answer, if any."""
+    try:
+        body = response.json()
+        message = body.get('error_message', body)
+        if isinstance(message, str):
+            message = json.loads(message)
+        fault = message.get('faultstring') or ''
+    except (ValueError, AttributeError):
+        fault = response.text or ''
+    fault = text.one_line(fault)
+    return fault if len(fault) <= _MAX_FAULT else fault[:_MAX_FAULT] + '...'
+
+
+class IronicClient:
+    """The Bare Metal API requests the writer makes, over a keystoneauth1
+    Adapter (nova.conf's ``[ironic]``) or openstacksdk's baremetal proxy
+    (``--os-cloud``); each at microversion 1.37, each with the adapter's
+    timeout."""
+
+    def __init__(self, adapter, sleep=time.sleep, locked_retries=8,
+                 settings=IRONIC_SECTION):
+        if not (adapter.version or adapter.min_version
+                or adapter.max_version):
+            # Discovery finds the v1 endpoint and its newest microversion.
+            adapter.min_version, adapter.max_version = '1', '1.latest'
+        self._adapter = adapter
+        self._settings = settings
+        self._sleep = sleep
+        self._locked_retries = locked_retries
+        self._base = None
+
+    @property
+    def _timeout(self):
+        session = getattr(self._adapter, 'session', None)
+        return (getattr(self._adapter, 'timeout', None)
+                or getattr(session, 'timeout', None))
+
+    def _identity_url(self):
+        auth = (getattr(self._adapter, 'auth', None)
+                or getattr(getattr(self._adapter, 'session', None), 'auth',
+                           None))
+        return getattr(auth, 'auth_url', None)
+
+    def endpoint(self):
+        """Ironic's versioned endpoint (``.../v1/``), found once: the
+        token and catalogue first (Keystone's steps, failures naming
+        Keystone), then Ironic's version document, which must offer
+        microversion 1.37."""
+        if self._base:
+            return self._base
+        try:
+            self._adapter.get_token()
+            listed = self._adapter.get_endpoint(skip_discovery=True)
+        except ks_exc.ClientException as exc:
+            raise self._keystone_error(exc) from exc
+        if not listed:
+            raise exceptions.ConfigError(
+                'no Ironic endpoint: set [ironic] endpoint_override, or '
+                'check the catalogue\'s baremetal entry')
+        try:
+            data = self._adapter.get_endpoint_data()
+        except ks_exc.ConnectionError as exc:
+            raise self._unreachable(listed, exc) from exc
+        except ks_exc.DiscoveryFailure as exc:
+            raise self._discovery_error(listed) from exc
+        if data is None or not data.url:
+            raise self._discovery_error(listed)
+        if data.max_microversion and \
+                tuple(data.max_microversion) < _TRAITS_VERSION:
+            raise IronicError(
+                'Ironic at %s offers Bare Metal API microversions up to '
+                '%s.%s: node traits need %s' % (
+                    listed, *data.max_microversion, TRAITS_MICROVERSION))
+        self._base = data.url.rstrip('/') + '/'
+        return self._base
+
+    def _unreachable(self, url, exc):
+        """IronicUnavailable, or a ConfigError for a certificate to fix,
+        naming the ``[ironic]`` (or clouds.yaml) setting."""
+        session = getattr(self._adapter, 'session', None)
+        return connection.connection_error(
+            'Ironic', url, exc, self._timeout, self._settings,
+            getattr(session, 'cert', None), unavailable=IronicUnavailable)
+
+    def _discovery_error(self, url):
+        """Why version discovery at ``url`` failed, when keystoneauth1
+        kept no cause: one unauthenticated GET of our own, through the
+        same session, on the failure path only."""
+        try:
+            answer = self._adapter.session.get(
+                url, authenticated=False, raise_exc=False, connect_retries=0,
+                headers={'Accept': 'application/json'})
+        except ks_exc.ConnectionError as exc:
+            return self._unreachable(url, exc)
+        return IronicUnavailable(
+            'cannot reach Ironic at %s: it answered %d without a version '
+            'document' % (url, answer.status_code))
+
+    def _keystone_error(self, exc):
+        where = text.one_line(self._identity_url() or '(no auth_url)')
+        if isinstance(exc, ks_exc.HttpError) and exc.http_status in (401,
+                                                                     403):
+            return IronicRefused(
+                'Keystone at %s refused the [ironic] credentials (%d)'
+                % (where, exc.http_status))
+        if isinstance(exc, ks_exc.CatalogException):
+            return exceptions.ConfigError(
+                'Keystone\'s catalogue at %s has no Ironic (baremetal) '
+                'endpoint: %s' % (where, text.one_line(exc)))
+        if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
+                            ks_exc.HttpError)):
+            return IronicUnavailable(
+                'cannot reach Ironic: Keystone at %s: %s' % (
+                    where, connection._reason(exc, self._timeout)
+                    if not isinstance(exc, ks_exc.HttpError)
+                    else 'answered %s' % exc.http_status))
+        return exceptions.ConfigError('[ironic] credentials: %s'
+                                      % text.one_line(exc))
+
+    def _request(self, method, path, **kwargs):
+        """One request, retried while the node is locked (409, a
+        conductor busy with it); the answer, whatever its status, or
+        IronicUnavailable."""
+        url = self.endpoint() + path
+        attempt = 0
+        while True:
+            try:
+                response = self._adapter.request(
+                    url, method, microversion=TRAITS_MICROVERSION,
+                    raise_exc=False, **kwargs)
+            except (ks_exc.ConnectionError,
+                    ks_exc.RetriableConnectionFailure) as exc:
+                raise self._unreachable(self._base, exc) from exc
+            except ks_exc.ClientException as exc:
+                raise self._keystone_error(exc) from exc
+            if response.status_code != 409 or \
+                    attempt >= self._locked_retries:
+                return response
+            delay = reporter_conf.CONFLICT_BACKOFF.delay(attempt)
+            LOG.debug('Ironic node locked (%s %s: %s); retrying in %.1f s',
+                      method, path, _fault(response), delay)
+            self._sleep(delay)
+            attempt += 1
+
+    def _failed(self, response, method, path):
+        status = response.status_code
+        what = '%s %s' % (method, path)
+        if status in (401, 403):
+            return IronicRefused(
+                'Ironic at %s refused the [ironic] credentials (%d) on %s: '
+                'its user needs a role Ironic\'s baremetal:node:traits:set '
+                'and :delete policies allow (by default: service, in the '
+                'service project)' % (self._base, status, what))
+        if status >= 500:
+            return IronicUnavailable('Ironic at %s answered %d to %s: %s'
+                                     % (self._base, status, what,
+                                        _fault(response)))
+        return IronicError('Ironic at %s answered %d to %s: %s' % (
+            self._base, status, what, _fault(response)))
+
+    def get_node(self, ident):
+        """The node of this uuid or name, or None when Ironic has none."""
+        path = 'nodes/%s' % ident
+        response = self._request('GET', path,
+                                 params={'fields': NODE_FIELDS})
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise self._failed(response, 'GET', path)
+        body = response.json()
+        return Node(body['uuid'], body.get('name'),
+                    frozenset(body.get('traits') or ()))
+
+    def add_trait(self, node_uuid, trait):
+        path = 'nodes/%s/traits/%s' % (node_uuid, trait)
+        response = self._request('PUT', path)
+        if response.status_code == 404:
+            raise NodeNotFound('Ironic at %s has no node %s any more'
+                               % (self._base, node_uuid))
+        if response.status_code not in (200, 204):
+            raise self._failed(response, 'PUT', path)
+
+    def remove_trait(self, node_uuid, trait):
+        """Remove one trait; False when it was gone already."""
+        path = 'nodes/%s/traits/%s' % (node_uuid, trait)
+        response = self._request('DELETE', path)
+        if response.status_code == 404:
+            if self.get_node(node_uuid) is None:
+                raise NodeNotFound('Ironic at %s has no node %s any more'
+                                   % (self._base, node_uuid))
+            return False
+        if response.status_code not in (200, 204):
+            raise self._failed(response, 'DELETE', path)
+        return True
+
+
+def adapter_from_conf(conf):
+    """A keystoneauth1 Adapter from nova.conf's ``[ironic]`` options."""
+    group = ironic_conf.ironic_group.name
+    try:
+        auth = ks_loading.load_auth_from_conf_options(conf, group)
+    except (ks_exc.ClientException, ValueError) as exc:
+        raise exceptions.ConfigError(
+            '[ironic] auth options: %s' % text.one_line(exc)) from exc
+    if auth is None:
+        raise exceptions.ConfigError(
+            '[ironic] auth_type is not set: the reporter of an ironic node '
+            'reaches Ironic as nova-compute does, with nova.conf\'s '
+            '[ironic] section (or give --os-cloud, or OS_* variables)')
+    section = conf[group]
+    for name in ('endpoint_override', 'auth_url', 'endpoint'):
+        value = getattr(section, name, None)
+        if value is not None and not connection._is_url(value):
+            raise exceptions.ConfigError(
+                '[ironic] %s: %s is not an http(s) URL'
+                % (name, text.safe_repr(value)))
+    tls.check_files(IRONIC_SECTION, section.cafile, section.certfile,
+                    section.keyfile)
+    session = ks_loading.load_session_from_conf_options(conf, group,
+                                                        auth=auth)
+    _warn_if_insecure(session.verify, IRONIC_SECTION)
+    return ks_loading.load_adapter_from_conf_options(
+        conf, group, session=session, auth=auth)
+
+
+def adapter_from_cloud(cloud=None):
+    """openstacksdk's baremetal proxy (a keystoneauth1 Adapter), for a
+    clouds.yaml entry or (``cloud`` None) the ``OS_*`` environment."""
+    import openstack
+    from openstack import exceptions as sdk_exc
+
+    try:
+        proxy = openstack.connect(cloud=cloud).baremetal
+    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+        raise exceptions.ConfigError('openstacksdk cloud %s: %s' % (
+            cloud or '(environment)', text.one_line(exc))) from exc
+    if proxy.session.timeout is None:  # no api_timeout in the cloud config
+        proxy.session.timeout = ironic_conf.DEFAULT_TIMEOUT
+    _warn_if_insecure(proxy.session.verify, tls.CLOUDS_YAML)
+    return proxy
+
+
+def _warn_if_insecure(verify, settings):
+    """One WARNING, instead of urllib3's on each connection."""
+    if verify is not False:
+        return
+    LOG.warning('%s is set: the certificates of Keystone and Ironic are not '
+                'verified, so anyone on the path can read the credentials; '
+                'set %s instead', settings.insecure, settings.cafile)
+    warnings.filterwarnings('ignore',
+                            category=urllib3.exceptions.InsecureRequestWarning)
+
+
+def client_for(conf, cloud=None, sleep=time.sleep, locked_retries=8):
+    """As the Placement client is chosen: ``--os-cloud`` wins; else
+    nova.conf's ``[ironic]`` when it names an auth plugin; else the
+    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s)."""
+    settings = tls.CLOUDS_YAML
+    if cloud:
+        adapter = adapter_from_cloud(cloud)
+    elif conf.ironic.auth_type or not connection.has_cloud_environment():
+        adapter, settings = adapter_from_conf(conf), IRONIC_SECTION
+    else:
+        adapter = adapter_from_cloud()
+    return IronicClient(adapter, sleep=sleep, locked_retries=locked_retries,
+                        settings=settings)
+
+
+class IronicNodeTraits:
+    """A trait store (``virt_capabilities.trait_store``) over Ironic
+    nodes: a provider's traits are read from, and written to, the Ironic
+    node of the same uuid, one trait a request, so that a trait somebody
+    else sets or removes meanwhile is neither lost nor put back."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def read(self, uuid):
+        """(traits, traits): the second is what ``write`` compares with
+        (Ironic has no generation, and needs none: each request changes
+        one trait)."""
+        node = self.client.get_node(uuid)
+        if node is None:
+            raise NodeNotFound('Ironic at %s has no node %s any more'
+                               % (self.client.endpoint(), uuid))
+        return node.traits, node.traits
+
+    def write(self, uuid, traits, generation):
+        """Add what ``traits`` has and the read did not, remove what the
+        read had and ``traits`` has not; every other trait is left as
+        Ironic has it now."""
+        for trait in sorted(set(traits) - set(generation)):
+            self.client.add_trait(uuid, trait)
+        for trait in sorted(set(generation) - set(traits)):
+            self.client.remove_trait(uuid, trait)
+
+    def create_trait(self, name):
+        """Nothing to do: Ironic takes any well-formed custom trait."""
+
+    def in_sync(self, tokens):
+        return None  # no query finds nodes by traits: each is read
+
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep,
+                          clock=time.monotonic):
+        """(node uuids in ref order, refs of no node), as
+        ``providers.resolve_with_wait`` resolves providers: the refs are
+        Ironic nodes' uuids or names (a node's uuid is its provider's),
+        waiting up to ``wait`` seconds, with back-off, for Ironic to answer
+        and for the nodes. A ref Ironic has no node of comes back with its
+        source saying so."""
+        deadline = clock() + wait
+        attempt = 0
+        while True:
+            try:
+                found = [(ref, self.client.get_node(ref.value))
+                         for ref in refs]
+                missing = [ref for ref, node in found if node is None]
+                if not missing or clock() >= deadline:
+                    return ([node.uuid for _, node in found if node],
+                            [self._no_node(ref) for ref in missing])
+                problem = 'no Ironic node for %s' % '; '.join(
+                    ref.describe() for ref in missing)
+            except IronicUnavailable as exc:
+                if clock() >= deadline:
+                    raise
+                problem = str(exc)
+            delay = reporter_conf.PROVIDER_WAIT_BACKOFF.delay(
+                attempt, cap=max(deadline - clock(), 0))
+            LOG.warning('%s; retrying in %.1f s', problem, delay)
+            sleep(delay)
+            attempt += 1
+
+    def _no_node(self, ref):
+        return dataclasses.replace(ref, source='%s; Ironic at %s has no such '
+                                   'node' % (ref.source,
+                                             self.client.endpoint()))
