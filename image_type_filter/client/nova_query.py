@@ -35,7 +35,10 @@ each term of the query came from:
   Nova turns it into a resource or a trait;
 - the request filters' root traits and aggregates (``member_of``);
 - ``limit`` (``[scheduler] max_placement_results``), dropped when the
-  server is in a server group, as Nova drops it for its hints.
+  server is in a server group, as Nova drops it for its hints;
+- for ``hw:cpu_policy=dedicated``, the fallback query nova-scheduler sends
+  too (VCPU instead of PCPU, ``build(..., pinning=False)``), whose hosts
+  it adds to the first's.
 
 Not covered, and said so by ``NOT_COVERED``: request groups from outside
 the flavor and image (Neutron ports with QoS minimum bandwidth or packet
@@ -317,6 +320,10 @@ class Query:
     group_policy: str = None
     limit: int = None
     why: dict = dataclasses.field(default_factory=dict)
+    #: hw:cpu_policy=dedicated turned VCPU into PCPU: nova-scheduler also
+    #: asks the fallback query (``build(..., pinning=False)``) and offers
+    #: the hosts of both.
+    cpu_pinning_requested: bool = False
 
     def params(self):
         """(key, value) pairs, sorted: ResourceRequest.to_querystring."""
@@ -345,12 +352,22 @@ class Query:
 class _Builder:
     """ResourceRequest.from_request_spec, for one Request."""
 
-    def __init__(self, request, standard_classes):
+    def __init__(self, request, standard_classes, pinning=True):
         self.request = request
         self.standard_classes = frozenset(standard_classes)
+        self.pinning = pinning
         self.groups = {}
         self.group_policy = None
-        self.why = request.why
+        #: Set when hw:cpu_policy=dedicated asked for PCPU (Nova's
+        #: ``cpu_pinning_requested``): nova-scheduler then asks again.
+        self.cpu_pinning_requested = False
+        self.why = {key: list(sources)
+                    for key, sources in request.why.items()}
+
+    def because(self, param, value, source):
+        sources = self.why.setdefault((param, value), [])
+        if source not in sources:
+            sources.append(source)
 
     def group(self, suffix=None):
         if suffix not in self.groups:
@@ -376,7 +393,7 @@ class _Builder:
             return  # Nova: "Only (required, forbidden) traits are supported"
         (group.required if kind == trait_grammar.REQUIRED
          else group.forbidden).add(trait)
-        self.request.because('required' + (suffix or ''),
+        self.because('required' + (suffix or ''),
                              ('!' if kind == trait_grammar.FORBIDDEN
                               else '') + trait, source)
 
@@ -407,7 +424,8 @@ class _Builder:
         for trait in props.traits_required:
             self.add_trait(trait, trait_grammar.REQUIRED,
                            'image property trait:%s=required' % trait)
-        self._pinning()
+        if self.pinning:
+            self._pinning()
         merged = self.merged_resources()
         if VCPU not in merged and PCPU not in merged:
             self.add_resource(VCPU, flavor.vcpus, 'flavor vcpus=%d'
@@ -559,6 +577,7 @@ class _Builder:
         source = self._source('cpu_policy')
         pcpus = 0
         if cpu_policy == 'dedicated':
+            self.cpu_pinning_requested = True
             pcpus = flavor.vcpus
         if cpu_policy == 'mixed':
             dedicated, realtime = self._dedicated_cpus(), \
@@ -767,16 +786,19 @@ def parse_cpu_spec(spec):
     return included - rejected
 
 
-def build(request, standard_classes, limit=1000):
+def build(request, standard_classes, limit=1000, pinning=True):
     """The Query nova-scheduler sends for ``request`` (after the request
     filters ran on it): ResourceRequest.from_request_spec, then
     resources_from_request_spec's aggregates, limit and group policy.
 
     ``standard_classes``: the resource classes Nova's os-resource-classes
     knows (anything else not ``CUSTOM_`` Nova drops); ``limit``:
-    ``[scheduler] max_placement_results``.
+    ``[scheduler] max_placement_results``; ``pinning``: False for the
+    fallback query nova-scheduler sends after a ``hw:cpu_policy=dedicated``
+    one (VCPU, no pinning translated; ``[workarounds]
+    disable_fallback_pcpu_query`` stops it).
     """
-    builder = _Builder(request, standard_classes)
+    builder = _Builder(request, standard_classes, pinning)
     suffixed_from_flavor = builder.build()
     if request.aggregates:
         builder.group(None).member_of = [entry.split(',')
@@ -793,14 +815,13 @@ def build(request, standard_classes, limit=1000):
                  root_forbidden=set(request.root_forbidden),
                  group_policy=group_policy,
                  limit=None if request.in_server_group else limit,
-                 why=request.why)
+                 why=builder.why,
+                 cpu_pinning_requested=builder.cpu_pinning_requested)
 
 
 def all_required_traits(request, standard_classes=()):
     """ResourceRequest(...).all_required_traits: the groups' required
     traits (not the root's), as isolate_aggregates reads them."""
-    scratch = dataclasses.replace(request, why={}, aggregates=[],
-                                  forbidden_aggregates=set())
-    builder = _Builder(scratch, standard_classes)
+    builder = _Builder(request, standard_classes)
     builder.build()
     return set().union(*(g.required for g in builder.groups.values()))

@@ -59,7 +59,8 @@ METADATA_PREFIXES = {
     'hw_emulation_architecture': 'COMPUTE_ARCH',
     'hw_viommu_model': 'COMPUTE_VIOMMU',
 }
-#: The nova.conf options the filters read, (group, name) -> Nova's default.
+#: The nova.conf options nova-scheduler reads for its query, (group, name)
+#: -> Nova's default.
 NOVA_OPTIONS = {
     ('scheduler', 'limit_tenants_to_placement_aggregate'): False,
     ('scheduler', 'placement_aggregate_required_for_tenants'): False,
@@ -69,6 +70,7 @@ NOVA_OPTIONS = {
     ('scheduler', 'query_placement_for_routed_network_aggregates'): False,
     ('scheduler', 'max_placement_results'): 1000,
     ('filter_scheduler', 'pci_in_placement'): False,
+    ('workarounds', 'disable_fallback_pcpu_query'): False,
 }
 
 

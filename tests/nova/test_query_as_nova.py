@@ -215,6 +215,25 @@ def test_the_query_is_novas(name, specs, props, is_bfv):
     assert _ours(specs, props, is_bfv) == nova
 
 
+@pytest.mark.parametrize('name,specs,props', CASES,
+                         ids=[c[0] for c in CASES])
+def test_the_fallback_query_is_novas(name, specs, props):
+    """Without the pinning translation (nova-scheduler's second query for
+    hw:cpu_policy=dedicated), and whether Nova asks it at all."""
+    try:
+        spec = _nova_spec(specs, props)
+        first = scheduler_utils.resources_from_request_spec(None, spec, None)
+        nova = scheduler_utils.resources_from_request_spec(
+            None, spec, None, enable_pinning_translate=False)
+    except NOVA_REFUSES:
+        return
+    request = _our_request(specs, props)
+    assert nova_query.build(request, STANDARD).cpu_pinning_requested is \
+        first.cpu_pinning_requested
+    assert nova_query.build(request, STANDARD, pinning=False).querystring() \
+        == nova.to_querystring()
+
+
 def test_aggregates_limit_and_group_policy_are_novas():
     destination = dict(aggregates=['%s,%s' % (uuidsentinel.a, uuidsentinel.b),
                                    uuidsentinel.c],
