@@ -43,8 +43,8 @@ from image_type_filter.client import request_spec
 
 BUILT, PARTLY, NOT_COVERED = 'built', 'partly built', 'not covered'
 # What a filter did to one request.
-ADDED, NOTHING, OFF, ABSENT = 'added', 'nothing to add', 'off', \
-    'not in this Nova'
+ADDED, NOTHING, OFF, ABSENT, FAILS = 'added', 'nothing to add', 'off', \
+    'not in this Nova', 'fails the request'
 
 TENANT_METADATA_KEY = 'filter_tenant_id'
 AZ_METADATA_KEY = 'availability_zone'
@@ -248,13 +248,11 @@ def routed_networks_filter(cloud, request):
                         'query_placement_for_routed_network_aggregates'):
         return OFF, ('[scheduler] query_placement_for_routed_network_'
                      'aggregates off')
-    return NOTHING, ('on, but not rebuilt: the member_of of the requested '
-                     'networks\' segments is missing from this query')
+    return NOTHING, 'on, but not rebuilt'
 
 
 def remote_managed_ports_filter(cloud, request):
-    return NOTHING, ('not rebuilt: a server with a remote-managed port '
-                     'also requires COMPUTE_REMOTE_MANAGED_PORTS')
+    return NOTHING, 'not rebuilt'
 
 
 def ephemeral_encryption_filter(cloud, request):
@@ -316,16 +314,17 @@ def owner_nova_filter(cloud, request):
     trait = os_traits.OWNER_NOVA
     if not cloud.owner_nova:
         return NOTHING, cloud.owner_nova_because
-    _root(request, trait, 'owner_nova_filter: every nova-compute reports '
-          'service version 73 or later (%s)' % cloud.owner_nova_because)
+    _root(request, trait, 'owner_nova_filter: every nova-compute at service '
+          'version 73 or later')
     return ADDED, trait
 
 
-def run_ours(pipeline, request):
+def run_ours(pipeline, request, outcomes=None):
     """This project's request filters (``pipeline``, as nova-scheduler
     built them from the same nova.conf) after Nova's, as
-    ``image_type_filter.nova.integration`` appends them: what they add to
-    the root, with the rule that asked for it. NoValidHost ends it."""
+    ``image_type_filter.nova.integration`` appends them: what each adds to
+    the root, with the rule that asked for it. An Outcome per filter;
+    NoValidHost ends it."""
     image = request.image or nova_query.Image()
     spec = request_spec.RequestSpec(
         image=request_spec.ImageMeta(image.disk_format,
@@ -333,14 +332,28 @@ def run_ours(pipeline, request):
         flavor=request_spec.Flavor(dict(request.flavor.extra_specs)),
         is_bfv=request.is_bfv, root_required=set(request.root_required),
         root_forbidden=set(request.root_forbidden))
-    names = pipeline(None, spec)
-    for trait in sorted(spec.root_required - request.root_required):
-        _root(request, trait, _ours_because(pipeline, spec, trait))
-    for trait in sorted(spec.root_forbidden - request.root_forbidden):
-        request.root_forbidden.add(trait)
-        request.because('root_required', '!' + trait,
-                        _ours_because(pipeline, spec, trait))
-    return names
+    outcomes = [] if outcomes is None else outcomes
+    for name, one in pipeline.filters:
+        required, forbidden = set(spec.root_required), \
+            set(spec.root_forbidden)
+        try:
+            one(None, spec)
+        except filter_exceptions.NoValidHost as exc:
+            outcomes.append(Outcome('image_type_filter.' + name, BUILT,
+                                    FAILS, str(exc)))
+            raise
+        added = sorted(spec.root_required - required) + [
+            '!' + t for t in sorted(spec.root_forbidden - forbidden)]
+        for term in added:
+            trait = term.lstrip('!')
+            (request.root_forbidden if term.startswith('!')
+             else request.root_required).add(trait)
+            request.because('root_required', term,
+                            _ours_because(pipeline, spec, trait))
+        outcomes.append(Outcome('image_type_filter.' + name, BUILT,
+                                ADDED if added else NOTHING,
+                                ', '.join(added)))
+    return outcomes
 
 
 def _ours_because(pipeline, spec, trait):
@@ -395,11 +408,12 @@ FILTERS = (
                   packed_virtqueue_filter),
     RequestFilter('routed_networks_filter', 31, NOT_COVERED,
                   routed_networks_filter,
-                  'the routed networks\' segment aggregates (Neutron)'),
+                  'member_of the aggregates of the requested networks\' '
+                  'segments (Neutron)'),
     RequestFilter('remote_managed_ports_filter', 31, NOT_COVERED,
                   remote_managed_ports_filter,
-                  'COMPUTE_REMOTE_MANAGED_PORTS for remote-managed ports '
-                  '(Neutron)'),
+                  'COMPUTE_REMOTE_MANAGED_PORTS, required when a port is '
+                  'remote-managed (Neutron)'),
     RequestFilter('ephemeral_encryption_filter', 31, BUILT,
                   ephemeral_encryption_filter),
     RequestFilter('virtio_sound_filter', 33, BUILT, virtio_sound_filter),
@@ -409,17 +423,22 @@ FILTERS = (
 )
 
 
-def run(cloud, request):
+def run(cloud, request, outcomes=None):
     """Every filter of ``cloud.release`` on ``request``, in Nova's order:
-    an Outcome per filter of FILTERS (ABSENT for those the release lacks).
-    NoValidHost or NovaRefuses end it, as in Nova."""
-    outcomes = []
+    an Outcome per filter of FILTERS (ABSENT for those the release lacks),
+    appended to ``outcomes`` as they run. NoValidHost or NovaRefuses end
+    it, as in Nova (the failing filter's Outcome says FAILS)."""
+    outcomes = [] if outcomes is None else outcomes
     for one in FILTERS:
         if cloud.release < one.since:
             outcomes.append(Outcome(one.name, one.coverage, ABSENT,
                                     'from Nova %d' % one.since))
             continue
-        result, detail = one.run(cloud, request)
+        try:
+            result, detail = one.run(cloud, request)
+        except filter_exceptions.NoValidHost as exc:
+            outcomes.append(Outcome(one.name, one.coverage, FAILS, str(exc)))
+            raise
         if one.gap and result != OFF:
             detail = '%s; not covered: %s' % (detail, one.gap)
         outcomes.append(Outcome(one.name, one.coverage, result, detail))

@@ -208,25 +208,20 @@ def explain(subject, compute, placement, settings):
         document['not_covered'].insert(0, '[filter_scheduler] '
                                        'pci_in_placement is on: PCI request '
                                        'groups are missing from this query')
+    outcomes = []
     try:
-        outcomes = nova_filters.run(cloud, request)
-        document['request_filters'] = [dataclasses.asdict(o)
-                                       for o in outcomes]
+        nova_filters.run(cloud, request, outcomes)
         if settings.ours_loaded:
-            pipeline = _pipeline(settings, placement)
-            added = nova_filters.run_ours(pipeline, request)
-            document['request_filters'].append({
-                'name': 'image_type_filter (%s)' % ', '.join(
-                    n for n, _ in pipeline.filters),
-                'coverage': nova_filters.BUILT,
-                'result': nova_filters.ADDED if added else
-                nova_filters.NOTHING, 'detail': ', '.join(added)})
+            nova_filters.run_ours(_pipeline(settings, placement), request,
+                                  outcomes)
     except filter_exceptions.NoValidHost as exc:
         document['no_valid_host'] = (
             'a request filter fails the request before Placement is asked: '
             '%s' % exc)
-        document['request_filters'] = document['request_filters'] or []
         return document
+    finally:
+        document['request_filters'] = [dataclasses.asdict(o)
+                                       for o in outcomes]
     limit = cloud.option('scheduler', 'max_placement_results')
     queries = [nova_query.build(request, standard, limit=limit)]
     if queries[0].cpu_pinning_requested and not cloud.option(

@@ -80,7 +80,7 @@ class _Fleet:
 
 def _sources(query, param, value):
     found = query.sources(param, value)
-    return ': ' + '; '.join(found) if found else ''
+    return ' (from %s)' % '; '.join(found) if found else ''
 
 
 def _free(inventory, used):
@@ -212,7 +212,7 @@ class _Judge:
                                   self.query.sources('required' + suffix,
                                                      t)})
                 reasons.append('%s: no provider of the host has all of it%s'
-                               % (terms, ': ' + '; '.join(sources)
+                               % (terms, ' (from %s)' % '; '.join(sources)
                                   if sources else ''))
         return reasons
 

@@ -25,9 +25,16 @@ host by host. Among the boots: a flavor with extra specs, an image with a
 vTPM, a format no host boots, and a disabled compute service.
 """
 
+import contextlib
+import io
+import json
+import os
+
 import pytest
 
 pytest.importorskip('nova')
+
+import fixtures  # noqa: E402
 
 from keystoneauth1 import adapter as ks_adapter  # noqa: E402
 from keystoneauth1 import noauth  # noqa: E402
@@ -35,9 +42,11 @@ from keystoneauth1 import session as ks_session  # noqa: E402
 from keystoneauth1 import token_endpoint  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
 
+from image_type_common import cli  # noqa: E402
 from image_type_common import connection  # noqa: E402
 from image_type_filter import settings as settings_mod  # noqa: E402
 from image_type_filter.client import nova_request_filters  # noqa: E402
+from image_type_filter.cmd import candidates  # noqa: E402
 from image_type_filter.diagnostics import cloud  # noqa: E402
 from image_type_filter.diagnostics import nova_explain  # noqa: E402
 from image_type_filter.diagnostics import nova_scheduler  # noqa: E402
@@ -73,7 +82,7 @@ class HarnessGlance:
         return shown
 
 
-class TestCandidatesAsTheScheduler(base.InsideNova):
+class Harness(base.InsideNova):
     scheduler_options = {
         ('scheduler', 'filter_hosts_by_image_type_support'): True,
         ('scheduler', 'query_placement_for_image_type_support'): True,
@@ -131,6 +140,9 @@ class TestCandidatesAsTheScheduler(base.InsideNova):
 
     def hosts(self, document):
         return {h['name']: h for h in document['hosts']}
+
+
+class TestCandidatesAsTheScheduler(Harness):
 
     def test_an_active_server_is_offered_its_host(self):
         server, document = self.boot_and_explain(base.RAW_IMAGE)
@@ -196,6 +208,10 @@ class TestCandidatesAsTheScheduler(base.InsideNova):
         self.assertEqual([], self.sent)  # the filter refused first
         self.assertIsNone(document['query'])
         self.assertIn('vhd', document['no_valid_host'])
+        failed = [f['name'] for f in document['request_filters']
+                  if f['result'] == nova_request_filters.FAILS]
+        self.assertEqual(['image_type_filter.require_image_type_support'],
+                         failed)
 
     def test_a_server_that_does_not_exist_is_one_line(self):
         with self.assertRaises(cloud.NotFound) as caught:
@@ -203,3 +219,77 @@ class TestCandidatesAsTheScheduler(base.InsideNova):
                                     'no-such-server')
         self.assertEqual(2, caught.exception.exit_code)
         self.assertNotIn('\n', str(caught.exception))
+
+
+NOVA_CONF = """[placement]
+auth_type = admin_token
+endpoint = %s
+token = admin
+
+[scheduler]
+filter_hosts_by_image_type_support = True
+query_placement_for_image_type_support = True
+
+[filter_scheduler]
+available_filters = nova.scheduler.filters.all_filters
+available_filters = image_type_filter.nova.all_filters
+"""
+
+
+class TestTheCommand(Harness):
+    """``image-type-filter candidates --server`` itself, in this process
+    (the harness's APIs answer only here): nova.conf written as the
+    scheduler's, Nova and Glance through the harness's own endpoints in
+    place of openstacksdk's catalogue."""
+
+    def run_command(self, *args):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'nova.conf')
+        with open(path, 'w') as f:
+            f.write(NOVA_CONF % self.placement.fixture.endpoint)
+        self.useFixture(fixtures.MonkeyPatch(
+            'image_type_filter.cmd.candidates.Candidates.cloud_apis',
+            lambda command, parsed_args: (self.compute_api, self.images)))
+        out, err = io.StringIO(), io.StringIO()
+        app = cli.App('image-type-filter', 'test',
+                      'image_type_filter.commands')
+        app.stdout, app.stderr = out, err
+        with contextlib.redirect_stderr(err):
+            code = app.run(['candidates', '--config-file', path, *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def test_json_gives_the_query_and_a_verdict_per_host(self):
+        self.sent.clear()
+        server = self.boot(base.RAW_IMAGE)
+        sent = list(self.sent)
+        code, out, err = self.run_command('--server', server['id'],
+                                          '-f', 'json')
+        self.assertEqual(0, code, err)
+        document = json.loads(out)
+        self.assertEqual(sent, document['queries'])
+        self.assertEqual(sent[0], document['query'])
+        # Provider names are the fake driver's node names.
+        self.assertEqual({'fake-mini', 'host2'},
+                         {h['name'] for h in document['hosts']})
+        self.assertEqual(len(candidates.DOCUMENT), len(document))
+        self.assertTrue(document['nova']['image_type_filter_loaded'])
+        names = [f['name'] for f in document['request_filters']]
+        self.assertEqual([f.name for f in nova_request_filters.FILTERS],
+                         names[:14])
+
+    def test_no_valid_host_is_exit_3_with_the_reason(self):
+        image = self.image('raw', os_secure_boot='required')
+        server = self.boot(image, expected='ERROR')
+        code, out, err = self.run_command('--server', server['id'])
+        self.assertEqual(candidates.NO_VALID_HOST, code)
+        self.assertIn('No valid host', err)
+        self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', err)
+        self.assertIn('GET /allocation_candidates?limit=1000&', out)
+        self.assertIn('os_secure_boot=required', out)
+        self.assertIn('host filters', out)
+
+    def test_a_missing_server_is_one_line_and_exit_2(self):
+        code, out, err = self.run_command('--server', 'no-such-server')
+        self.assertEqual(2, code)
+        self.assertEqual(1, len(err.strip().splitlines()), err)
+        self.assertIn('no server', err)
