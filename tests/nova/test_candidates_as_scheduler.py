@@ -35,7 +35,6 @@ import pytest
 pytest.importorskip('nova')
 
 import fixtures  # noqa: E402
-
 from keystoneauth1 import adapter as ks_adapter  # noqa: E402
 from keystoneauth1 import noauth  # noqa: E402
 from keystoneauth1 import session as ks_session  # noqa: E402
