@@ -128,10 +128,12 @@ class Compute(_Api):
                     self.service, self._where(),
                     text.one_line(exc))) from exc
             found = getattr(data, 'max_microversion', None)
-            if not found:
-                raise CloudError('%s at %s published no maximum '
-                                 'microversion' % (self.service,
-                                                   self._where()))
+            if not found or found[0] != 2:
+                raise CloudError(
+                    'the compute endpoint %s does not answer as Nova\'s API '
+                    '(maximum microversion %s): check the catalogue\'s '
+                    'compute endpoint' % (self._where(), '.'.join(
+                        map(str, found)) if found else 'none'))
             self._max = tuple(found[:2])
         return self._max
 

@@ -212,6 +212,23 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assertEqual(['image_type_filter.require_image_type_support'],
                          failed)
 
+    def test_an_image_and_a_flavor_ask_what_their_boot_asked(self):
+        flavor = self._create_flavor(name='gold', memory_mb=512, vcpu=1,
+                                     disk=1, extra_spec={
+                                         'hw:tpm_version': '1.2'})
+        image = self.image('raw', os_secure_boot='required')
+        self.sent.clear()
+        self.boot(image, flavor_id=flavor, expected='ERROR')
+        subject = nova_explain.for_image_and_flavor(
+            self.compute_api, self.images, image=image, flavor='gold',
+            project_id=self.api.project_id)
+        document = nova_explain.explain(subject, self.compute_api,
+                                        self.placement_client,
+                                        self.settings())
+        self.assert_same_query(document)
+        self.assertIn('COMPUTE_SECURITY_TPM_1_2', document['query'])
+        self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', document['query'])
+
     def test_a_server_that_does_not_exist_is_one_line(self):
         with self.assertRaises(cloud.NotFound) as caught:
             nova_explain.for_server(self.compute_api, self.images,
