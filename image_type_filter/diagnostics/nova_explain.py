@@ -173,6 +173,7 @@ def explain(subject, compute, placement, settings):
     """The whole answer, as a dict (the command's document)."""
     release, release_by = nova_scheduler.release_for(
         compute.max_version(), settings.nova_release)
+    _refused_by_nova_api(subject, release, settings.options)
     fleet = survey_mod.take(placement)
     standard = frozenset(rc for rc in placement.list_resource_classes()
                          if not rc.startswith(nova_query.CUSTOM))
@@ -258,6 +259,21 @@ def explain(subject, compute, placement, settings):
     if not offered:
         document['no_valid_host'] = _no_valid_host(verdicts, answered)
     return document
+
+
+def _refused_by_nova_api(subject, release, options):
+    """NovaRefuses for a flavor and image nova-api refuses (a conflict, a
+    value Nova does not accept), before anything is asked of Placement:
+    Nova's request filters and query on a scratch request."""
+    def scratch():
+        return nova_query.Request(flavor=subject.flavor, image=subject.image,
+                                  is_bfv=subject.is_bfv, release=release)
+    try:
+        nova_filters.run(nova_filters.Cloud(
+            release=release, options=options, owner_nova=False), scratch())
+    except filter_exceptions.NoValidHost:
+        pass  # the real run says it, with the cloud's facts
+    nova_query.build(scratch(), ())
 
 
 def _pipeline(settings, placement):

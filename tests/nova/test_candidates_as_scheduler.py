@@ -44,6 +44,7 @@ from nova import conf as nova_conf  # noqa: E402
 from image_type_common import cli  # noqa: E402
 from image_type_common import connection  # noqa: E402
 from image_type_filter import settings as settings_mod  # noqa: E402
+from image_type_filter.client import nova_query  # noqa: E402
 from image_type_filter.client import nova_request_filters  # noqa: E402
 from image_type_filter.cmd import candidates  # noqa: E402
 from image_type_filter.diagnostics import cloud  # noqa: E402
@@ -98,10 +99,7 @@ class Harness(base.InsideNova):
                 self.sent.append(url)
             return real_get(url, *args, **kwargs)
         placement_adapter.get = recording_get
-        endpoint = self.placement.fixture.endpoint
-        self.placement_client = connection.client(ks_adapter.Adapter(
-            ks_session.Session(auth=token_endpoint.Token(endpoint, 'admin')),
-            service_type='placement', endpoint_override=endpoint))
+        self.placement_client = self.new_placement_client()
         self.compute_api = cloud.Compute(ks_adapter.Adapter(
             ks_session.Session(auth=noauth.NoAuth()), service_type='compute',
             endpoint_override=self.api.base_url,
@@ -111,6 +109,12 @@ class Harness(base.InsideNova):
                 'X-Roles': 'reader,member,admin'}))
         self.images = HarnessGlance(self.glance)
         self._start_compute('host2')
+
+    def new_placement_client(self):
+        endpoint = self.placement.fixture.endpoint
+        return connection.client(ks_adapter.Adapter(
+            ks_session.Session(auth=token_endpoint.Token(endpoint, 'admin')),
+            service_type='placement', endpoint_override=endpoint))
 
     def settings(self):
         """nova-scheduler's settings as a nova.conf gives them."""
@@ -228,6 +232,20 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assert_same_query(document)
         self.assertIn('COMPUTE_SECURITY_TPM_1_2', document['query'])
         self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', document['query'])
+
+    def test_what_nova_api_refuses_asks_placement_nothing(self):
+        self._create_flavor(name='shared', memory_mb=512, vcpu=1, disk=1,
+                            extra_spec={'hw:cpu_policy': 'shared'})
+        image = self.image('raw', hw_cpu_policy='dedicated')
+        subject = nova_explain.for_image_and_flavor(
+            self.compute_api, self.images, image=image, flavor='shared')
+        placement = self.new_placement_client()
+        with self.assertRaises(nova_query.NovaRefuses) as caught:
+            nova_explain.explain(subject, self.compute_api, placement,
+                                 self.settings())
+        self.assertEqual(2, caught.exception.exit_code)
+        self.assertIn('hw_cpu_policy=dedicated', str(caught.exception))
+        self.assertIsNone(placement.microversion)  # nothing was sent
 
     def test_a_server_that_does_not_exist_is_one_line(self):
         with self.assertRaises(cloud.NotFound) as caught:
