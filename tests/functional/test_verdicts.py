@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Host verdicts for nova-scheduler's query, against a real Placement.
+"""Host verdicts for nova-scheduler's query, and the OWNER_NOVA sign,
+against a real Placement.
 
 Hosts are built by hand in the session's Placement (fresh names), each
 left out by one term of the query; Placement answers the very query, and
@@ -24,6 +25,7 @@ import uuid
 import pytest
 
 from image_type_filter.client import nova_query
+from image_type_filter.diagnostics import nova_scheduler
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts
 
@@ -155,3 +157,20 @@ def test_a_granular_group_no_provider_has(fleet):
     assert reason.startswith('required1=HW_CPU_X86_SGX '
                              'resources1=VCPU:1: no provider of the host')
     assert 'trait1:HW_CPU_X86_SGX=required' in reason
+
+
+def test_owner_nova_is_read_from_the_compute_nodes(sqlite_placement):
+    """Required only when every compute node provider carries OWNER_NOVA;
+    otherwise not, naming those that lack it."""
+    client = sqlite_placement.client()
+    tag = uuid.uuid4().hex[:8]
+    new = {_host(client, 'new-%d-%s' % (n, tag), [RAW, 'OWNER_NOVA']):
+           'new-%d-%s' % (n, tag) for n in range(2)}
+    old_uuid = _host(client, 'old-' + tag, [RAW])
+    required, why = nova_scheduler.owner_nova(34, client, new)
+    assert required is True and '2 compute node(s)' in why
+    required, why = nova_scheduler.owner_nova(
+        34, client, dict(new, **{old_uuid: 'old-' + tag}))
+    assert required is False
+    assert 'old-' + tag in why and 'new-' not in why
+    assert '--owner-nova required' in why
