@@ -31,8 +31,8 @@ flavor extra spec, image property or request filter that put it there:
 A host that passes every term but is not offered was cut by ``limit``
 (when Placement returned that many) or left out for what this module does
 not model (sharing providers, resources split across a tree). The number
-of requests is fixed per term, plus two reads for each host short of a
-resource.
+of requests is fixed per term of the queries, plus two reads for each host
+short of a resource.
 """
 
 import dataclasses
@@ -92,19 +92,32 @@ def _free(inventory, used):
 
 
 class _Judge:
-    def __init__(self, client, survey, query, give_back, services):
+    """One query's judge; ``reads`` is shared by the judges of one
+    request, so no listing or host is read twice."""
+
+    def __init__(self, client, survey, query, give_back, services, fleet,
+                 reads):
         self.client = client
         self.survey = survey
         self.query = query
-        self.fleet = _Fleet(client)
+        self.fleet = fleet
         self.give_back = give_back or {}
         self.services = services or {}
-        self._holders = {}
+        self._reads = reads
 
     def holders(self, key, **filters):
-        if key not in self._holders:
-            self._holders[key] = self.fleet.listing(**filters)
-        return self._holders[key]
+        key = (key, tuple(sorted(filters.items())))
+        if key not in self._reads:
+            self._reads[key] = self.fleet.listing(**filters)
+        return self._reads[key]
+
+    def usage(self, uuid):
+        """(inventories, usages) of one provider, read once."""
+        key = ('usage', uuid)
+        if key not in self._reads:
+            self._reads[key] = (self.client.get_inventories(uuid),
+                                self.client.get_usages(uuid))
+        return self._reads[key]
 
     def root_traits(self, host):
         reasons = []
@@ -138,8 +151,9 @@ class _Judge:
             ('room', rc, amount), resources='%s:%d' % (rc, amount)))
         if host.uuid in roots:
             return None
-        inventory = self.client.get_inventories(host.uuid).get(rc)
-        used = self.client.get_usages(host.uuid).get(rc, 0)
+        inventories, usages = self.usage(host.uuid)
+        inventory = inventories.get(rc)
+        used = usages.get(rc, 0)
         own = self.give_back.get(host.uuid, {}).get(rc, 0)
         free, max_unit = _free(inventory, used - own)
         if inventory and own and free >= amount and amount <= max_unit:
@@ -233,7 +247,8 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     its compute service is disabled; ``current_host``: the provider uuid
     the server runs on.
     """
-    judges = [_Judge(client, survey, q, give_back, services)
+    fleet, reads = _Fleet(client), {}
+    judges = [_Judge(client, survey, q, give_back, services, fleet, reads)
               for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else

@@ -107,13 +107,17 @@ def image_required_traits(properties):
     ImageMetaProps already holds. A set of names."""
     if properties is None:
         return set()
-    if _is_nova_object(properties):
-        if IMAGE_FIELD not in type(properties).fields or \
-                not properties.obj_attr_is_set(IMAGE_FIELD):
-            return set()
-        return {str(t) for t in properties.traits_required or ()}
     if not isinstance(properties, collections.abc.Mapping):
-        return set()
+        # ImageMetaProps (or an object shaped like it): Nova parsed it.
+        if _is_nova_object(properties) and (
+                IMAGE_FIELD not in type(properties).fields or
+                not properties.obj_attr_is_set(IMAGE_FIELD)):
+            return set()
+        found = getattr(properties, IMAGE_FIELD, None) or ()
+        if isinstance(found, (str, bytes)) or not isinstance(
+                found, collections.abc.Iterable):
+            return set()
+        return {str(t) for t in found}
     return {str(key)[len(IMAGE_PREFIX):]
             for key, value in list(properties.items())
             if str(key).startswith(IMAGE_PREFIX) and str(value) == REQUIRED}

@@ -24,6 +24,7 @@ import uuid
 
 import pytest
 
+from image_type_common import placement_client
 from image_type_filter.client import nova_query
 from image_type_filter.diagnostics import nova_scheduler
 from image_type_filter.diagnostics import survey as survey_mod
@@ -174,3 +175,31 @@ def test_owner_nova_is_read_from_the_compute_nodes(sqlite_placement):
     assert required is False
     assert 'old-' + tag in why and 'new-' not in why
     assert '--owner-nova required' in why
+
+
+class _Counting:
+    """An adapter that counts what is sent through it."""
+
+    def __init__(self, adapter):
+        self.adapter, self.sent = adapter, []
+
+    def request(self, url, method, **kwargs):
+        self.sent.append((method, url))
+        return self.adapter.request(url, method, **kwargs)
+
+
+def test_two_queries_read_each_listing_and_host_once(fleet,
+                                                     sqlite_placement):
+    """nova-scheduler's PCPU query and its VCPU fallback are judged
+    together: the second asks Placement nothing the first did."""
+    _, _, survey, _, _ = fleet
+    counting = _Counting(sqlite_placement.adapter())
+    client = placement_client.PlacementClient(counting)
+    client.negotiate()
+    counting.sent.clear()
+    query = _query()
+    verdicts.judge(client, survey, [query], set())
+    once = len(counting.sent)
+    counting.sent.clear()
+    verdicts.judge(client, survey, [query, query], set())
+    assert len(counting.sent) == once
