@@ -743,6 +743,23 @@ class _Builder:
                            props.get('hw_firmware_stateless'))
 
 
+def comparable(url):
+    """A query (a URL, its query string, or a line of Placement's access
+    log holding one) as a comparable value: each parameter with its terms,
+    order aside, encoding aside. Two queries are the same when these are
+    equal (same resources, traits, member_of, limit ...)."""
+    text = str(url).split('?', 1)[-1].split()[0]
+    found = []
+    for key, value in parse.parse_qsl(text, keep_blank_values=True):
+        if key.startswith('member_of'):
+            negated, _, uuids = value.partition(':')
+            terms = (negated,) + tuple(sorted(uuids.split(',')))
+        else:
+            terms = tuple(sorted(value.split(',')))
+        found.append((key, terms))
+    return sorted(found)
+
+
 def _stateless(props):
     """hardware.get_stateless_firmware_constraint, truthy or not."""
     return bool(props.get('hw_firmware_stateless')) and \
