@@ -183,6 +183,8 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             raise exceptions.ConfigError(
                 '--disk-format is for this project\'s filters alone: not '
                 'with --image or --flavor')
+        _only_with(parsed_args, '--disk-format', volume_backed=False,
+                   image_property=[], family=None, strict=False)
         conf, placement = self.conf_and_client(parsed_args)
         options, ours, where = nova_scheduler.read_options(
             parsed_args.config_file, parsed_args.config_dir)
@@ -221,6 +223,9 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --disk-format ------------------------------------------------------
 
     def with_our_filters(self, parsed_args):
+        _only_with(parsed_args, '--server, --image or --flavor',
+                   availability_zone=None, project=None, nova_release=None,
+                   owner_nova=nova_scheduler.AUTO)
         resources = common.parse_resources(parsed_args.resources)
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
@@ -269,6 +274,16 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
             for v in verdicts]
+
+
+def _only_with(parsed_args, mode, **unset):
+    """A ConfigError naming the options given that only ``mode`` takes
+    (``unset``: option -> its value when not given)."""
+    given = ['--' + name.replace('_', '-') for name, default in
+             unset.items() if getattr(parsed_args, name) != default]
+    if given:
+        raise exceptions.ConfigError('%s: only with %s' % (
+            ', '.join(given), mode))
 
 
 def emit_document(formatter, stdout, parsed_args, document):

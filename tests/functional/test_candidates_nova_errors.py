@@ -68,6 +68,10 @@ def test_an_endpoint_that_is_not_novas_is_one_line(sqlite_placement):
     ([], 'give --server, --image, --flavor or --disk-format'),
     (['--server', 'vm-1', '--image', 'cirros'], 'not with --image'),
     (['--image', 'cirros', '--disk-format', 'raw'], 'not with --image'),
+    (['--server', 'vm-1', '--image-property', 'a=b', '--strict'],
+     '--image-property, --strict: only with --disk-format'),
+    (['--disk-format', 'raw', '--nova-release', '31'],
+     '--nova-release: only with --server, --image or --flavor'),
 ])
 def test_usage_errors_exit_2_before_anything_is_asked(args, text):
     proc = error_lines.itf('candidates', *args)
