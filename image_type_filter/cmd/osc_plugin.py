@@ -112,7 +112,8 @@ class Candidates(_OnTheOpenstackClient, candidates.Candidates):
         self._openstack_client()
         manager = self.app.client_manager
         return cloud.adapters(manager.session, interface=manager.interface,
-                              region_name=manager.region_name)
+                              region_name=manager.region_name,
+                              settings=tls.OPENSTACK_CLIENT)
 
 
 class Status(_OnTheOpenstackClient, status.Status):

@@ -22,10 +22,12 @@ Glance's base attributes by Glance's own image schema, as Nova's Glance
 client does); the host aggregates with their metadata and uuids (2.41);
 the compute services; the compute API's maximum microversion.
 
-Every request has a timeout. A server, flavor or image that does not exist
-is NotFound (exit 2, one line); a refusal of the credentials is a
-ConfigError naming the API and the role; anything else a CloudError (exit
-1) naming the service and its URL.
+Every request has a timeout and goes through the one Session of the
+credentials, with their TLS settings (``image_type_common.tls``). A
+server, flavor or image that does not exist is NotFound (exit 2, one
+line); a refusal of the credentials or of a certificate is a ConfigError
+naming the API and the role or the setting; anything else a CloudError
+(exit 1) naming the service and its URL.
 """
 
 import logging
@@ -38,6 +40,7 @@ from keystoneauth1 import exceptions as ks_exc
 from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_common import tls
 
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 30
@@ -63,11 +66,14 @@ def parse_version(value):
 class _Api:
     service = None
 
-    def __init__(self, adapter, timeout=None):
+    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
         self.adapter = adapter
         session = getattr(adapter, 'session', None)
         self.timeout = timeout or getattr(session, 'timeout', None) or \
             DEFAULT_TIMEOUT
+        #: Where the TLS settings come from, for a failed handshake.
+        self.settings = settings
+        self.cert = getattr(session, 'cert', None)
 
     def _where(self):
         try:
@@ -75,16 +81,19 @@ class _Api:
         except ks_exc.ClientException:
             return '(catalogue)'
 
+    def _unreachable(self, exc):
+        return connection.connection_error(
+            self.service, self._where(), exc, self.timeout, self.settings,
+            self.cert, CloudError)
+
     def get(self, path, ok_missing=False, **kwargs):
         """The JSON answer to GET ``path``; None for a 404 when
         ``ok_missing``."""
         try:
             resp = self.adapter.get(path, raise_exc=False,
                                     timeout=self.timeout, **kwargs)
-        except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
-                ks_exc.DiscoveryFailure) as exc:
-            raise CloudError('cannot reach %s at %s: %s' % (
-                self.service, self._where(), text.one_line(exc))) from exc
+        except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
+            raise self._unreachable(exc) from exc
         except (ks_exc.EndpointNotFound, ks_exc.CatalogException) as exc:
             raise exceptions.ConfigError(
                 'no %s endpoint in the catalogue: %s'
@@ -113,8 +122,8 @@ class _Api:
 class Compute(_Api):
     service = 'Nova'
 
-    def __init__(self, adapter, timeout=None):
-        super().__init__(adapter, timeout)
+    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
+        super().__init__(adapter, timeout, settings)
         self._max = None
 
     def max_version(self):
@@ -123,8 +132,15 @@ class Compute(_Api):
         if self._max is None:
             try:
                 data = self.adapter.get_endpoint_data()
+            except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
+                raise self._unreachable(exc) from exc
+            except (ks_exc.EndpointNotFound,
+                    ks_exc.CatalogException) as exc:
+                raise exceptions.ConfigError(
+                    'no %s endpoint in the catalogue: %s'
+                    % (self.service, text.one_line(exc))) from exc
             except ks_exc.ClientException as exc:
-                raise CloudError('cannot reach %s at %s: %s' % (
+                raise CloudError('%s at %s: %s' % (
                     self.service, self._where(),
                     text.one_line(exc))) from exc
             found = getattr(data, 'max_microversion', None)
@@ -196,8 +212,8 @@ class Compute(_Api):
 class Image(_Api):
     service = 'Glance'
 
-    def __init__(self, adapter, timeout=None):
-        super().__init__(adapter, timeout)
+    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
+        super().__init__(adapter, timeout, settings)
         self._base = None
 
     def base_attributes(self):
@@ -244,8 +260,8 @@ def split_image(glance_image, base_attributes):
 
 def from_openstacksdk(cloud=None):
     """(Compute, Image) with the operator's credentials: the clouds.yaml
-    entry ``cloud``, else ``OS_*``; authenticated now, so that a refusal
-    is one line naming Keystone."""
+    entry ``cloud``, else ``OS_*``, with their TLS settings; authenticated
+    now, so that a refusal is one line naming Keystone."""
     import openstack
     from openstack import exceptions as sdk_exc
 
@@ -253,15 +269,22 @@ def from_openstacksdk(cloud=None):
     try:
         conn = openstack.connect(cloud=cloud)
         auth_url = conn.config.get_auth_args().get('auth_url')
-        timeout = conn.config.config.get('api_timeout')
+        settings = conn.config.config
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError('%s: %s' % (where, text.one_line(exc))
                                      ) from exc
+    tls.check_files(tls.CLOUDS_YAML, settings.get('cacert'),
+                    settings.get('cert'), settings.get('key'))
+    tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML)
+    if conn.session.timeout is None:  # no api_timeout in the cloud config
+        conn.session.timeout = DEFAULT_TIMEOUT
     try:
         conn.session.get_token()
     except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
             ks_exc.HttpError, ks_exc.CatalogException) as exc:
-        raise connection.keystone_error(exc, auth_url, timeout) from exc
+        raise connection.keystone_error(
+            exc, auth_url, conn.session.timeout, tls.CLOUDS_YAML,
+            conn.session.cert) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             '%s: %s (Nova and Glance are read with your own cloud '
@@ -269,20 +292,22 @@ def from_openstacksdk(cloud=None):
         ) from exc
     return adapters(conn.session, interface=conn.config.get_interface(),
                     region_name=conn.config.get_region_name(),
-                    timeout=timeout)
+                    settings=tls.CLOUDS_YAML)
 
 
-def adapters(session, interface=None, region_name=None, timeout=None):
+def adapters(session, interface=None, region_name=None, timeout=None,
+             settings=tls.CLOUDS_YAML):
     """(Compute, Image) on a keystoneauth1 session: the compute API from
     2.1 and Glance's v2, found in the catalogue and discovered as the
-    ``openstack`` client finds them."""
+    ``openstack`` client finds them. ``settings``: where the session's TLS
+    settings come from, for a failed handshake."""
     def one(service_type, min_version):
         return adapter_mod.Adapter(
             session, service_type=service_type, interface=interface,
             region_name=region_name, min_version=min_version,
             max_version='%s.latest' % min_version.split('.')[0])
-    return (Compute(one('compute', '2.1'), timeout),
-            Image(one('image', '2.0'), timeout))
+    return (Compute(one('compute', '2.1'), timeout, settings),
+            Image(one('image', '2.0'), timeout, settings))
 
 
 def _quote(value):
