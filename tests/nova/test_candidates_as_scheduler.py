@@ -100,15 +100,19 @@ class Harness(base.InsideNova):
             return real_get(url, *args, **kwargs)
         placement_adapter.get = recording_get
         self.placement_client = self.new_placement_client()
-        self.compute_api = cloud.Compute(ks_adapter.Adapter(
+        self.compute_api = self.compute_as('reader,member,admin')
+        self.images = HarnessGlance(self.glance)
+        self._start_compute('host2')
+
+    def compute_as(self, roles):
+        """The real compute API, as a user with these roles."""
+        return cloud.Compute(ks_adapter.Adapter(
             ks_session.Session(auth=noauth.NoAuth()), service_type='compute',
             endpoint_override=self.api.base_url,
             additional_headers={
-                'X-Auth-User': 'admin', 'X-User-Id': 'admin',
+                'X-Auth-User': 'someone', 'X-User-Id': 'someone',
                 'X-Auth-Project-Id': self.api.project_id,
-                'X-Roles': 'reader,member,admin'}))
-        self.images = HarnessGlance(self.glance)
-        self._start_compute('host2')
+                'X-Roles': roles}))
 
     def new_placement_client(self):
         endpoint = self.placement.fixture.endpoint
@@ -246,6 +250,19 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assertEqual(2, caught.exception.exit_code)
         self.assertIn('hw_cpu_policy=dedicated', str(caught.exception))
         self.assertIsNone(placement.microversion)  # nothing was sent
+
+    def test_without_the_admin_role_nova_refuses_in_one_line(self):
+        server = self.boot(base.RAW_IMAGE)
+        member = self.compute_as('reader,member')
+        subject = nova_explain.for_server(member, self.images, server['id'])
+        with self.assertRaises(Exception) as caught:
+            nova_explain.explain(subject, member, self.placement_client,
+                                 self.settings())
+        message = str(caught.exception)
+        self.assertEqual(2, caught.exception.exit_code)
+        self.assertIn('Nova refused the credentials (403)', message)
+        self.assertIn('admin role', message)
+        self.assertNotIn('\n', message)
 
     def test_a_server_that_does_not_exist_is_one_line(self):
         with self.assertRaises(cloud.NotFound) as caught:
