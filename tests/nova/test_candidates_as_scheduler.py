@@ -264,12 +264,17 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assertIn('admin role', message)
         self.assertNotIn('\n', message)
 
-    def test_a_server_that_does_not_exist_is_one_line(self):
-        with self.assertRaises(cloud.NotFound) as caught:
-            nova_explain.for_server(self.compute_api, self.images,
-                                    'no-such-server')
-        self.assertEqual(2, caught.exception.exit_code)
-        self.assertNotIn('\n', str(caught.exception))
+    def test_a_server_or_flavor_that_does_not_exist_is_one_line(self):
+        for lookup in (
+                lambda: nova_explain.for_server(
+                    self.compute_api, self.images, 'no-such-server'),
+                lambda: nova_explain.for_image_and_flavor(
+                    self.compute_api, self.images, flavor='no-such-flavor')):
+            with self.assertRaises(cloud.NotFound) as caught:
+                lookup()
+            self.assertEqual(2, caught.exception.exit_code)
+            self.assertNotIn('\n', str(caught.exception))
+            self.assertIn('no-such-', str(caught.exception))
 
 
 NOVA_CONF = """[placement]
