@@ -43,8 +43,9 @@ from image_type_filter.client import request_spec
 
 BUILT, PARTLY, NOT_COVERED = 'built', 'partly built', 'not covered'
 # What a filter did to one request.
-ADDED, NOTHING, OFF, ABSENT, FAILS = 'added', 'nothing to add', 'off', \
-    'not in this Nova', 'fails the request'
+ADDED, NOTHING, OFF, ABSENT, FAILS, LOG_ONLY = (
+    'added', 'nothing to add', 'off', 'not in this Nova',
+    'fails the request', 'log only')
 
 TENANT_METADATA_KEY = 'filter_tenant_id'
 AZ_METADATA_KEY = 'availability_zone'
@@ -319,19 +320,40 @@ def owner_nova_filter(cloud, request):
     return ADDED, trait
 
 
-def run_ours(pipeline, request, outcomes=None):
-    """This project's request filters (``pipeline``, as nova-scheduler
-    built them from the same nova.conf) after Nova's, as
-    ``image_type_filter.nova.integration`` appends them: what each adds to
-    the root, with the rule that asked for it. An Outcome per filter;
-    NoValidHost ends it."""
+def _our_spec(request):
+    """This project's RequestSpec for what nova-scheduler hands its
+    filters."""
     image = request.image or nova_query.Image()
-    spec = request_spec.RequestSpec(
+    return request_spec.RequestSpec(
         image=request_spec.ImageMeta(image.disk_format,
                                      dict(image.properties)),
         flavor=request_spec.Flavor(dict(request.flavor.extra_specs)),
         is_bfv=request.is_bfv, root_required=set(request.root_required),
         root_forbidden=set(request.root_forbidden))
+
+
+def would_ours(pipeline, request):
+    """Under ``[image_type_filter] enforce = False`` this project's filters
+    change no request (they log what they would do): an Outcome saying
+    what that is, the request left as it is."""
+    outcome = pipeline.outcome(None, _our_spec(request))
+    if outcome.refusal:
+        detail = 'would refuse: %s' % outcome.refusal
+    else:
+        detail = 'would add %s' % (', '.join(
+            '%s %s' % (name, ','.join(traits))
+            for name, traits in sorted(outcome.added.items())) or 'nothing')
+    return Outcome('image_type_filter', BUILT, LOG_ONLY,
+                   '[image_type_filter] enforce = False: %s' % detail)
+
+
+def run_ours(pipeline, request, outcomes=None):
+    """This project's request filters (``pipeline``, as nova-scheduler
+    built them from the same nova.conf) after Nova's, as
+    ``image_type_filter.nova.integration`` runs them when they enforce:
+    what each adds to the root, with the rule that asked for it. An
+    Outcome per filter, appended to ``outcomes``; NoValidHost ends it."""
+    spec = _our_spec(request)
     outcomes = [] if outcomes is None else outcomes
     for name, one in pipeline.filters:
         required, forbidden = set(spec.root_required), \

@@ -212,9 +212,12 @@ def explain(subject, compute, placement, settings):
     outcomes = []
     try:
         nova_filters.run(cloud, request, outcomes)
-        if settings.ours_loaded:
+        if settings.ours_loaded and settings.filter_settings.enforce:
             nova_filters.run_ours(_pipeline(settings, placement), request,
                                   outcomes)
+        elif settings.ours_loaded:
+            outcomes.append(nova_filters.would_ours(
+                _pipeline(settings, placement), request))
     except filter_exceptions.NoValidHost as exc:
         document['no_valid_host'] = (
             'a request filter fails the request before Placement is asked: '

@@ -126,7 +126,7 @@ class _Judge:
                 ('trait', trait), required=trait)}
             if host.uuid not in roots:
                 boots = ''
-                if image_types.is_owned_trait(trait):
+                if image_types.is_image_type_trait(trait):
                     boots = ' (boots: %s)' % (', '.join(
                         sorted(host.formats)) or 'nothing reported')
                 reasons.append('root_required %s: lacks it%s%s' % (

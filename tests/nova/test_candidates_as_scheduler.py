@@ -351,3 +351,26 @@ class TestTheCommand(Harness):
         self.assertEqual(2, code)
         self.assertEqual(1, len(err.strip().splitlines()), err)
         self.assertIn('no server', err)
+
+
+class TestLogOnly(Harness):
+    """[image_type_filter] enforce = False: this project's filters change
+    no query in nova-scheduler, and none in candidates' either."""
+
+    scheduler_options = {
+        ('scheduler', 'filter_hosts_by_image_type_support'): True,
+        ('image_isolation', 'enabled'): True,
+        ('image_isolation', 'rules'): ['CUSTOM_TROVE'],
+        ('image_type_filter', 'enforce'): False,
+    }
+
+    def test_the_query_is_novas_alone_and_the_rest_is_said(self):
+        server, document = self.boot_and_explain(base.RAW_IMAGE)
+        self.assert_same_query(document)
+        self.assertNotIn('COMPUTE_IMAGE_TYPE_RAW', document['query'])
+        self.assertNotIn('CUSTOM_TROVE', document['query'])
+        (ours,) = [f for f in document['request_filters']
+                   if f['name'] == 'image_type_filter']
+        self.assertEqual(nova_request_filters.LOG_ONLY, ours['result'])
+        self.assertIn('COMPUTE_IMAGE_TYPE_RAW', ours['detail'])
+        self.assertIn('CUSTOM_TROVE', ours['detail'])
