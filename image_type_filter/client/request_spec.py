@@ -22,26 +22,19 @@ import dataclasses
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import trait_names
-
-#: Nova's spelling of a trait an image requires (nova/objects/image_meta.py
-#: ``_set_attr_from_trait_names``: the key starts with ``trait:`` and the
-#: value is exactly ``required``).
-IMAGE_TRAIT_PREFIX, IMAGE_TRAIT_REQUIRED = 'trait:', 'required'
+from image_type_filter.scheduler import trait_grammar
 
 
 def image_required_traits(properties):
     """The traits an image's properties require, exactly as Nova reads
-    them: Nova adds them to every boot of the image, filters on or off."""
-    traits = set()
-    for key, value in (properties or {}).items():
-        if str(key).startswith(IMAGE_TRAIT_PREFIX) and \
-                str(value) == IMAGE_TRAIT_REQUIRED:
-            trait = str(key)[len(IMAGE_TRAIT_PREFIX):]
-            if not trait_names.is_name(trait):
-                raise exceptions.ConfigError(
-                    'image property %s names no valid trait'
-                    % text.safe_repr(key))
-            traits.add(trait)
+    them (``trait_grammar``): Nova adds them to every boot of the image,
+    filters on or off. A name Placement could not take is a ConfigError."""
+    traits = trait_grammar.image_required_traits(properties)
+    for trait in sorted(traits):
+        if not trait_names.is_name(trait):
+            raise exceptions.ConfigError(
+                'image property %s names no valid trait'
+                % text.safe_repr(trait_grammar.IMAGE_PREFIX + trait))
     return traits
 
 

@@ -14,6 +14,7 @@
 
 import dataclasses
 import logging
+from urllib import parse
 
 from cliff import lister
 
@@ -22,75 +23,209 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
+from image_type_filter.client import nova_query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
+from image_type_filter.diagnostics import cloud
 from image_type_filter.diagnostics import explain
+from image_type_filter.diagnostics import nova_explain
 from image_type_filter.diagnostics import nova_input
+from image_type_filter.diagnostics import nova_scheduler
 from image_type_filter.diagnostics import survey
 
 LOG = logging.getLogger(__name__)
 #: Exit code when Placement offers no host at all (the reason is on stderr).
 NO_VALID_HOST = 3
+#: take_action's column names for the --server/--image/--flavor document.
+DOCUMENT = ('query', 'queries', 'parameters', 'terms', 'nova', 'subject',
+            'request_filters', 'not_covered', 'explains', 'placement',
+            'no_valid_host', 'hosts')
+WHOLE_DOCUMENT = ('json', 'yaml')
+HOST_COLUMNS = ('name', 'uuid', 'result', 'reasons')
 
 
 class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
                  lister.Lister):
-    """List the hosts Placement offers for an image, with the filter on.
+    """List the hosts Placement offers for a boot, and why the others not.
 
-    With --explain, every compute host that was left out is listed too,
-    with the reason: it lacks the image's trait (and which formats it does
-    boot), has a forbidden trait, or lacks capacity for a resource class
-    (with what it has free); a trait an image property asked for is named
-    with the property and its family. The image-type filter is on for this
-    command whatever the config file says; other options
-    ([image_type_filter], [image_isolation], [image_metadata_prefilter],
-    [scheduler_client], or --family) come from --config-file.
+    For a real server (--server, in ERROR or ACTIVE), an image (--image),
+    a flavor (--flavor) or both, it asks Placement the query nova-scheduler
+    asks: Nova's own request filters (all fourteen of Nova 34, each built
+    like Nova or named as not covered), the flavor's resources, traits and
+    hw: specs Nova turns into resources or traits, the image's traits and
+    properties Nova turns into traits (vTPM, secure boot, memory
+    encryption ...), and this project's filters when nova.conf loads them.
+    The server, flavor and image are read from Nova and Glance with your
+    own cloud credentials (--os-cloud, clouds.yaml or OS_*; admin role),
+    the image as Glance has it now; nova-scheduler's options from the
+    nova.conf given with --config-file (without one, Nova's defaults). The
+    Nova release is the compute API's (--nova-release overrides), and
+    whether OWNER_NOVA is required is read from the compute nodes'
+    providers (--owner-nova overrides). Every compute host is judged, the
+    term of the query that left it out named with what put it there; the
+    server's own host with its allocation given back. The output says
+    what it does not explain: nova-scheduler's host filters, and the parts
+    of Nova's query not rebuilt. -f json gives the query (the URL
+    nova-scheduler sends), the terms and their sources, the request
+    filters, and a verdict per host.
 
-    Input Glance or Nova would refuse, drop or ignore is a WARNING naming
-    it (with --strict, exit 2 before anything is asked): a disk format
-    Glance does not know, an image property Nova has no field for (or
-    spelt in another case), trait:X with a value other than exactly
-    "required", a value Nova refuses for an image-metadata property, and an
-    [image_isolation] rule nova-scheduler would refuse at start-up.
+    With --disk-format instead, it asks for an image of that format with
+    this project's filters only (the image-type filter on whatever the
+    config file says; [image_isolation], [image_metadata_prefilter] and
+    [scheduler_client] from --config-file, or --family) and --resources;
+    --explain lists the hosts left out and why: a missing image trait (and
+    which formats the host boots), a forbidden trait, or capacity (with
+    what it has free). Input Glance or Nova would refuse, drop or ignore is
+    a WARNING naming it (with --strict, exit 2 before anything is asked): a
+    disk format Glance does not know, an image property Nova has no field
+    for (or spelt in another case), trait:X with a value other than
+    exactly "required" or with a group suffix, a value Nova refuses for an
+    image-metadata property, and an [image_isolation] rule nova-scheduler
+    would refuse at start-up.
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
-    Nova would put it in the server's fault); 1 Placement (or Keystone)
-    error; 2 bad configuration, credentials or usage.
+    Nova would put it in the server's fault); 1 Placement, Nova, Glance
+    (or Keystone) error; 2 bad configuration, credentials or usage, or no
+    such server, image or flavor.
     """
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
-        parser.add_argument('--disk-format', required=True, metavar='FMT',
-                            help='The image\'s disk_format.')
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument('--server', metavar='NAME_OR_ID',
+                          help='A server (any status): its boot\'s query.')
+        what.add_argument('--disk-format', metavar='FMT',
+                          help='The image\'s disk_format, for this '
+                               'project\'s filters alone.')
+        parser.add_argument('--image', metavar='NAME_OR_ID',
+                            help='A Glance image: the query of its boot '
+                                 '(with --flavor, or a flavor of '
+                                 '--resources). Not with --server or '
+                                 '--disk-format.')
+        parser.add_argument('--flavor', metavar='NAME_OR_ID',
+                            help='A Nova flavor: the query of its boot '
+                                 '(with --image, or with no image). Not '
+                                 'with --server or --disk-format.')
+        nova = parser.add_argument_group(
+            'nova-scheduler', 'For --server, --image and --flavor.')
+        nova.add_argument('--availability-zone', metavar='AZ',
+                          help='The availability zone the boot asks for '
+                               '(--image/--flavor; a server\'s own is '
+                               'read).')
+        nova.add_argument('--project', metavar='PROJECT_ID',
+                          help='The project that boots (--image/--flavor; '
+                               'default: your token\'s; a server\'s own '
+                               'is read).')
+        nova.add_argument('--nova-release', type=int, metavar='N',
+                          choices=nova_query.RELEASES,
+                          help='Build the query as this Nova release does '
+                               '(%s), not the compute API\'s.' % ', '.join(
+                                   map(str, nova_query.RELEASES)))
+        nova.add_argument('--owner-nova', default=nova_scheduler.AUTO,
+                          choices=(nova_scheduler.AUTO,
+                                   nova_scheduler.REQUIRED,
+                                   nova_scheduler.NOT_REQUIRED),
+                          help='Whether nova-scheduler requires OWNER_NOVA '
+                               '(Nova 34, once every nova-compute reports '
+                               'service version 73); auto (default): when '
+                               'every compute node provider carries it.')
         parser.add_argument('--resources', default=common.DEFAULT_RESOURCES,
                             help='Requested resources, CLASS=AMOUNT,... '
-                                 '(default %(default)s).')
+                                 '(default %(default)s): with '
+                                 '--disk-format, or --image without '
+                                 '--flavor.')
         parser.add_argument('--volume-backed', action='store_true',
-                            help='Boot from volume: the disk_format does not '
-                                 'constrain the host (the image properties '
-                                 'still do, as the volume\'s image '
-                                 'metadata), and no DISK_GB is asked for '
-                                 '(as Nova asks).')
+                            help='Boot from volume (--disk-format): the '
+                                 'disk_format does not constrain the host '
+                                 '(the image properties still do, as the '
+                                 'volume\'s image metadata), and no '
+                                 'DISK_GB is asked for (as Nova asks).')
         parser.add_argument('--image-property', action='append', default=[],
                             metavar='KEY=VALUE',
-                            help='An image property (repeatable): for '
-                                 '[image_isolation] rules, the '
-                                 'image-metadata families (hw_disk_bus=scsi) '
-                                 'and trait:CUSTOM_X=required, which Nova '
+                            help='An image property (repeatable; '
+                                 '--disk-format): for [image_isolation] '
+                                 'rules, the image-metadata families '
+                                 '(hw_disk_bus=scsi) and '
+                                 'trait:CUSTOM_X=required, which Nova '
                                  'always honours.')
-        families.add_argument(parser, 'see what it would do')
+        families.add_argument(parser, 'see what it would do (--disk-format)')
         parser.add_argument('--explain', action='store_true',
-                            help='Also list left-out hosts and why.')
+                            help='Also list left-out hosts and why '
+                                 '(--disk-format; the other modes always '
+                                 'do).')
         parser.add_argument('--strict', action='store_true',
                             help='Refuse (exit 2) input Glance or Nova '
                                  'would refuse, drop or ignore, instead of '
-                                 'warning about it.')
+                                 'warning about it (--disk-format).')
         return parser
 
     def take_action(self, parsed_args):
+        nova_mode = bool(parsed_args.server or parsed_args.image or
+                         parsed_args.flavor)
+        if parsed_args.disk_format is None and not nova_mode:
+            raise exceptions.ConfigError(
+                'give --server, --image, --flavor or --disk-format')
+        if nova_mode:
+            return self.as_nova_scheduler(parsed_args)
+        return self.with_our_filters(parsed_args)
+
+    # -- --server, --image, --flavor --------------------------------------
+
+    def as_nova_scheduler(self, parsed_args):
+        if parsed_args.server and (parsed_args.image or parsed_args.flavor):
+            raise exceptions.ConfigError(
+                '--server reads its own image and flavor: not with --image '
+                'or --flavor')
+        if parsed_args.disk_format:
+            raise exceptions.ConfigError(
+                '--disk-format is for this project\'s filters alone: not '
+                'with --image or --flavor')
+        _only_with(parsed_args, '--disk-format', volume_backed=False,
+                   image_property=[], family=None, strict=False)
+        conf, placement = self.conf_and_client(parsed_args)
+        options, ours, where = nova_scheduler.read_options(
+            parsed_args.config_file, parsed_args.config_dir)
+        nova_settings = nova_explain.Settings(
+            options=options, options_from=where, ours_loaded=ours,
+            filter_settings=settings.FilterSettings.from_conf(conf),
+            nova_release=parsed_args.nova_release,
+            owner_nova=parsed_args.owner_nova)
+        compute, images = self.cloud_apis(parsed_args)
+        if parsed_args.server:
+            subject = nova_explain.for_server(compute, images,
+                                              parsed_args.server)
+        else:
+            subject = nova_explain.for_image_and_flavor(
+                compute, images, parsed_args.image, parsed_args.flavor,
+                common.parse_resources(parsed_args.resources),
+                parsed_args.availability_zone,
+                parsed_args.project or compute.project_id())
+        document = nova_explain.explain(subject, compute, placement,
+                                        nova_settings)
+        if document['no_valid_host']:
+            LOG.error('No valid host: %s', document['no_valid_host'])
+            self.exit_code = NO_VALID_HOST
+        return DOCUMENT, document
+
+    def cloud_apis(self, parsed_args):
+        """(Compute, Image) through openstacksdk: --os-cloud, else OS_*."""
+        return cloud.from_openstacksdk(parsed_args.os_cloud)
+
+    def produce_output(self, parsed_args, column_names, data):
+        if column_names is not DOCUMENT:
+            return super().produce_output(parsed_args, column_names, data)
+        return emit_document(self.formatter, self.app.stdout, parsed_args,
+                             data)
+
+    # -- --disk-format ------------------------------------------------------
+
+    def with_our_filters(self, parsed_args):
+        _only_with(parsed_args, '--server, --image or --flavor',
+                   availability_zone=None, project=None, nova_release=None,
+                   owner_nova=nova_scheduler.AUTO)
         resources = common.parse_resources(parsed_args.resources)
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
@@ -139,6 +274,78 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
             for v in verdicts]
+
+
+def _only_with(parsed_args, mode, **unset):
+    """A ConfigError naming the options given that only ``mode`` takes
+    (``unset``: option -> its value when not given)."""
+    given = ['--' + name.replace('_', '-') for name, default in
+             unset.items() if getattr(parsed_args, name) != default]
+    if given:
+        raise exceptions.ConfigError('%s: only with %s' % (
+            ', '.join(given), mode))
+
+
+def emit_document(formatter, stdout, parsed_args, document):
+    """json and yaml: the whole document. table: the query, its terms
+    and where each came from, the request filters, the hosts and what is
+    not covered. value and csv: the hosts table alone. -c picks columns of
+    the hosts table."""
+    if parsed_args.formatter in WHOLE_DOCUMENT:
+        if parsed_args.columns:
+            raise exceptions.ConfigError(
+                '-c picks columns of the hosts table; -f %s gives the whole '
+                'document' % parsed_args.formatter)
+        formatter.emit_one(DOCUMENT, [document[k] for k in DOCUMENT],
+                           stdout, parsed_args)
+        return 0
+    columns = list(HOST_COLUMNS)
+    if parsed_args.columns:
+        unknown = [c for c in parsed_args.columns if c not in columns]
+        if unknown:
+            raise exceptions.ConfigError(
+                '-c: the hosts table has no column %s; its columns are %s'
+                % (', '.join(unknown), ', '.join(columns)))
+        columns = [c for c in columns if c in parsed_args.columns]
+    hosts = [[{'reasons': cli.ListColumn(h['reasons'])}.get(c, h[c])
+              for c in columns] for h in document['hosts']]
+    if parsed_args.formatter != 'table':
+        formatter.emit_list(columns, hosts, stdout, parsed_args)
+        return 0
+    nova = document['nova']
+    stdout.write('nova-scheduler: %s; options from %s; this project\'s '
+                 'filters %s\n' % (
+                     nova['release_known_by'], nova['options_from'],
+                     'loaded' if nova['image_type_filter_loaded']
+                     else 'not loaded'))
+    stdout.write('OWNER_NOVA: %s\n' % nova['owner_nova'])
+    for note in document['subject']['notes']:
+        stdout.write('Note: %s\n' % note)
+    if document['queries']:
+        stdout.write('\nThe %s nova-scheduler sends:\n%s' % (
+            'query' if len(document['queries']) == 1 else
+            'queries (hw:cpu_policy=dedicated: PCPU, then VCPU; it offers '
+            'the hosts of both)', ''.join(
+                'GET %s\n' % parse.unquote(url)
+                for url in document['queries'])))
+        formatter.emit_list(('query', 'parameter', 'term', 'from'), [
+            (t['query'], t['parameter'], t['term'],
+             cli.ListColumn(t['from']))
+            for t in document['terms']], stdout, parsed_args)
+    stdout.write('\nNova\'s request filters (and this project\'s):\n')
+    formatter.emit_list(('filter', 'coverage', 'result', 'detail'), [
+        (f['name'], f['coverage'], f['result'], f['detail'])
+        for f in document['request_filters']], stdout, parsed_args)
+    if document['hosts']:
+        answered = document['placement'] or {}
+        stdout.write('\nHosts (Placement offered %s; limit %s%s):\n' % (
+            answered.get('hosts', 0), answered.get('limit'),
+            ', reached: the answer is cut' if answered.get('truncated')
+            else ''))
+        formatter.emit_list(columns, hosts, stdout, parsed_args)
+    stdout.write('\nNot covered: %s\n' % '; '.join(document['not_covered']))
+    stdout.write('%s\n' % document['explains'])
+    return 0
 
 
 def check_as_nova_would(disk_format, properties, rules, strict):

@@ -16,9 +16,11 @@ The same commands, flags, output and exit codes as ``image-type-filter``.
 ``--config-file`` reads nova.conf as there: the filters' options, and its
 ``[placement]`` section when that names an auth plugin; otherwise Placement
 is reached through the openstack client's own session (clouds.yaml, the
-``--os-*`` options, ``OS_*``). The commands authenticate themselves
-(``auth_required = False``), so that a credentials problem is one line
-and exit 2, and Keystone down one line naming Keystone, as everywhere.
+``--os-*`` options, ``OS_*``). ``candidates --server``, ``--image`` and
+``--flavor`` always read Nova and Glance through that session. The
+commands authenticate themselves (``auth_required = False``), so that a
+credentials problem is one line and exit 2, and Keystone down one line
+naming Keystone, as everywhere.
 """
 
 import logging
@@ -36,6 +38,7 @@ from image_type_common.conf import loading
 from image_type_filter.cmd import candidates
 from image_type_filter.cmd import common
 from image_type_filter.cmd import status
+from image_type_filter.diagnostics import cloud
 
 LOG = logging.getLogger(__name__)
 
@@ -103,6 +106,14 @@ class _OnTheOpenstackClient:
 
 class Candidates(_OnTheOpenstackClient, candidates.Candidates):
     __doc__ = candidates.Candidates.__doc__
+
+    def cloud_apis(self, parsed_args):
+        """Nova and Glance on the openstack client's own session."""
+        self._openstack_client()
+        manager = self.app.client_manager
+        return cloud.adapters(manager.session, interface=manager.interface,
+                              region_name=manager.region_name,
+                              settings=tls.OPENSTACK_CLIENT)
 
 
 class Status(_OnTheOpenstackClient, status.Status):

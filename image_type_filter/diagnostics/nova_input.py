@@ -31,6 +31,7 @@ from image_type_common import exceptions
 from image_type_common import property_traits
 from image_type_common import text
 from image_type_filter.scheduler import isolation
+from image_type_filter.scheduler import trait_grammar
 
 #: glance/common/config.py, ``[image_format] disk_formats`` default.
 GLANCE_DISK_FORMATS = ('ami', 'ari', 'aki', 'vhd', 'vhdx', 'vmdk', 'raw',
@@ -71,24 +72,13 @@ IMAGE_META_PROPS_FIELDS = frozenset((
 
 #: The same file: ``_legacy_property_map`` keys, and vmware_adaptertype,
 #: which _set_attr_from_legacy_names reads too.
-LEGACY_PROPERTIES = frozenset((
-    'architecture', 'owner_id', 'vmware_disktype', 'vmware_image_version',
-    'vmware_ostype', 'auto_disk_config', 'ipxe_boot', 'xenapi_device_id',
-    'xenapi_image_compression_level', 'vmware_linked_clone',
-    'xenapi_use_agent', 'xenapi_skip_agent_inject_ssh',
-    'xenapi_skip_agent_inject_files_at_boot', 'cache_in_nova', 'vm_mode',
-    'bittorrent', 'mappings', 'block_device_mapping', 'bdm_v2',
-    'root_device_name', 'hypervisor_version_requires', 'hypervisor_type',
-    'vmware_adaptertype'))
-
-#: ``hw_numa_mem.N`` and ``hw_numa_cpus.N`` (_set_numa_mem, _set_numa_cpus).
 NUMA_PROPERTY = re.compile(r'^hw_numa_(?:mem|cpus)\.[0-9]+$')
 #: _set_attr_from_trait_names: a key starting with "trait:" whose value
 #: is exactly "required".
-TRAIT_PREFIX = 'trait:'
-TRAIT_REQUIRED = 'required'
-
-KNOWN = IMAGE_META_PROPS_FIELDS | LEGACY_PROPERTIES
+#: Every property name Nova reads: its fields, and the legacy names it
+#: reads as other fields (one table: property_traits).
+KNOWN = (IMAGE_META_PROPS_FIELDS | frozenset(property_traits.LEGACY_PROPERTIES)
+         | {property_traits.VMWARE_ADAPTERTYPE})
 _BY_LOWER = {k.lower(): k for k in KNOWN}
 
 
@@ -108,19 +98,15 @@ def property_problems(properties, rule_keys=()):
     """One sentence per image property Nova would drop, ignore or refuse.
     ``rule_keys``: keys an isolation rule reads (its own check names them)."""
     found = []
+    ignored_traits = dict(trait_grammar.image_ignored_traits(properties))
     for key, value in properties.items():
         shown = text.safe_repr('%s=%s' % (key, value))
-        if key.startswith(TRAIT_PREFIX):
-            if value != TRAIT_REQUIRED:
-                found.append(
-                    '--image-property %s: Nova ignores it, asking for the '
-                    'trait only when the value is exactly %r'
-                    % (shown, TRAIT_REQUIRED))
+        why = ignored_traits.get(key)
+        if why:
+            found.append('--image-property %s: %s' % (shown, why))
             continue
-        if key == 'traits_required':
-            found.append('--image-property %s: Nova fills traits_required '
-                         'from trait:X=required only; it ignores this' % shown)
-            continue
+        if key.startswith(trait_grammar.IMAGE_PREFIX):
+            continue  # trait:X=required: Nova asks for X
         if key in KNOWN or NUMA_PROPERTY.match(key) or key in rule_keys:
             found.extend(_value_problems(key, value, shown))
             continue

@@ -14,13 +14,14 @@
 them.
 
 Each rule reserves a CUSTOM trait. A request asks for it when its image or
-flavor carries ``trait:CUSTOM_X=required`` (Nova's own spelling, which Nova
-keeps in ``ImageMetaProps.traits_required`` and in flavor extra specs), or
-when a rule ``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a
-request requires the trait on the root provider; every other request forbids
-it. So tagged requests go only to tagged hosts and nothing else lands there,
-which AggregateImagePropertiesIsolation (an untagged image fits anywhere)
-cannot promise.
+flavor requires it in Nova's own spelling (``trait_grammar``: the image's
+``trait:CUSTOM_X=required``, the flavor's
+``trait[SUFFIX]:CUSTOM_X=required``), or when a rule
+``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a request requires
+the trait on the root provider; every other request forbids it. So tagged
+requests go only to tagged hosts and nothing else lands there, which
+AggregateImagePropertiesIsolation (an untagged image fits anywhere) cannot
+promise.
 
 Works the same on plain property dicts (this project's RequestSpec, the
 CLI) and on Nova's objects; no image, key, value or missing field raises.
@@ -29,7 +30,6 @@ would make every query a 400); a request that asks for it gets NoValidHost
 naming it.
 """
 
-import collections.abc
 import dataclasses
 import re
 
@@ -39,12 +39,11 @@ from image_type_common import trait_names
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import trait_catalog
+from image_type_filter.scheduler import trait_grammar
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
                   r'(?P<trait>[^:]+)$')
 #: ``trait:X`` and Nova's granular ``trait1:X`` / ``trait_net:X`` keys.
-TAG = re.compile(r'^trait[A-Za-z0-9_-]*:(?P<trait>.+)$')
-REQUIRED = 'required'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,20 +102,13 @@ def parse_rules(entries, property_names=None):
 
 
 def tagged_traits(request_spec):
-    """Traits the image or flavor asks for with ``trait:X=required``."""
-    image_properties = spec_fields.image_properties(request_spec)
-    extra_specs = spec_fields.extra_specs(request_spec)
-    found = set()
-    for trait in spec_fields.field(image_properties, 'traits_required') or ():
-        found.add(str(trait).strip())  # Nova's ImageMetaProps
-    for mapping in (image_properties, extra_specs):
-        if not isinstance(mapping, collections.abc.Mapping):
-            continue
-        for key, value in list(mapping.items()):
-            match = TAG.match(str(key))
-            if match and str(value) == REQUIRED:  # exactly, as Nova
-                found.add(match.group('trait').strip())
-    return found
+    """Traits the image or flavor requires with a trait tag, each in its
+    own grammar as Nova reads it (``trait_grammar``): the image's
+    ``trait:X=required``, the flavor's ``trait[SUFFIX]:X=required``."""
+    return (trait_grammar.image_required_traits(
+                spec_fields.image_properties(request_spec))
+            | trait_grammar.flavor_required_traits(
+                spec_fields.extra_specs(request_spec)))
 
 
 class IsolateImageProperties:

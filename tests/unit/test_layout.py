@@ -53,6 +53,7 @@ RUNTIME_MODULES = (
     'image_type_filter.scheduler.rebuild',
     'image_type_filter.scheduler.spec_fields',
     'image_type_filter.scheduler.trait_catalog',
+    'image_type_filter.scheduler.trait_grammar',
     'image_type_filter.scheduler.warn_once',
 )
 CLIENT_MODULES = (

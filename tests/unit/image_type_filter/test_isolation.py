@@ -97,6 +97,18 @@ def test_a_trait_tag_asks_for_the_reserved_trait(where):
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
 
 
+@pytest.mark.parametrize('key', ['trait1:CUSTOM_DB', 'trait_x:CUSTOM_DB',
+                                 'traits_required'])
+def test_an_image_asks_only_with_the_unsuffixed_tag(key):
+    """An image takes only trait:X=required (nova/objects/image_meta.py):
+    Nova drops a granular trait1:X image property, so that image is not
+    meant for the reserved hosts and must not be let onto them."""
+    spec = rs.RequestSpec(image=rs.ImageMeta('raw', {key: 'required'}))
+    make_filter()(None, spec)
+    assert spec.root_required == set()
+    assert 'CUSTOM_DB' in spec.root_forbidden
+
+
 @pytest.mark.parametrize('value', ['Required', 'REQUIRED', ' required'])
 def test_a_tag_is_read_exactly_as_nova_reads_it(value):
     """nova/objects/image_meta.py and request_spec.py compare with

@@ -1,0 +1,283 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Host by host, which term of nova-scheduler's query left the host out.
+
+Placement answers the query (``nova_query.Query``) with the hosts it
+offers; for every other compute host this module checks each term of the
+query, in the query's order, and names those the host fails, each with the
+flavor extra spec, image property or request filter that put it there:
+
+- ``root_required``: a trait the root provider lacks, or a forbidden one
+  it carries (``!COMPUTE_STATUS_DISABLED``: its compute service is
+  disabled, with the reason Nova keeps);
+- ``resources``: a class no provider of the host's tree has room for, with
+  what it has free (the server's own allocation given back on the host it
+  runs on);
+- ``required``: a trait no provider of the tree carries, or a forbidden one;
+- ``member_of``: an aggregate the host is not in, or a forbidden one it is;
+- each granular group (``resourcesN``/``requiredN``): no single provider
+  of the tree satisfies it.
+
+A host that passes every term but is not offered was cut by ``limit``
+(when Placement returned that many) or left out for what this module does
+not model (sharing providers, resources split across a tree). The number
+of requests is fixed per term of the queries, plus two reads for each host
+short of a resource.
+"""
+
+import dataclasses
+
+from image_type_common import exceptions
+from image_type_common import image_types
+
+CANDIDATE, EXCLUDED = 'candidate', 'excluded'
+#: The host the server runs on, judged with its own allocation given back.
+FITS_WITH_OWN, EXCLUDED_WITH_OWN = 'current host, fits', \
+    'current host, excluded'
+
+
+@dataclasses.dataclass
+class Verdict:
+    name: str
+    uuid: str
+    result: str
+    reasons: list
+
+
+class _Fleet:
+    """Providers by uuid and the tree each belongs to."""
+
+    def __init__(self, client):
+        self.client = client
+        self.providers = {rp['uuid']: rp
+                          for rp in client.list_resource_providers()}
+
+    def root(self, uuid):
+        rp = self.providers.get(uuid, {})
+        return rp.get('root_provider_uuid') or uuid
+
+    def tree_roots(self, providers):
+        return {self.root(rp['uuid']) for rp in providers}
+
+    def listing(self, **filters):
+        """The providers a filtered listing returns; [] when Placement
+        does not know a trait it names (nobody has it)."""
+        try:
+            return self.client.list_resource_providers(**filters)
+        except exceptions.UnknownTraits:
+            return []
+
+
+def _sources(query, param, value):
+    found = query.sources(param, value)
+    return ' (from %s)' % '; '.join(found) if found else ''
+
+
+def _free(inventory, used):
+    if not inventory:
+        return 0, 0
+    capacity = int((inventory['total'] - inventory.get('reserved', 0))
+                   * inventory.get('allocation_ratio', 1.0))
+    return capacity - used, inventory.get('max_unit', inventory['total'])
+
+
+class _Judge:
+    """One query's judge; ``reads`` is shared by the judges of one
+    request, so no listing or host is read twice."""
+
+    def __init__(self, client, survey, query, give_back, services, fleet,
+                 reads):
+        self.client = client
+        self.survey = survey
+        self.query = query
+        self.fleet = fleet
+        self.give_back = give_back or {}
+        self.services = services or {}
+        self._reads = reads
+
+    def holders(self, key, **filters):
+        key = (key, tuple(sorted(filters.items())))
+        if key not in self._reads:
+            self._reads[key] = self.fleet.listing(**filters)
+        return self._reads[key]
+
+    def usage(self, uuid):
+        """(inventories, usages) of one provider, read once."""
+        key = ('usage', uuid)
+        if key not in self._reads:
+            self._reads[key] = (self.client.get_inventories(uuid),
+                                self.client.get_usages(uuid))
+        return self._reads[key]
+
+    def root_traits(self, host):
+        reasons = []
+        for trait in sorted(self.query.root_required):
+            roots = {rp['uuid'] for rp in self.holders(
+                ('trait', trait), required=trait)}
+            if host.uuid not in roots:
+                boots = ''
+                if image_types.is_image_type_trait(trait):
+                    boots = ' (boots: %s)' % (', '.join(
+                        sorted(host.formats)) or 'nothing reported')
+                reasons.append('root_required %s: lacks it%s%s' % (
+                    trait, boots, _sources(self.query, 'root_required',
+                                           trait)))
+        for trait in sorted(self.query.root_forbidden):
+            roots = {rp['uuid'] for rp in self.holders(
+                ('trait', trait), required=trait)}
+            if host.uuid in roots:
+                extra = ''
+                if trait == 'COMPUTE_STATUS_DISABLED':
+                    service = self.services.get(host.name)
+                    extra = ' (its compute service is disabled%s)' % (
+                        ': %s' % service if service else '')
+                reasons.append('root_required !%s: carries it%s%s' % (
+                    trait, extra, _sources(self.query, 'root_required',
+                                           '!' + trait)))
+        return reasons
+
+    def _room(self, rc, amount, host, suffix=''):
+        roots = self.fleet.tree_roots(self.holders(
+            ('room', rc, amount), resources='%s:%d' % (rc, amount)))
+        if host.uuid in roots:
+            return None
+        inventories, usages = self.usage(host.uuid)
+        inventory = inventories.get(rc)
+        used = usages.get(rc, 0)
+        own = self.give_back.get(host.uuid, {}).get(rc, 0)
+        free, max_unit = _free(inventory, used - own)
+        if inventory and own and free >= amount and amount <= max_unit:
+            return None  # fits once the server's own allocation is back
+        given = ' with the server\'s own %d given back' % own if own else ''
+        if not inventory:
+            why = 'needs %d, has none' % amount
+        elif amount > max_unit and free >= amount:
+            why = 'needs %d, at most %d per allocation' % (amount, max_unit)
+        else:
+            why = 'needs %d, has %d free%s' % (amount, free, given)
+        return 'resources%s %s:%d: %s%s' % (
+            suffix, rc, amount, why, _sources(self.query, 'resources' +
+                                              suffix, rc))
+
+    def unsuffixed(self, host):
+        group = self.query.groups.get(None)
+        if group is None:
+            return []
+        reasons = [r for rc, amount in sorted(group.resources.items())
+                   for r in [self._room(rc, amount, host)] if r]
+        for trait in sorted(group.required):
+            roots = self.fleet.tree_roots(self.holders(('trait', trait),
+                                                       required=trait))
+            if host.uuid not in roots:
+                reasons.append('required %s: lacks it%s' % (
+                    trait, _sources(self.query, 'required', trait)))
+        for trait in sorted(group.forbidden):
+            roots = self.fleet.tree_roots(self.holders(('trait', trait),
+                                                       required=trait))
+            if host.uuid in roots:
+                reasons.append('required !%s: carries it%s' % (
+                    trait, _sources(self.query, 'required', '!' + trait)))
+        for aggregates in group.member_of:
+            term = 'in:' + ','.join(sorted(aggregates))
+            roots = self.fleet.tree_roots(self.holders(
+                ('member_of', term), member_of=term))
+            if host.uuid not in roots:
+                reasons.append('member_of %s: in none of them%s' % (
+                    term, _sources(self.query, 'member_of', term)))
+        for uuid in sorted(group.forbidden_aggregates):
+            roots = self.fleet.tree_roots(self.holders(
+                ('member_of', uuid), member_of='in:' + uuid))
+            if host.uuid in roots:
+                reasons.append('member_of !in:%s: in it%s' % (
+                    uuid, _sources(self.query, 'member_of', '!' + uuid)))
+        return reasons
+
+    def granular(self, host):
+        reasons = []
+        for suffix, group in sorted(
+                (s, g) for s, g in self.query.groups.items() if s):
+            filters = {}
+            if group.resources:
+                filters['resources'] = ','.join(
+                    '%s:%d' % kv for kv in sorted(group.resources.items()))
+            traits = sorted(group.required) + ['!' + t for t in
+                                               sorted(group.forbidden)]
+            if traits:
+                filters['required'] = ','.join(traits)
+            roots = self.fleet.tree_roots(self.holders(
+                ('group', suffix), **filters))
+            if host.uuid not in roots:
+                terms = ' '.join('%s%s=%s' % (k, suffix, v)
+                                 for k, v in sorted(filters.items()))
+                sources = sorted({s for rc in group.resources
+                                  for s in self.query.sources(
+                                      'resources' + suffix, rc)} |
+                                 {s for t in traits for s in
+                                  self.query.sources('required' + suffix,
+                                                     t)})
+                reasons.append('%s: no provider of the host has all of it%s'
+                               % (terms, ' (from %s)' % '; '.join(sources)
+                                  if sources else ''))
+        return reasons
+
+    def reasons(self, host):
+        return self.root_traits(host) + self.unsuffixed(host) + \
+            self.granular(host)
+
+
+def judge(client, survey, queries, offered, give_back=None, services=None,
+          current_host=None):
+    """A Verdict per compute host of ``survey``, offered ones first.
+
+    ``queries``: the queries nova-scheduler sends for the request (two for
+    ``hw:cpu_policy=dedicated``: a host left out by both is left out, with
+    the reasons of each); ``offered``: the root provider uuids Placement
+    returned to any of them; ``give_back``: provider uuid -> {class:
+    amount} of the server's own allocation; ``services``: host name -> why
+    its compute service is disabled; ``current_host``: the provider uuid
+    the server runs on.
+    """
+    fleet, reads = _Fleet(client), {}
+    judges = [_Judge(client, survey, q, give_back, services, fleet, reads)
+              for q in queries]
+    labels = (['', ] if len(queries) == 1 else
+              ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
+                                    'VCPU fallback')
+               for n in range(len(queries))])
+    truncated = [q for q in queries
+                 if q.limit is not None and len(offered) >= q.limit]
+    verdicts = []
+    for host in sorted(survey.hosts.values(), key=lambda h: h.name):
+        if host.uuid in offered:
+            verdicts.append(Verdict(host.name, host.uuid, CANDIDATE, []))
+            continue
+        per_query = [j.reasons(host) for j in judges]
+        fits_one = any(not reasons for reasons in per_query)
+        reasons = [label + reason
+                   for label, found in zip(labels, per_query, strict=True)
+                   for reason in found]
+        if host.uuid == current_host:
+            verdicts.append(Verdict(
+                host.name, host.uuid,
+                FITS_WITH_OWN if fits_one else EXCLUDED_WITH_OWN, reasons))
+            continue
+        if fits_one:
+            reasons = [
+                'limit=%d: Placement returned %d candidates and stopped '
+                '([scheduler] max_placement_results); this host fits'
+                % (truncated[0].limit, len(offered)) if truncated else
+                'left out by Placement for a constraint this tool does not '
+                'model (sharing providers, resources split across a tree)']
+        verdicts.append(Verdict(host.name, host.uuid, EXCLUDED, reasons))
+    verdicts.sort(key=lambda v: (v.result != CANDIDATE, v.name))
+    return verdicts

@@ -1,0 +1,148 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Nova's two spellings of a trait request, read in one place.
+
+Nova reads ``trait`` keys two ways, and so does everything here:
+
+- **Flavor extra specs** (``nova/scheduler/utils.py``,
+  ``ResourceRequest.XS_KEYPAT`` and ``RequestGroup.add_trait``):
+  ``trait[SUFFIX]:NAME`` with the value ``required`` or ``forbidden``;
+  ``SUFFIX`` (``[a-zA-Z0-9_-]{1,64}``) puts the trait in a granular request
+  group, no suffix in the unsuffixed one. Any other value is ignored (Nova
+  logs a warning). ``resources[SUFFIX]:CLASS`` keys share the pattern.
+- **Image properties** (``nova/objects/image_meta.py``,
+  ``ImageMetaProps._set_attr_from_trait_names``): only ``trait:NAME`` with
+  the value exactly ``required`` (``str(value) == 'required'``). There is no
+  suffix and no ``forbidden``: ``trait1:NAME`` is an image property Nova has
+  no field for and drops, and ``trait:NAME=forbidden`` asks for nothing.
+  Nova keeps the names in ``ImageMetaProps.traits_required`` (and ignores a
+  property literally called ``traits_required``).
+
+Names come back exactly as written (Nova strips nothing); checking them
+against Placement's grammar is the caller's business. No key or value of
+any type raises. tests/nova compares every answer with Nova's own parsing.
+"""
+
+import collections.abc
+import dataclasses
+import re
+
+#: ResourceRequest.XS_KEYPAT, literally.
+FLAVOR_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$")
+RESOURCES, TRAIT = 'resources', 'trait'
+REQUIRED, FORBIDDEN = 'required', 'forbidden'
+#: RequestGroup.add_trait's values; any other is ignored.
+TRAIT_VALUES = (REQUIRED, FORBIDDEN)
+#: The image property prefix ImageMetaProps reads (no suffix).
+IMAGE_PREFIX = 'trait:'
+#: The ImageMetaProps field Nova fills from ``trait:NAME=required``.
+IMAGE_FIELD = 'traits_required'
+
+
+@dataclasses.dataclass(frozen=True)
+class FlavorEntry:
+    """One ``resources[S]:X`` or ``trait[S]:X`` extra spec, as Nova splits
+    it: ``group`` is the suffix (None for the unsuffixed group)."""
+
+    kind: str
+    group: str
+    name: str
+    value: object
+
+    @property
+    def key(self):
+        return '%s%s:%s' % (self.kind, self.group or '', self.name)
+
+
+def flavor_entries(extra_specs):
+    """Every ``resources``/``trait`` extra spec, in the flavor's order."""
+    if not isinstance(extra_specs, collections.abc.Mapping):
+        return []
+    found = []
+    for key, value in list(extra_specs.items()):
+        match = FLAVOR_KEY.match(key) if isinstance(key, str) else None
+        if match:
+            kind, group, name = match.groups()
+            found.append(FlavorEntry(kind, group, name, value))
+    return found
+
+
+def flavor_traits(extra_specs):
+    """The trait entries Nova honours: value ``required`` or
+    ``forbidden``, any group."""
+    return [e for e in flavor_entries(extra_specs)
+            if e.kind == TRAIT and e.value in TRAIT_VALUES]
+
+
+def flavor_ignored_traits(extra_specs):
+    """The trait entries Nova ignores (any other value)."""
+    return [e for e in flavor_entries(extra_specs)
+            if e.kind == TRAIT and e.value not in TRAIT_VALUES]
+
+
+def flavor_required_traits(extra_specs):
+    """The traits the flavor requires, in any group."""
+    return {e.name for e in flavor_traits(extra_specs)
+            if e.value == REQUIRED}
+
+
+def _is_nova_object(properties):
+    return isinstance(getattr(type(properties), 'fields', None),
+                      collections.abc.Mapping)
+
+
+def image_required_traits(properties):
+    """The traits an image's properties require: ``trait:NAME=required``
+    in a dict (Glance's properties), or the ``traits_required`` Nova's
+    ImageMetaProps already holds. A set of names."""
+    if properties is None:
+        return set()
+    if not isinstance(properties, collections.abc.Mapping):
+        # ImageMetaProps (or an object shaped like it): Nova parsed it.
+        if _is_nova_object(properties) and (
+                IMAGE_FIELD not in type(properties).fields or
+                not properties.obj_attr_is_set(IMAGE_FIELD)):
+            return set()
+        found = getattr(properties, IMAGE_FIELD, None) or ()
+        if isinstance(found, (str, bytes)) or not isinstance(
+                found, collections.abc.Iterable):
+            return set()
+        return {str(t) for t in found}
+    return {str(key)[len(IMAGE_PREFIX):]
+            for key, value in list(properties.items())
+            if str(key).startswith(IMAGE_PREFIX) and str(value) == REQUIRED}
+
+
+def image_ignored_traits(properties):
+    """``(key, why)`` for each image property that looks like a trait
+    request but asks Nova for nothing."""
+    if not isinstance(properties, collections.abc.Mapping):
+        return []
+    found = []
+    for key, value in list(properties.items()):
+        key = str(key)
+        if key.startswith(IMAGE_PREFIX):
+            if str(value) != REQUIRED:
+                found.append((key, 'Nova ignores it, asking for the trait '
+                                   'only when the value is exactly %r'
+                                   % REQUIRED))
+        elif key == IMAGE_FIELD:
+            found.append((key, 'Nova ignores it, filling %s from '
+                               'trait:X=required only' % IMAGE_FIELD))
+        else:
+            match = FLAVOR_KEY.match(key)
+            if match and match.group(1) == TRAIT:
+                found.append((key, 'Nova drops it: granular trait groups '
+                                   '(trait<suffix>:) are a flavor extra '
+                                   'spec, an image takes only trait:'))
+    return found

@@ -1,0 +1,205 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Host verdicts for nova-scheduler's query, and the OWNER_NOVA sign,
+against a real Placement.
+
+Hosts are built by hand in the session's Placement (fresh names), each
+left out by one term of the query; Placement answers the very query, and
+every host must be named with the term that left it out and what put it
+there, the server's own host judged with its allocation given back, and a
+fitting host cut by ``limit`` said to be so.
+"""
+
+import uuid
+
+import pytest
+
+from image_type_common import placement_client
+from image_type_filter.client import nova_query
+from image_type_filter.diagnostics import nova_scheduler
+from image_type_filter.diagnostics import survey as survey_mod
+from image_type_filter.diagnostics import verdicts
+
+INVENTORY = {'VCPU': {'total': 4}, 'MEMORY_MB': {'total': 4096},
+             'DISK_GB': {'total': 100}}
+RAW = 'COMPUTE_IMAGE_TYPE_RAW'
+STANDARD = frozenset(('VCPU', 'PCPU', 'MEMORY_MB', 'DISK_GB'))
+
+
+def _host(client, name, traits, aggregates=()):
+    rp = client.create_resource_provider(name)
+    generation = client.put_inventories(rp['uuid'], rp['generation'],
+                                        INVENTORY)['resource_provider_'
+                                                   'generation']
+    generation = client.put_provider_traits(
+        rp['uuid'], ['COMPUTE_NODE'] + list(traits), generation)
+    if aggregates:
+        client.request('PUT', '/resource_providers/%s/aggregates'
+                       % rp['uuid'], {'aggregates': list(aggregates),
+                                      'resource_provider_generation':
+                                      generation})
+    return rp['uuid']
+
+
+@pytest.fixture(scope='module')
+def fleet(sqlite_placement):
+    """Five hosts of this module's own in the session's Placement."""
+    client = sqlite_placement.client()
+    tag = uuid.uuid4().hex[:8]
+    aggregate = str(uuid.uuid4())
+    hosts = {
+        'fits': _host(client, 'fits-' + tag, [RAW], [aggregate]),
+        'disabled': _host(client, 'disabled-' + tag,
+                          [RAW, 'COMPUTE_STATUS_DISABLED']),
+        'no-raw': _host(client, 'noraw-' + tag, []),
+        'full': _host(client, 'full-' + tag, [RAW]),
+        'fits-too': _host(client, 'fitstoo-' + tag, [RAW]),
+    }
+    server = str(uuid.uuid4())
+    client.put_allocations(server, {
+        'allocations': {hosts['full']: {'resources': {'VCPU': 4}}},
+        'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+    survey = survey_mod.Survey(
+        {u: survey_mod.Host(u, name, {'raw'} if name not in ('no-raw',)
+                            else set()) for name, u in hosts.items()},
+        nested=False, sharing=[])
+    return client, hosts, survey, aggregate, server
+
+
+def _query(limit=1000, aggregates=(), specs=None):
+    request = nova_query.Request(
+        flavor=nova_query.Flavor('m1', 2, 512, 10, extra_specs=dict(
+            specs or {})),
+        image=nova_query.Image('i', 'img', 'raw', {}),
+        aggregates=list(aggregates))
+    request.root_required.add(RAW)
+    request.because('root_required', RAW, 'require_image_type_support: '
+                    'disk_format raw')
+    request.root_forbidden.add('COMPUTE_STATUS_DISABLED')
+    request.because('root_required', '!COMPUTE_STATUS_DISABLED',
+                    'compute_status_filter: the compute service is disabled')
+    if aggregates:
+        request.because('member_of', 'in:' + aggregates[0], 'map_az')
+    return nova_query.build(request, STANDARD, limit=limit)
+
+
+def _judge(fleet, query, **kwargs):
+    client, hosts, survey, _, _ = fleet
+    body = client.get_allocation_candidates(query.querystring())
+    offered = {u for u in hosts.values()
+               if any(u in r['allocations']
+                      for r in body['allocation_requests'])}
+    found = verdicts.judge(client, survey, [query], offered, **kwargs)
+    return {name: next(v for v in found if v.uuid == u)
+            for name, u in hosts.items()}
+
+
+def test_each_host_is_named_with_the_term_that_left_it_out(fleet):
+    judged = _judge(fleet, _query(), services={'disabled': 'maintenance'})
+    assert judged['fits'].result == verdicts.CANDIDATE
+    assert judged['fits-too'].result == verdicts.CANDIDATE
+    (reason,) = judged['disabled'].reasons
+    assert reason.startswith('root_required !COMPUTE_STATUS_DISABLED: '
+                             'carries it')
+    assert 'compute_status_filter' in reason
+    (reason,) = judged['no-raw'].reasons
+    assert reason.startswith('root_required %s: lacks it (boots: nothing '
+                             'reported)' % RAW)
+    (reason,) = judged['full'].reasons
+    assert reason.startswith('resources VCPU:2: needs 2, has 0 free')
+    assert 'flavor vcpus=2' in reason
+
+
+def test_the_servers_own_host_is_judged_with_its_allocation_back(fleet):
+    client, hosts, _, _, server = fleet
+    judged = _judge(fleet, _query(), current_host=hosts['full'],
+                    give_back={hosts['full']: {'VCPU': 4}})
+    assert judged['full'].result == verdicts.FITS_WITH_OWN
+    assert judged['full'].reasons == []
+    # Another host's allocation is not given back to this one.
+    judged = _judge(fleet, _query(), current_host=hosts['full'],
+                    give_back={hosts['fits']: {'VCPU': 4}})
+    assert judged['full'].result == verdicts.EXCLUDED_WITH_OWN
+
+
+def test_member_of_names_the_aggregate(fleet):
+    _, _, _, aggregate, _ = fleet
+    judged = _judge(fleet, _query(aggregates=[aggregate]))
+    assert judged['fits'].result == verdicts.CANDIDATE
+    assert judged['fits-too'].reasons == [
+        'member_of in:%s: in none of them (from map_az)' % aggregate]
+
+
+def test_a_fitting_host_cut_by_the_limit_is_said_to_be(fleet):
+    judged = _judge(fleet, _query(limit=1))
+    offered = [n for n in ('fits', 'fits-too')
+               if judged[n].result == verdicts.CANDIDATE]
+    cut = ({'fits', 'fits-too'} - set(offered)).pop()
+    assert len(offered) == 1
+    assert judged[cut].reasons[0].startswith('limit=1: Placement returned 1')
+
+
+def test_a_granular_group_no_provider_has(fleet):
+    judged = _judge(fleet, _query(specs={'resources1:VCPU': '1',
+                                         'trait1:HW_CPU_X86_SGX':
+                                         'required'}))
+    (reason,) = judged['fits'].reasons
+    assert reason.startswith('required1=HW_CPU_X86_SGX '
+                             'resources1=VCPU:1: no provider of the host')
+    assert 'trait1:HW_CPU_X86_SGX=required' in reason
+
+
+def test_owner_nova_is_read_from_the_compute_nodes(sqlite_placement):
+    """Required only when every compute node provider carries OWNER_NOVA;
+    otherwise not, naming those that lack it."""
+    client = sqlite_placement.client()
+    tag = uuid.uuid4().hex[:8]
+    new = {_host(client, 'new-%d-%s' % (n, tag), [RAW, 'OWNER_NOVA']):
+           'new-%d-%s' % (n, tag) for n in range(2)}
+    old_uuid = _host(client, 'old-' + tag, [RAW])
+    required, why = nova_scheduler.owner_nova(34, client, new)
+    assert required is True and '2 compute node(s)' in why
+    required, why = nova_scheduler.owner_nova(
+        34, client, dict(new, **{old_uuid: 'old-' + tag}))
+    assert required is False
+    assert 'old-' + tag in why and 'new-' not in why
+    assert '--owner-nova required' in why
+
+
+class _Counting:
+    """An adapter that counts what is sent through it."""
+
+    def __init__(self, adapter):
+        self.adapter, self.sent = adapter, []
+
+    def request(self, url, method, **kwargs):
+        self.sent.append((method, url))
+        return self.adapter.request(url, method, **kwargs)
+
+
+def test_two_queries_read_each_listing_and_host_once(fleet,
+                                                     sqlite_placement):
+    """nova-scheduler's PCPU query and its VCPU fallback are judged
+    together: the second asks Placement nothing the first did."""
+    _, _, survey, _, _ = fleet
+    counting = _Counting(sqlite_placement.adapter())
+    client = placement_client.PlacementClient(counting)
+    client.negotiate()
+    counting.sent.clear()
+    query = _query()
+    verdicts.judge(client, survey, [query], set())
+    once = len(counting.sent)
+    counting.sent.clear()
+    verdicts.judge(client, survey, [query, query], set())
+    assert len(counting.sent) == once

@@ -1,0 +1,376 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""candidates --server against the query nova-scheduler really sent.
+
+Servers are booted through Nova's own functional harness (real nova-api,
+conductor, scheduler with this project's filters, fake computes, a real
+Placement); every ``GET /allocation_candidates`` the scheduler sends is
+recorded on its way to Placement. Then the library under ``candidates
+--server`` reads each server back through the real compute API (admin
+credentials, the microversion the tool asks for), builds its query and asks
+Placement: the query must be the one the scheduler sent, character for
+character; an ACTIVE server's host must be offered (or fit once its own
+allocation is given back); a server in ERROR must have its cause named,
+host by host. Among the boots: a flavor with extra specs, an image with a
+vTPM, a format no host boots, and a disabled compute service.
+"""
+
+import contextlib
+import io
+import json
+import os
+
+import pytest
+
+pytest.importorskip('nova')
+
+import fixtures  # noqa: E402
+from keystoneauth1 import adapter as ks_adapter  # noqa: E402
+from keystoneauth1 import noauth  # noqa: E402
+from keystoneauth1 import session as ks_session  # noqa: E402
+from keystoneauth1 import token_endpoint  # noqa: E402
+from nova import conf as nova_conf  # noqa: E402
+
+from image_type_common import cli  # noqa: E402
+from image_type_common import connection  # noqa: E402
+from image_type_filter import settings as settings_mod  # noqa: E402
+from image_type_filter.client import nova_query  # noqa: E402
+from image_type_filter.client import nova_request_filters  # noqa: E402
+from image_type_filter.cmd import candidates  # noqa: E402
+from image_type_filter.diagnostics import cloud  # noqa: E402
+from image_type_filter.diagnostics import nova_explain  # noqa: E402
+from image_type_filter.diagnostics import nova_scheduler  # noqa: E402
+from image_type_filter.diagnostics import verdicts  # noqa: E402
+from tests.nova import base  # noqa: E402
+
+CONF = nova_conf.CONF
+CANDIDATES = '/allocation_candidates?'
+
+
+class HarnessGlance:
+    """Glance's v2 answers for the harness's images (Nova's GlanceFixture
+    has no HTTP side): the image's properties at the top level beside
+    Glance's base attributes, as Glance's API shows them."""
+
+    BASE = frozenset(('id', 'name', 'status', 'visibility', 'protected',
+                      'checksum', 'owner', 'size', 'min_ram', 'min_disk',
+                      'disk_format', 'container_format', 'created_at',
+                      'updated_at'))
+
+    def __init__(self, glance):
+        self.glance = glance
+
+    def base_attributes(self):
+        return self.BASE
+
+    def image(self, image_id):
+        found = self.glance.images.get(str(image_id))
+        if found is None:
+            raise cloud.NotFound('no image %s in Glance' % image_id)
+        shown = {k: v for k, v in found.items() if k in self.BASE}
+        shown.update(found.get('properties') or {})
+        return shown
+
+
+class Harness(base.InsideNova):
+    scheduler_options = {
+        ('scheduler', 'filter_hosts_by_image_type_support'): True,
+        ('scheduler', 'query_placement_for_image_type_support'): True,
+    }
+
+    def setUp(self):
+        super().setUp()
+        self.sent = []
+        placement_adapter = self.placement.fixture._client
+        real_get = placement_adapter.get
+
+        def recording_get(url, *args, **kwargs):
+            if url.startswith(CANDIDATES):
+                self.sent.append(url)
+            return real_get(url, *args, **kwargs)
+        placement_adapter.get = recording_get
+        self.placement_client = self.new_placement_client()
+        self.compute_api = self.compute_as('reader,member,admin')
+        self.images = HarnessGlance(self.glance)
+        self._start_compute('host2')
+
+    def compute_as(self, roles):
+        """The real compute API, as a user with these roles."""
+        return cloud.Compute(ks_adapter.Adapter(
+            ks_session.Session(auth=noauth.NoAuth()), service_type='compute',
+            endpoint_override=self.api.base_url,
+            additional_headers={
+                'X-Auth-User': 'someone', 'X-User-Id': 'someone',
+                'X-Auth-Project-Id': self.api.project_id,
+                'X-Roles': roles}))
+
+    def new_placement_client(self):
+        endpoint = self.placement.fixture.endpoint
+        return connection.client(ks_adapter.Adapter(
+            ks_session.Session(auth=token_endpoint.Token(endpoint, 'admin')),
+            service_type='placement', endpoint_override=endpoint))
+
+    def settings(self):
+        """nova-scheduler's settings as a nova.conf gives them."""
+        options = {(group, name): CONF[group][name]
+                   for group, name in nova_request_filters.NOVA_OPTIONS}
+        return nova_explain.Settings(
+            options=options, options_from='the harness\'s nova.conf',
+            ours_loaded=nova_scheduler.OUR_FILTERS in
+            CONF.filter_scheduler.available_filters,
+            filter_settings=settings_mod.FilterSettings.from_conf(CONF))
+
+    def boot_and_explain(self, image, flavor_id=None, expected='ACTIVE'):
+        self.sent.clear()
+        server = self.boot(image, flavor_id=flavor_id, expected=expected)
+        subject = nova_explain.for_server(self.compute_api, self.images,
+                                          server['id'])
+        document = nova_explain.explain(subject, self.compute_api,
+                                        self.placement_client,
+                                        self.settings())
+        return server, document
+
+    def assert_same_query(self, document):
+        """The queries of the last boot, in the order sent."""
+        self.assertTrue(self.sent, 'nova-scheduler sent no query')
+        self.assertEqual(self.sent, document['queries'])
+
+    def hosts(self, document):
+        return {h['name']: h for h in document['hosts']}
+
+
+class TestCandidatesAsTheScheduler(Harness):
+
+    def test_an_active_server_is_offered_its_host(self):
+        server, document = self.boot_and_explain(base.RAW_IMAGE)
+        self.assert_same_query(document)
+        self.assertIn('OWNER_NOVA' if document['nova']['release'] >= 34
+                      else 'COMPUTE_STATUS_DISABLED', document['query'])
+        host = self.hosts(document)[server['OS-EXT-SRV-ATTR:hypervisor_'
+                                           'hostname']]
+        self.assertIn(host['result'], (verdicts.CANDIDATE,
+                                       verdicts.FITS_WITH_OWN))
+        self.assertIsNone(document['no_valid_host'])
+
+    def test_a_disabled_compute_service_is_named(self):
+        service = self.admin_api.get_services(host='host2',
+                                              binary='nova-compute')[0]
+        self.admin_api.put_service(service['id'], {
+            'status': 'disabled', 'disabled_reason': 'maintenance'})
+        uuid = self._get_provider_uuid_by_host('host2')
+        self.assertIn('COMPUTE_STATUS_DISABLED',
+                      self._get_provider_traits(uuid))
+        server, document = self.boot_and_explain(base.RAW_IMAGE)
+        self.assert_same_query(document)
+        self.assertEqual('compute', server['OS-EXT-SRV-ATTR:host'])
+        (reason,) = self.hosts(document)['host2']['reasons']
+        self.assertIn('!COMPUTE_STATUS_DISABLED', reason)
+        self.assertIn('maintenance', reason)
+        self.assertIn('compute_status_filter', reason)
+
+    def test_a_flavor_with_extra_specs_no_host_has(self):
+        flavor = self._create_flavor(
+            memory_mb=512, vcpu=2, disk=1, extra_spec={
+                'hw:cpu_policy': 'dedicated',
+                'trait:HW_CPU_X86_AVX2': 'required'})
+        server, document = self.boot_and_explain(
+            base.RAW_IMAGE, flavor_id=flavor, expected='ERROR')
+        # Two queries: PCPU, then nova-scheduler's VCPU fallback.
+        self.assert_same_query(document)
+        self.assertEqual(2, len(document['queries']))
+        self.assertIn('PCPU%3A2', document['queries'][0])
+        self.assertIn('VCPU%3A2', document['queries'][1])
+        self.assertIn('No valid host', server['fault']['message'])
+        for host in document['hosts']:
+            reasons = ' | '.join(host['reasons'])
+            self.assertIn('query 1 (PCPU): resources PCPU:2', reasons)
+            self.assertIn('hw:cpu_policy=dedicated', reasons)
+            self.assertIn('query 2 (VCPU fallback): required '
+                          'HW_CPU_X86_AVX2', reasons)
+        self.assertIn('PCPU', document['no_valid_host'])
+
+    def test_an_image_nova_turns_into_traits(self):
+        image = self.image('raw', hw_tpm_version='2.0',
+                           hw_tpm_model='tpm-crb')
+        server, document = self.boot_and_explain(image, expected='ERROR')
+        self.assert_same_query(document)
+        for host in document['hosts']:
+            self.assertIn('COMPUTE_SECURITY_TPM_CRB',
+                          ' '.join(host['reasons']))
+        self.assertIn('COMPUTE_SECURITY_TPM_2_0', document['query'])
+
+    def test_a_format_no_host_boots_is_refused_before_placement(self):
+        server, document = self.boot_and_explain(base.VHD_IMAGE,
+                                                 expected='ERROR')
+        self.assertEqual([], self.sent)  # the filter refused first
+        self.assertIsNone(document['query'])
+        self.assertIn('vhd', document['no_valid_host'])
+        failed = [f['name'] for f in document['request_filters']
+                  if f['result'] == nova_request_filters.FAILS]
+        self.assertEqual(['image_type_filter.require_image_type_support'],
+                         failed)
+
+    def test_an_image_and_a_flavor_ask_what_their_boot_asked(self):
+        flavor = self._create_flavor(name='gold', memory_mb=512, vcpu=1,
+                                     disk=1, extra_spec={
+                                         'hw:tpm_version': '1.2'})
+        image = self.image('raw', os_secure_boot='required')
+        self.sent.clear()
+        self.boot(image, flavor_id=flavor, expected='ERROR')
+        subject = nova_explain.for_image_and_flavor(
+            self.compute_api, self.images, image=image, flavor='gold',
+            project_id=self.api.project_id)
+        document = nova_explain.explain(subject, self.compute_api,
+                                        self.placement_client,
+                                        self.settings())
+        self.assert_same_query(document)
+        self.assertIn('COMPUTE_SECURITY_TPM_1_2', document['query'])
+        self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', document['query'])
+
+    def test_what_nova_api_refuses_asks_placement_nothing(self):
+        self._create_flavor(name='shared', memory_mb=512, vcpu=1, disk=1,
+                            extra_spec={'hw:cpu_policy': 'shared'})
+        image = self.image('raw', hw_cpu_policy='dedicated')
+        subject = nova_explain.for_image_and_flavor(
+            self.compute_api, self.images, image=image, flavor='shared')
+        placement = self.new_placement_client()
+        with self.assertRaises(nova_query.NovaRefuses) as caught:
+            nova_explain.explain(subject, self.compute_api, placement,
+                                 self.settings())
+        self.assertEqual(2, caught.exception.exit_code)
+        self.assertIn('hw_cpu_policy=dedicated', str(caught.exception))
+        self.assertIsNone(placement.microversion)  # nothing was sent
+
+    def test_without_the_admin_role_nova_refuses_in_one_line(self):
+        server = self.boot(base.RAW_IMAGE)
+        member = self.compute_as('reader,member')
+        subject = nova_explain.for_server(member, self.images, server['id'])
+        with self.assertRaises(Exception) as caught:
+            nova_explain.explain(subject, member, self.placement_client,
+                                 self.settings())
+        message = str(caught.exception)
+        self.assertEqual(2, caught.exception.exit_code)
+        self.assertIn('Nova refused the credentials (403)', message)
+        self.assertIn('admin role', message)
+        self.assertNotIn('\n', message)
+
+    def test_a_server_or_flavor_that_does_not_exist_is_one_line(self):
+        for lookup in (
+                lambda: nova_explain.for_server(
+                    self.compute_api, self.images, 'no-such-server'),
+                lambda: nova_explain.for_image_and_flavor(
+                    self.compute_api, self.images, flavor='no-such-flavor')):
+            with self.assertRaises(cloud.NotFound) as caught:
+                lookup()
+            self.assertEqual(2, caught.exception.exit_code)
+            self.assertNotIn('\n', str(caught.exception))
+            self.assertIn('no-such-', str(caught.exception))
+
+
+NOVA_CONF = """[placement]
+auth_type = admin_token
+endpoint = %s
+token = admin
+
+[scheduler]
+filter_hosts_by_image_type_support = True
+query_placement_for_image_type_support = True
+
+[filter_scheduler]
+available_filters = nova.scheduler.filters.all_filters
+available_filters = image_type_filter.nova.all_filters
+"""
+
+
+class TestTheCommand(Harness):
+    """``image-type-filter candidates --server`` itself, in this process
+    (the harness's APIs answer only here): nova.conf written as the
+    scheduler's, Nova and Glance through the harness's own endpoints in
+    place of openstacksdk's catalogue."""
+
+    def run_command(self, *args):
+        path = os.path.join(self.useFixture(fixtures.TempDir()).path,
+                            'nova.conf')
+        with open(path, 'w') as f:
+            f.write(NOVA_CONF % self.placement.fixture.endpoint)
+        self.useFixture(fixtures.MonkeyPatch(
+            'image_type_filter.cmd.candidates.Candidates.cloud_apis',
+            lambda command, parsed_args: (self.compute_api, self.images)))
+        out, err = io.StringIO(), io.StringIO()
+        app = cli.App('image-type-filter', 'test',
+                      'image_type_filter.commands')
+        app.stdout, app.stderr = out, err
+        # The command logs to its own stderr; Nova's warnings (printed
+        # while the harness answers) go elsewhere.
+        with contextlib.redirect_stderr(io.StringIO()):
+            code = app.run(['candidates', '--config-file', path, *args])
+        return code, out.getvalue(), err.getvalue()
+
+    def test_json_gives_the_query_and_a_verdict_per_host(self):
+        self.sent.clear()
+        server = self.boot(base.RAW_IMAGE)
+        sent = list(self.sent)
+        code, out, err = self.run_command('--server', server['id'],
+                                          '-f', 'json')
+        self.assertEqual(0, code, err)
+        document = json.loads(out)
+        self.assertEqual(sent, document['queries'])
+        self.assertEqual(sent[0], document['query'])
+        # Provider names are the fake driver's node names.
+        self.assertEqual({'fake-mini', 'host2'},
+                         {h['name'] for h in document['hosts']})
+        self.assertEqual(len(candidates.DOCUMENT), len(document))
+        self.assertTrue(document['nova']['image_type_filter_loaded'])
+        names = [f['name'] for f in document['request_filters']]
+        self.assertEqual([f.name for f in nova_request_filters.FILTERS],
+                         names[:14])
+
+    def test_no_valid_host_is_exit_3_with_the_reason(self):
+        image = self.image('raw', os_secure_boot='required')
+        server = self.boot(image, expected='ERROR')
+        code, out, err = self.run_command('--server', server['id'])
+        self.assertEqual(candidates.NO_VALID_HOST, code)
+        self.assertIn('No valid host', err)
+        self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', err)
+        self.assertIn('GET /allocation_candidates?limit=1000&', out)
+        self.assertIn('os_secure_boot=required', out)
+        self.assertIn('host filters', out)
+
+    def test_a_missing_server_is_one_line_and_exit_2(self):
+        code, out, err = self.run_command('--server', 'no-such-server')
+        self.assertEqual(2, code)
+        self.assertEqual(1, len(err.strip().splitlines()), err)
+        self.assertIn('no server', err)
+
+
+class TestLogOnly(Harness):
+    """[image_type_filter] enforce = False: this project's filters change
+    no query in nova-scheduler, and none in candidates' either."""
+
+    scheduler_options = {
+        ('scheduler', 'filter_hosts_by_image_type_support'): True,
+        ('image_isolation', 'enabled'): True,
+        ('image_isolation', 'rules'): ['CUSTOM_TROVE'],
+        ('image_type_filter', 'enforce'): False,
+    }
+
+    def test_the_query_is_novas_alone_and_the_rest_is_said(self):
+        server, document = self.boot_and_explain(base.RAW_IMAGE)
+        self.assert_same_query(document)
+        self.assertNotIn('COMPUTE_IMAGE_TYPE_RAW', document['query'])
+        self.assertNotIn('CUSTOM_TROVE', document['query'])
+        (ours,) = [f for f in document['request_filters']
+                   if f['name'] == 'image_type_filter']
+        self.assertEqual(nova_request_filters.LOG_ONLY, ours['result'])
+        self.assertIn('COMPUTE_IMAGE_TYPE_RAW', ours['detail'])
+        self.assertIn('CUSTOM_TROVE', ours['detail'])
