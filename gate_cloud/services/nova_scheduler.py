@@ -42,10 +42,8 @@ FILTERS_ON = {
         'enabled_filters': ','.join(NOVA_FILTERS
                                     + ('ImageTypeRebuildFilter',)),
     },
-    'scheduler': {
-        'filter_hosts_by_image_type_support': 'True',
-        'image_type_unknown_format': 'ignore',
-    },
+    'scheduler': {'filter_hosts_by_image_type_support': 'True'},
+    'image_type_filter': {'unknown_format': 'ignore'},
     'image_isolation': {'enabled': 'True', 'rules': layout.RESERVED_TRAIT},
     'image_metadata_prefilter': {'families': layout.IMAGE_METADATA_FAMILY},
 }

@@ -547,3 +547,68 @@ def test_each_compute_runs_from_its_own_series(tmp_path):
         nova_compute.series_key(ctx, 'libvirt-qemu')))['privsep'][
             'helper_command']
     assert helper.startswith(str(series.venv('2026.1') / 'bin'))
+
+
+# -- what the gate writes into a nova.conf stays what is registered -----------
+
+#: Nova's options the gate writes into groups this project's list_opts
+#: registers too (nova/conf/scheduler.py, compute.py, netconf.py,
+#: libvirt.py, placement's keystoneauth options): tests/nova checks each is
+#: Nova's own.
+NOVA_OPTIONS_IN_SHARED_GROUPS = {
+    'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
+                'heal_instance_info_cache_interval', 'my_ip', 'host',
+                'compute_driver', 'instances_path', 'shutdown_timeout'},
+    'scheduler': {'workers', 'discover_hosts_in_cells_interval'},
+    'libvirt': {'cpu_mode', 'connection_uri'},
+    'compute': set(),
+    'placement': set(),
+}
+
+
+def gate_nova_confs(tmp_path):
+    """Every nova.conf the gate writes, by name."""
+    confs = {'api': nova_api.conf(CREDS),
+             'conductor': nova_conductor.conf(CREDS),
+             'scheduler (filters on)': nova_scheduler.conf(CREDS),
+             'scheduler (filters off)': nova_scheduler.conf(
+                 CREDS, filters_on=False)}
+    for compute in nova_compute.COMPUTES:
+        rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
+        confs['compute ' + compute['host']] = nova_compute.conf(CREDS, rec,
+                                                                VENV)
+    return confs
+
+
+def our_options():
+    """{group: option names} of this project's list_opts, both sides."""
+    out = {}
+    for list_opts in (itf_conf.list_opts, vc_conf.list_opts):
+        for group, opts in list_opts():
+            name = getattr(group, 'name', group) or 'DEFAULT'
+            out.setdefault(name, set()).update(o.dest for o in opts)
+    return out
+
+
+def test_every_option_the_gate_writes_in_our_groups_is_registered(
+        tmp_path):
+    ours = our_options()
+    for conf_name, sections in gate_nova_confs(tmp_path).items():
+        for section, options in sections.items():
+            if section not in ours:
+                continue  # Nova's or a library's: tests/nova checks them
+            known = ours[section] | NOVA_OPTIONS_IN_SHARED_GROUPS.get(
+                section, set())
+            unknown = set(options) - known
+            assert not unknown, (
+                'the gate writes [%s] %s into the %s nova.conf, which no '
+                'list_opts registers' % (section, sorted(unknown),
+                                         conf_name))
+
+
+def test_the_filters_on_scheduler_sets_our_options_by_their_names(
+        tmp_path):
+    """The behaviour the options stand for, read back as nova-scheduler
+    reads it: the unknown-format policy is ours and explicit."""
+    conf = nova_conf(written(tmp_path, nova_scheduler.conf(CREDS)))
+    assert conf.image_type_filter.unknown_format == 'ignore'
