@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Point 4: take the cloud's parts down one at a time while it works.
+"""The fault phase: take the cloud's parts down one at a time while it works.
 
 While the reporters run and a background loop keeps booting, RabbitMQ,
 MariaDB, Keystone, Placement and nova-scheduler are each stopped, held down

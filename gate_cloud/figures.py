@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Point 5: the figures, measured on the running cloud in the same run.
+"""The figures, measured on the running cloud in the same run.
 
 * median API-to-ACTIVE time over BOOTS boots, filters on and off (ratio;
   goal <= 1.05);
