@@ -75,7 +75,6 @@ def common(creds, name):
                    'region_name': layout.REGION},
         'oslo_concurrency': {'lock_path': str(state / 'locks')},
         'vnc': {'enabled': 'False'},
-        'api': {'auth_strategy': 'keystone'},
         'wsgi': {'api_paste_config': str(layout.path('nova',
                                                      'api-paste.ini'))},
         'oslo_messaging_rabbit': {'heartbeat_timeout_threshold': '30'},

@@ -45,6 +45,9 @@ COMPUTES = (
      'custom_traits': [layout.RESERVED_TRAIT]},
     {'host': 'fake-noraw', 'driver': 'fake.FakeDriver', 'exclude': ['raw']},
 )
+#: The privsep contexts' config sections (their cfg_section).
+PRIVSEP_CONTEXTS = ('nova_sys_admin', 'privsep_osbrick',
+                    'vif_plug_ovs_privileged')
 #: {host: resource provider name}, written once every compute registered.
 PROVIDERS = 'providers.json'
 #: nova-compute (on libvirt) ignores SIGTERM for minutes: short grace.
@@ -121,10 +124,9 @@ def conf(creds, compute, venv):
         # shutdown (a rebuild's first step) would wait Nova's default 60 s
         # for nothing before powering off.
         out['DEFAULT']['shutdown_timeout'] = '0'
-        # No sudo here: each privsep context runs the helper directly.
-        for section in ('nova_sys_admin', 'privsep_osbrick',
-                        'vif_plug_ovs_privileged',
-                        'vif_plug_linux_bridge_privileged', 'privsep'):
+        # No sudo here: each privsep context nova-compute loads (Nova's,
+        # os-brick's, os-vif's OVS plugin) runs the helper directly.
+        for section in PRIVSEP_CONTEXTS:
             out[section] = {'helper_command': helper}
     return out
 

@@ -544,17 +544,18 @@ def test_each_compute_runs_from_its_own_series(tmp_path):
     assert nova_compute.series_key(ctx, 'fake-raw') == 'nova-compute'
     rec = dict(nova_compute.COMPUTES[0], nova_conf=str(tmp_path / 'n.conf'))
     helper = nova_compute.conf(CREDS, rec, ctx.venv(
-        nova_compute.series_key(ctx, 'libvirt-qemu')))['privsep'][
+        nova_compute.series_key(ctx, 'libvirt-qemu')))['nova_sys_admin'][
             'helper_command']
     assert helper.startswith(str(series.venv('2026.1') / 'bin'))
 
 
 # -- what the gate writes into a nova.conf stays what is registered -----------
 
-#: Nova's options the gate writes into groups this project's list_opts
-#: registers too (nova/conf/scheduler.py, compute.py, netconf.py,
-#: libvirt.py, placement's keystoneauth options): tests/nova checks each is
-#: Nova's own.
+#: The options of Nova (nova/conf/scheduler.py, compute.py, netconf.py,
+#: libvirt.py) and of the libraries it loads (oslo.log's log_file and debug,
+#: oslo.messaging's transport_url) the gate writes into groups this
+#: project's list_opts registers too: tests/nova checks each against the
+#: installed Nova.
 NOVA_OPTIONS_IN_SHARED_GROUPS = {
     'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
                 'heal_instance_info_cache_interval', 'my_ip', 'host',
