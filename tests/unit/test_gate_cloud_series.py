@@ -63,11 +63,27 @@ def test_a_set_pins_what_every_service_installs(one_series):
     assert series.unpinned(one_series, editable_dependencies()) == []
 
 
+def release(version):
+    return tuple(int(part) for part in version.split('.'))
+
+
+COMPARE = {'==': lambda a, b: a == b, '<': lambda a, b: a < b,
+           '<=': lambda a, b: a <= b, '>': lambda a, b: a > b,
+           '>=': lambda a, b: a >= b, '!=': lambda a, b: a != b}
+
+
 def test_a_set_holds_the_releases_its_header_names(one_series):
+    """Each release named (nova==34.0.0) is the one pinned, each bound
+    (oslo.policy<5.1) holds."""
     pins = series.pins(one_series)
     for requirement in series.requires(one_series):
-        name, _, version = requirement.partition('==')
-        assert pins[series.canonical(name)] == version, requirement
+        name, op, version = re.match(r'([\w.-]+)\s*(==|<=|>=|!=|<|>)'
+                                     r'\s*([\d.]+)$', requirement).groups()
+        pinned = pins[series.canonical(name)]
+        assert COMPARE[op](release(pinned), release(version)), (
+            requirement, pinned)
+    assert [r for r in series.requires(one_series)
+            if r.startswith('nova==')], 'no nova release named'
 
 
 def test_the_newest_set_runs_the_nova_tox_pins_first():
