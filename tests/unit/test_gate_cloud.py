@@ -166,7 +166,10 @@ def test_scheduler_conf_without_filters_loads_nothing_of_ours(tmp_path):
 
 @pytest.mark.parametrize('compute', nova_compute.COMPUTES,
                          ids=lambda c: c['host'])
-def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
+def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute,
+                                                       private_state):
+    # private_state: the file's state_path (the reporter's state file) is
+    # the test's own, never a cloud's that ran here.
     rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
     path = written(tmp_path, nova_compute.conf(CREDS, rec, VENV))
     conf = nova_conf(path)
