@@ -12,7 +12,7 @@ function configure_image_type_filter {
     fi
     # nova-scheduler loads the filters from nova.conf alone: the module in
     # available_filters registers the request filters, and the host filter
-    # checks rebuilds (see README, "Running inside Nova").
+    # checks rebuilds (doc/source/install/scheduler.rst).
     local available enabled
     available=$(iniget_multiline "$NOVA_CONF" filter_scheduler \
         available_filters)
@@ -48,8 +48,8 @@ function start_image_type_reporter {
     conf=$(_reporter_config)
     # One writer per trait: nova-compute reports the image-type traits
     # itself (since Train), so by default the reporter keeps only its
-    # [virt_capabilities] custom_traits (README, "Who owns the image-type
-    # traits").
+    # [virt_capabilities] custom_traits
+    # (doc/source/admin/trait-ownership.rst).
     iniset "$conf" virt_capabilities image_type_traits_owner \
         "$IMAGE_TYPE_TRAITS_OWNER"
     virt-capabilities report --config-file "$conf" \

@@ -10,9 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A small real OpenStack cloud on this machine, for the gate job (issue 28).
+"""A small real OpenStack cloud on this machine, for the gate job.
 
-``python3 -m gate_cloud run|up|down``. Stdlib only, so it runs from a bare
-``python3``; the cloud's own services run from ``<repo>/.venv-cloud``. Not
-part of the project's wheel (``setup.cfg`` lists its packages explicitly).
+``python3 -m gate_cloud run|up|down|prepare|pin``. Stdlib only, so it runs
+from a bare ``python3``; the cloud's own services run from the virtualenv
+of their OpenStack series, ``<repo>/.venv-cloud-<series>``, installed from
+``gate_cloud/constraints/<series>.txt``. One module per service in
+``gate_cloud/services/``; ``cloud.py`` walks them. Not part of the
+project's wheel (``setup.cfg`` lists its packages explicitly).
 """

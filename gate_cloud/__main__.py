@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python3 -m gate_cloud run|up [--keep]|down``."""
+"""``python3 -m gate_cloud run|up [--keep]|down|prepare|pin``."""
 
 import argparse
 import signal
@@ -18,7 +18,23 @@ import sys
 
 from gate_cloud import cloud
 from gate_cloud import layout
+from gate_cloud import series
 from gate_cloud.processes import GateError
+
+
+def _series_option(parser, many=False):
+    known = ', '.join(series.available()) or 'none'
+    if many:
+        parser.add_argument(
+            '--series', action='append', default=None,
+            help='an OpenStack series whose pinned set to install (may be '
+                 'repeated; default: the newest). Known: %s' % known)
+    else:
+        parser.add_argument(
+            '--series', default=None,
+            help='the OpenStack series the cloud runs, from its pinned set '
+                 'in gate_cloud/constraints/ (default: the newest). Known: '
+                 '%s' % known)
 
 
 def main(argv=None):
@@ -27,15 +43,28 @@ def main(argv=None):
         description='A small real OpenStack cloud on 127.0.0.1 for the gate '
                     'job: up, tests, figures, down.')
     sub = parser.add_subparsers(dest='command', required=True)
-    sub.add_parser('run', help='up, the tempest suites, faults, figures, '
-                               'down; non-zero exit if anything failed')
+    run = sub.add_parser('run', help='up, the tempest suites, faults, '
+                                     'figures, down; non-zero exit if '
+                                     'anything failed')
+    _series_option(run)
     up = sub.add_parser('up', help='bring the cloud up (and down again '
                                    'unless --keep)')
     up.add_argument('--keep', action='store_true',
                     help='leave it running and print a clouds.yaml')
+    _series_option(up)
     sub.add_parser('down', help='stop everything the cloud started')
-    sub.add_parser('prepare', help='only install what the cloud needs '
-                                   '(Debian packages, .venv-cloud)')
+    prepare = sub.add_parser(
+        'prepare', help='only install what the cloud needs (Debian '
+                        'packages, .venv-cloud-<series>)')
+    _series_option(prepare, many=True)
+    pin = sub.add_parser(
+        'pin', help='resolve a series\' set in a scratch virtualenv, check '
+                    'it and write gate_cloud/constraints/<series>.txt')
+    pin.add_argument('name', metavar='SERIES',
+                     help='the OpenStack series, e.g. 2026.2')
+    pin.add_argument('requirements', metavar='REQUIREMENT', nargs='*',
+                     help='the releases to resolve from, e.g. nova==34.0.0 '
+                          '(default: the file\'s own "# requires:" line)')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
@@ -52,22 +81,26 @@ def _command(args):
             cloud.down()
             return 0
         if args.command == 'prepare':
-            cloud.prepare()
+            cloud.prepare(args.series)
+            return 0
+        if args.command == 'pin':
+            series.pin(args.name, args.requirements, cloud.pypi_packages(),
+                       cloud.log)
             return 0
         if args.command == 'up':
-            cloud.up()
+            described = cloud.up(args.series)
             if args.keep:
                 print('# clouds.yaml (also %s):' % layout.path('clouds.yaml'))
                 print(layout.path('clouds.yaml').read_text())
-                print('# OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=%s %s server list'
-                      % (layout.path('clouds.yaml'), layout.CLOUD_NAME,
-                         layout.venv_bin('openstack')))
+                print('# OS_CLIENT_CONFIG_FILE=%s OS_CLOUD=%s %s/bin/openstack'
+                      ' server list' % (layout.path('clouds.yaml'),
+                                        layout.CLOUD_NAME, described['venv']))
                 print('# stop it: python3 -m gate_cloud down')
             else:
                 cloud.down()
             return 0
         from gate_cloud import runner
-        return runner.run()
+        return runner.run(args.series)
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)
         return 1

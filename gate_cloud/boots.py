@@ -18,6 +18,8 @@ import urllib.request
 from gate_cloud import layout
 from gate_cloud import rest
 from gate_cloud.processes import GateError
+from gate_cloud.services import glance
+from gate_cloud.services import nova
 
 #: How long a boot may take from the API call to ACTIVE or ERROR.
 BOOT_DEADLINE = 180.0
@@ -27,14 +29,14 @@ def upload_image(client, name, disk_format, path, properties=None):
     body = {'name': name, 'disk_format': disk_format,
             'container_format': 'bare', 'visibility': 'public'}
     body.update(properties or {})
-    image = client.post(layout.ENDPOINTS['image'] + '/v2/images', body)
+    image = client.post(glance.URL + '/v2/images', body)
     with open(path, 'rb') as f:
         data = f.read()
     if client.token is None:
         client.authenticate()
     # Every URL here is the cloud's own http://127.0.0.1 endpoint.
     req = urllib.request.Request(  # noqa: S310
-        layout.ENDPOINTS['image'] + '/v2/images/%s/file' % image['id'],
+        glance.URL + '/v2/images/%s/file' % image['id'],
         data=data, method='PUT', headers={
             'Content-Type': 'application/octet-stream',
             'X-Auth-Token': client.token})
@@ -44,7 +46,7 @@ def upload_image(client, name, disk_format, path, properties=None):
 
 
 def server_url(server_id=''):
-    return layout.ENDPOINTS['compute'] + '/servers' + (
+    return nova.API_URL + '/servers' + (
         '/' + server_id if server_id else '')
 
 

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Point 4: take the cloud's parts down one at a time while it works.
+"""The fault phase: take the cloud's parts down one at a time while it works.
 
 While the reporters run and a background loop keeps booting, RabbitMQ,
 MariaDB, Keystone, Placement and nova-scheduler are each stopped, held down
@@ -30,16 +30,16 @@ A reporter follows its compute node's nova.conf, log options included, so
 its lines are in nova-compute's oslo.log file, told apart by process id.
 """
 
+import functools
 import threading
 import time
 
 from gate_cloud import boots
-from gate_cloud import cloud as cloud_mod
-from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import rest
-from gate_cloud import services
+from gate_cloud import wsgi_server
 from gate_cloud.processes import GateError
+from gate_cloud.services import reporters
 
 #: From the restarted part answering again to the next boot ACTIVE on the
 #: right host.
@@ -56,35 +56,27 @@ UNUSED_BY_REPORTERS = ('rabbitmq', 'nova-scheduler')
 ATTEMPT = 60.0
 #: How long a part is held down at most, waiting for every reporter to run
 #: a cycle (a failing cycle may spend Placement's timeout on each retry).
-HOLD_DEADLINE = 4 * layout.REPORTER_INTERVAL + 150
+HOLD_DEADLINE = 4 * reporters.INTERVAL + 150
 #: A reporter must have synced again within this long after a restart.
-SYNC_DEADLINE = 6 * layout.REPORTER_INTERVAL + 60
+SYNC_DEADLINE = 6 * reporters.INTERVAL + 60
 SEVERE = ('WARNING', 'ERROR', 'CRITICAL')
 
 
-def _stop(name, grace=20.0):
-    return lambda: processes.stop(name, grace=grace)
+#: The parts taken down, in this order: services of ``cloud.SERVICES``.
+PARTS = ('rabbitmq', 'mariadb', 'keystone', 'placement', 'nova-scheduler')
 
 
-def _start_wsgi(name):
-    def start():
-        proc, log = services.start_wsgi(name, layout.path(name))
-        services.wait_wsgi(name, proc, log, '/v3' if name == 'keystone'
-                           else '')
-    return start
+def parts(ctx):
+    """(name, stop, start) for each part; start waits until it answers."""
+    out = []
+    for name in PARTS:
+        svc = ctx.service(name)
 
-
-def parts(admin):
-    """(name, stop, start) for each part, in the order they are taken
-    down."""
-    return [
-        ('rabbitmq', _stop('rabbitmq', 60), services.start_rabbit_only),
-        ('mariadb', _stop('mariadb', 60), services.start_mariadb_server),
-        ('keystone', _stop('keystone'), _start_wsgi('keystone')),
-        ('placement', _stop('placement'), _start_wsgi('placement')),
-        ('nova-scheduler', _stop('nova-scheduler'),
-         lambda: cloud_mod.start_scheduler(admin)),
-    ]
+        def start(svc=svc):
+            svc.start(ctx)
+            svc.wait(ctx)
+        out.append((name, functools.partial(svc.stop, ctx), start))
+    return out
 
 
 def _size(path):
@@ -141,7 +133,7 @@ def in_sync_again(records):
 def _reporter_synced_since(uuid, since_line):
     """A reporter GET of this provider's traits in Placement's access log
     after line ``since_line``."""
-    path = layout.path('logs', 'placement-access.log')
+    path = wsgi_server.access_log('placement')
     with open(path, 'rb') as f:
         for number, line in enumerate(f):
             if number < since_line:
@@ -225,20 +217,23 @@ def _placed_right(admin, image_id, allowed_hosts, name):
                     % (BOUND, last))
 
 
-def run(cloud, admin, images):
-    """Returns a list of per-fault results; raises GateError on failure."""
+def run(cloud, ctx, images):
+    """Returns a list of per-fault results; raises GateError on failure.
+    ``cloud`` is cloud.json's dict, ``ctx`` the running cloud
+    (``context.Cloud``)."""
+    admin = ctx.admin
     computes = cloud['computes']
     qcow2_hosts = {c['host'] for c in computes if 'qcow2' in c['image_types']
                    and not c['custom_traits']}
     providers = {p['name']: p['uuid'] for p in rest.providers(admin)}
     before = rest.all_traits(admin)
-    pids = {c['host']: processes.pid_of('reporter-' + c['host'])
+    pids = {c['host']: processes.pid_of(reporters.process_name(c['host']))
             for c in computes}
     background = BackgroundBoots(admin, images['raw'])
     background.start()
     results = []
     try:
-        for name, stop, start in parts(admin):
+        for name, stop, start in parts(ctx):
             results.append(_one_fault(name, stop, start, admin, images,
                                       computes, providers, pids,
                                       qcow2_hosts, before))
@@ -264,7 +259,7 @@ def _one_fault(name, stop, start, admin, images, computes, providers, pids,
                 HOLD_DEADLINE)
     held = time.monotonic() - t0
     up_marks = {c['host']: _size(c['service_log']) for c in computes}
-    access_mark = _line_count(layout.path('logs', 'placement-access.log'))
+    access_mark = _line_count(wsgi_server.access_log('placement'))
     t1 = time.monotonic()
     start()
     restarted = time.monotonic() - t1
@@ -277,7 +272,7 @@ def _one_fault(name, stop, start, admin, images, computes, providers, pids,
                 SYNC_DEADLINE)
     lines = {}
     for c in computes:
-        pid = processes.pid_of('reporter-' + c['host'])
+        pid = processes.pid_of(reporters.process_name(c['host']))
         if pid != pids[c['host']] or not processes.alive(pid):
             raise GateError('reporter %s did not survive the %s outage'
                             % (c['host'], name))

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Point 5: the figures, measured on the running cloud in the same run.
+"""The figures, measured on the running cloud in the same run.
 
 * median API-to-ACTIVE time over BOOTS boots, filters on and off (ratio;
   goal <= 1.05);
@@ -26,10 +26,12 @@ import statistics
 import time
 
 from gate_cloud import boots
-from gate_cloud import cloud as cloud_mod
+from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
-from gate_cloud import services
+from gate_cloud import wsgi_server
+from gate_cloud.services import nova_scheduler
+from gate_cloud.services import reporters
 
 BOOTS = 10
 GOAL_RATIO = 1.05
@@ -51,7 +53,7 @@ def boot_times(admin, image_id, label):
 
 
 def scheduler_rss_mib():
-    pid = processes.pid_of('nova-scheduler')
+    pid = processes.pid_of(nova_scheduler.NAME)
     pids = processes.group_pids(pid)
     return round(processes.rss_kib(pids) / 1024, 1), len(pids)
 
@@ -59,7 +61,7 @@ def scheduler_rss_mib():
 def token_requests():
     """(reporter token requests, first and last reporter start, now)."""
     count = 0
-    path = layout.path('logs', 'keystone-access.log')
+    path = wsgi_server.access_log('keystone')
     with open(path, errors='replace') as f:
         for line in f:
             if 'POST /v3/auth/tokens' in line and \
@@ -73,7 +75,7 @@ def reporter_hours(computes):
     total = 0.0
     now = time.time()
     for c in computes:
-        started = services_start_time('reporter-' + c['host'])
+        started = services_start_time(reporters.process_name(c['host']))
         total += (now - started) / 3600.0
     return total
 
@@ -89,11 +91,13 @@ def services_start_time(name):
     return time.time() - uptime + start_ticks / hz
 
 
-def run(cloud, admin, images):
+def run(cloud, ctx, images):
+    """``cloud`` is cloud.json's dict, ``ctx`` the running cloud."""
+    admin = ctx.admin
     figures = {}
     # Filters off first, then on again (the cloud is left as it runs).
     for state, on in (('off', False), ('on', True)):
-        cloud_mod.restart_scheduler(admin, filters_on=on)
+        nova_scheduler.set_filters(ctx, on)
         times, hosts = boot_times(admin, images['raw'], state)
         rss, nproc = scheduler_rss_mib()
         figures['boots_%s' % state] = {
@@ -117,8 +121,8 @@ def run(cloud, admin, images):
     figures['reporter_hours'] = round(hours, 3)
     figures['tokens_per_reporter_hour'] = round(count / hours, 2) \
         if hours else None
-    figures['reporter_interval_s'] = layout.REPORTER_INTERVAL
-    services.write(layout.path('figures.json'),
+    figures['reporter_interval_s'] = reporters.INTERVAL
+    inifile.write(layout.path('figures.json'),
                    json.dumps(figures, indent=2), mode=0o644)
     return figures
 

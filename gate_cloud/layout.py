@@ -10,54 +10,25 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Where everything lives and which loopback ports it takes (each once)."""
+"""Where the cloud keeps its state, and the facts several services share.
+
+Each service's own ports, packages and files are in its module under
+``gate_cloud/services/``; what is here is what more than one of them (or
+the tests run against the cloud) needs.
+"""
 
 import os
 import pathlib
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 STATE = REPO / '.cloud'
-VENV = REPO / '.venv-cloud'
 HOST = '127.0.0.1'
 REGION = 'RegionOne'
 CLOUD_NAME = 'image-type-gate'
 
-#: Every TCP port the cloud listens on, by the part that owns it. A port in
-#: use refuses the start-up naming it.
-PORTS = {
-    'mariadb': 3306,
-    'epmd': 4369,
-    'rabbitmq': 5672,
-    'rabbitmq-dist': 25672,
-    'keystone': 5000,
-    'glance': 9292,
-    'placement': 8778,
-    'nova-api': 8774,
-    'network-standin': 9696,
-}
-
-#: Debian packages the cloud needs (--no-install-recommends), by the
-#: program the cloud runs from them.
-DEBIAN_PACKAGES = (
-    'mariadb-server', 'rabbitmq-server',
-    'libvirt-daemon', 'libvirt-daemon-system', 'libvirt-daemon-driver-qemu',
-    'libvirt-clients', 'libvirt-dev', 'qemu-system-x86', 'qemu-utils',
-    'pkg-config',
-)
-
-#: What the cloud's virtualenv holds (this project and contrib/tempest are
-#: added editable).
-PYPI_PACKAGES = (
-    'nova==34.0.0', 'keystone', 'openstack-placement', 'glance', 'gunicorn',
-    'PyMySQL', 'python-openstackclient', 'osc-placement', 'tempest',
-    'libvirt-python',
-)
-
-#: How many nova-scheduler workers (the issue asks for two).
-SCHEDULER_WORKERS = 2
-#: The reporters' --interval, seconds.
-REPORTER_INTERVAL = 10
-#: The reserved trait and the compute that carries it.
+#: The reserved trait: the reporters set it on one compute
+#: (``services/nova_compute.py``), nova-scheduler's ``[image_isolation]``
+#: reserves it (``services/nova_scheduler.py``).
 RESERVED_TRAIT = 'CUSTOM_TROVE'
 #: The image-metadata family the scheduler enables. A family whose values
 #: become required traits, so that a value no host carries is refused with
@@ -75,33 +46,22 @@ FLAVOR_ALT = {'id': '43', 'name': 'gate.tiny.alt', 'ram': 192, 'vcpus': 1,
               'disk': 1}
 
 
-def venv_bin(name):
-    return str(VENV / 'bin' / name)
-
-
 def path(*parts):
     return STATE.joinpath(*parts)
 
 
-def url(service, suffix=''):
-    return 'http://%s:%d%s' % (HOST, PORTS[service], suffix)
+def url(port, suffix=''):
+    return 'http://%s:%d%s' % (HOST, port, suffix)
 
 
-ENDPOINTS = {
-    'identity': url('keystone', '/v3'),
-    'compute': url('nova-api', '/v2.1'),
-    'image': url('glance'),
-    'placement': url('placement'),
-    'network': url('network-standin'),
-}
-AUTH_URL = ENDPOINTS['identity']
-
-
-def env_for_services():
-    """The environment every service starts with: ours, minus proxies."""
+def env_for_services(venv=None):
+    """The environment a service starts with: ours, minus proxies and
+    OS_* variables, with ``venv``'s programs (if any) first on PATH."""
     env = {k: v for k, v in os.environ.items()
            if not k.lower().endswith('_proxy') and not k.startswith('OS_')}
-    env['PATH'] = '%s:%s' % (VENV / 'bin', env.get('PATH', '/usr/bin:/bin'))
+    if venv is not None:
+        env['PATH'] = '%s:%s' % (pathlib.Path(venv) / 'bin',
+                                 env.get('PATH', '/usr/bin:/bin'))
     env['PYTHONPATH'] = str(REPO)
     env['TMPDIR'] = str(STATE / 'tmp')
     return env

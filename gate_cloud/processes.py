@@ -17,12 +17,14 @@ pid, which is also its process group, and its log), so ``down`` from
 another shell stops exactly those and nothing else.
 """
 
+import concurrent.futures
 import json
 import os
 import pathlib
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -30,6 +32,13 @@ import urllib.request
 from gate_cloud import layout
 
 PIDS = 'pids.json'
+#: Services start and stop from several threads at once: one writer of
+#: pids.json at a time.
+_RECORDS_LOCK = threading.RLock()
+#: Set when a start-up is abandoned: every wait gives up at once.
+CANCEL = threading.Event()
+#: The processes this process started, by name: their exit is seen at once.
+_STARTED = {}
 
 
 class GateError(Exception):
@@ -57,16 +66,26 @@ def start(name, argv, env=None, cwd=None, log=None):
     """Start ``argv`` in its own session; its output goes to ``log``."""
     log = pathlib.Path(log or layout.path('logs', name + '.log'))
     log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, 'ab') as out:
-        proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-            env=env or layout.env_for_services(), cwd=cwd or str(layout.STATE),
-            start_new_session=True)
-    recs = _records()
-    recs.append({'name': name, 'pid': proc.pid, 'log': str(log),
-                 'argv': [str(a) for a in argv]})
-    _save(recs)
+    with _RECORDS_LOCK:
+        with open(log, 'ab') as out:
+            proc = subprocess.Popen(
+                [str(a) for a in argv], stdin=subprocess.DEVNULL,
+                stdout=out, stderr=out,
+                env=env or layout.env_for_services(),
+                cwd=cwd or str(layout.STATE), start_new_session=True)
+        recs = _records()
+        recs.append({'name': name, 'pid': proc.pid, 'log': str(log),
+                     'argv': [str(a) for a in argv],
+                     'started_at': time.time()})
+        _save(recs)
+        _STARTED[name] = proc
     return proc
+
+
+def started(name):
+    """The last process called ``name`` this process started (for
+    ``wait_for`` to fail as soon as it exits), or None."""
+    return _STARTED.get(name)
 
 
 def alive(pid):
@@ -113,33 +132,30 @@ def stop_record(rec, grace=20.0):
 
 
 def stop(name, grace=20.0):
-    recs = _records()
-    for rec in [r for r in recs if r['name'] == name]:
+    """Stop every recorded process called ``name`` (none is no error)."""
+    for rec in [r for r in _records() if r['name'] == name]:
         stop_record(rec, grace)
-        recs.remove(rec)
-    _save(recs)
+        with _RECORDS_LOCK:
+            _save([r for r in _records() if r != rec])
 
 
-#: Stopped last, in this order (what the others talk to).
-INFRASTRUCTURE = (('libvirtd', 'rabbitmq', 'mariadb'), ('virtlogd', 'epmd'))
+def stop_many(names, grace=20.0):
+    """Stop several named processes at once."""
+    names = list(names)
+    if not names:
+        return
+    with concurrent.futures.ThreadPoolExecutor(len(names)) as pool:
+        list(pool.map(lambda name: stop(name, grace), names))
 
 
-def stop_all(grace_for=None):
-    """Stop every recorded process: the OpenStack services together, then
-    libvirt, RabbitMQ and MariaDB, then virtlogd and epmd."""
-    import concurrent.futures
-    grace_for = grace_for or {}
+def stop_all():
+    """Stop every recorded process still running, all at once: what no
+    service's ``stop`` took (a crashed start's, or a service no longer in
+    the list); then forget them all."""
     recs = _records()
-    infra = [name for layer in INFRASTRUCTURE for name in layer]
-    waves = [[r for r in recs if r['name'] not in infra]]
-    waves += [[r for r in recs if r['name'] in layer]
-              for layer in INFRASTRUCTURE]
-    for wave in waves:
-        if not wave:
-            continue
-        with concurrent.futures.ThreadPoolExecutor(len(wave)) as pool:
-            list(pool.map(lambda r: stop_record(
-                r, grace_for.get(r['name'], 20.0)), wave))
+    if recs:
+        with concurrent.futures.ThreadPoolExecutor(len(recs)) as pool:
+            list(pool.map(stop_record, recs))
     if layout.path(PIDS).exists():
         layout.path(PIDS).unlink()
 
@@ -149,6 +165,15 @@ def pid_of(name):
         if rec['name'] == name:
             return rec['pid']
     return None
+
+
+def started_at(name):
+    """When the recorded process ``name`` was started (epoch seconds), or
+    0 when none is recorded."""
+    for rec in reversed(_records()):
+        if rec['name'] == name:
+            return rec.get('started_at', 0)
+    return 0
 
 
 def group_pids(pgid):
@@ -186,8 +211,8 @@ def port_in_use(port, host=layout.HOST):
         return s.connect_ex((host, port)) == 0
 
 
-def check_ports_free(ports=None):
-    ports = layout.PORTS if ports is None else ports
+def check_ports_free(ports):
+    """Refuse, naming it, the first of ``ports`` ({label: port}) in use."""
     for name, port in ports.items():
         if port_in_use(port):
             raise GateError('port %s:%d (%s) is in use; stop whatever holds '
@@ -202,6 +227,9 @@ def wait_for(what, probe, proc=None, deadline=layout.START_DEADLINE,
     end = time.monotonic() + deadline
     delay = 0.2
     while True:
+        if CANCEL.is_set():
+            raise GateError('%s: wait abandoned (another part failed)'
+                            % what)
         if probe():
             return
         if proc is not None and proc.poll() is not None:

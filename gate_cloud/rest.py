@@ -17,8 +17,9 @@ import time
 import urllib.error
 import urllib.request
 
-from gate_cloud import layout
 from gate_cloud.processes import GateError
+from gate_cloud.services import keystone
+from gate_cloud.services import placement
 
 TIMEOUT = 30.0
 
@@ -27,7 +28,7 @@ class Client:
     """Admin (or any) password auth against Keystone; re-auths on 401."""
 
     def __init__(self, username, password, project='admin',
-                 auth_url=layout.AUTH_URL):
+                 auth_url=keystone.AUTH_URL):
         self.username, self.password = username, password
         self.project, self.auth_url = project, auth_url
         self.token = None
@@ -109,13 +110,13 @@ COMPUTE_HEADERS = {'OpenStack-API-Version': 'compute 2.90',
 
 
 def providers(client):
-    out = client.get(layout.ENDPOINTS['placement'] + '/resource_providers',
+    out = client.get(placement.URL + '/resource_providers',
                      headers=PLACEMENT_HEADERS)
     return out['resource_providers']
 
 
 def provider_traits(client, uuid):
-    out = client.get(layout.ENDPOINTS['placement']
+    out = client.get(placement.URL
                      + '/resource_providers/%s/traits' % uuid,
                      headers=PLACEMENT_HEADERS)
     return sorted(out['traits'])

@@ -27,9 +27,10 @@ from gate_cloud import boots
 from gate_cloud import cloud as cloud_mod
 from gate_cloud import faults
 from gate_cloud import figures
+from gate_cloud import inifile
 from gate_cloud import layout
-from gate_cloud import services
 from gate_cloud.processes import GateError
+from gate_cloud.services import nova_scheduler
 
 
 def _tempest_run():
@@ -67,13 +68,14 @@ def _upload_images(admin, cloud):
     return images
 
 
-def run():
+def run(series=None):
     started = time.monotonic()
     failures, results = [], {}
     figs = None
-    cloud = cloud_mod.up()
+    cloud = cloud_mod.up(series)
     try:
-        admin = cloud_mod.admin_client()
+        ctx = cloud_mod.current()
+        admin = ctx.admin
         try:
             tempest_run = _tempest_run()
         except GateError as exc:
@@ -83,21 +85,21 @@ def run():
             _suite(tempest_run, cloud, 'plugin', 'plugin', failures, results)
             on = _suite(tempest_run, cloud, 'peer', 'peer-filters-on',
                         failures, results)
-            cloud_mod.restart_scheduler(admin, filters_on=False)
+            nova_scheduler.set_filters(ctx, False)
             off = _suite(tempest_run, cloud, 'peer', 'peer-filters-off',
                          failures, results)
-            cloud_mod.restart_scheduler(admin, filters_on=True)
+            nova_scheduler.set_filters(ctx, True)
             if on and off and on.get('passed') != off.get('passed'):
                 failures.append('peer suite: %s passed with the filters on, '
                                 '%s with them off' % (on.get('passed'),
                                                       off.get('passed')))
         images = _upload_images(admin, cloud)
         try:
-            results['faults'] = faults.run(cloud, admin, images)
+            results['faults'] = faults.run(cloud, ctx, images)
         except GateError as exc:
             failures.append('faults: %s' % exc)
         try:
-            figs = figures.run(cloud, admin, images)
+            figs = figures.run(cloud, ctx, images)
         except GateError as exc:
             failures.append('figures: %s' % exc)
     except Exception as exc:
@@ -108,7 +110,7 @@ def run():
     results['failures'] = failures
     results['figures'] = figs
     results['seconds'] = round(time.monotonic() - started)
-    services.write(layout.path('run.json'), json.dumps(results, indent=2),
+    inifile.write(layout.path('run.json'), json.dumps(results, indent=2),
                    mode=0o644)
     if figs:
         print('== figures (%s) ==\n%s' % (layout.path('figures.json'),

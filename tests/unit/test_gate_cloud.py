@@ -10,12 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The gate cloud's orchestrator, without a cloud: refusals, shapes, configs.
+"""The gate cloud without a cloud: refusals, shapes, configs, the walk.
 
 The real proof is ``python3 -m gate_cloud run`` itself; these check what can
 be checked fast: a port in use is refused naming it before anything starts,
-cloud.json has the shape the tempest helper's contract asks for, and every
-config file the cloud writes parses as Nova and the reporter parse it.
+cloud.json has the shape the tempest helper's contract asks for, every
+config file the cloud writes parses as Nova and the reporter parse it, and
+the services come up after what they need and go down before it.
 """
 
 import configparser
@@ -23,19 +24,33 @@ import json
 import socket
 import subprocess
 import sys
+import types
 
 from oslo_config import cfg
 import pytest
 
 from gate_cloud import __main__ as gate_main
 from gate_cloud import cloud
-from gate_cloud import configs
+from gate_cloud import content
+from gate_cloud import context
+from gate_cloud import inifile
 from gate_cloud import layout
-from gate_cloud import network_standin
 from gate_cloud import processes
+from gate_cloud import series
+from gate_cloud.services import glance
+from gate_cloud.services import keystone
+from gate_cloud.services import libvirt
+from gate_cloud.services import network_standin
+from gate_cloud.services import nova_api
+from gate_cloud.services import nova_compute
+from gate_cloud.services import nova_conductor
+from gate_cloud.services import nova_scheduler
+from gate_cloud.services import placement
 from image_type_filter import conf as itf_conf
 from virt_capabilities import conf as vc_conf
 
+#: A series' virtualenv, as the compute's privsep helper path names it.
+VENV = '/srv/venv-cloud'
 CREDS = {'admin_password': 'a', 'service_password': 's', 'db_user': 'gate',
          'db_password': 'd', 'rabbit_user': 'gate', 'rabbit_password': 'r',
          'erlang_cookie': 'c'}
@@ -86,7 +101,8 @@ def private_state(tmp_path, monkeypatch):
 
 def test_port_in_use_refused_naming_it(listener, private_state, monkeypatch,
                                        capsys):
-    monkeypatch.setattr(layout, 'PORTS', {'mariadb': 1, 'keystone': listener})
+    monkeypatch.setattr(cloud, 'ports', lambda: {'mariadb': 1,
+                                                 'keystone': listener})
     assert gate_main.main(['up']) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
@@ -120,12 +136,12 @@ def nova_conf(path):
 
 def written(tmp_path, sections, name='nova.conf'):
     path = tmp_path / name
-    path.write_text(configs.render(sections))
+    path.write_text(inifile.render(sections))
     return path
 
 
 def test_scheduler_conf_with_filters_as_nova_reads_it(tmp_path):
-    conf = nova_conf(written(tmp_path, configs.nova_scheduler_conf(CREDS)))
+    conf = nova_conf(written(tmp_path, nova_scheduler.conf(CREDS)))
     assert conf.filter_scheduler.available_filters == [
         'nova.scheduler.filters.all_filters',
         'image_type_filter.nova.all_filters']
@@ -138,7 +154,7 @@ def test_scheduler_conf_with_filters_as_nova_reads_it(tmp_path):
 
 
 def test_scheduler_conf_without_filters_loads_nothing_of_ours(tmp_path):
-    conf = nova_conf(written(tmp_path, configs.nova_scheduler_conf(
+    conf = nova_conf(written(tmp_path, nova_scheduler.conf(
         CREDS, filters_on=False)))
     assert conf.filter_scheduler.available_filters == [
         'nova.scheduler.filters.all_filters']
@@ -148,11 +164,14 @@ def test_scheduler_conf_without_filters_loads_nothing_of_ours(tmp_path):
     assert conf.scheduler.workers == 2
 
 
-@pytest.mark.parametrize('compute', cloud.COMPUTES,
+@pytest.mark.parametrize('compute', nova_compute.COMPUTES,
                          ids=lambda c: c['host'])
-def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
+def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute,
+                                                       private_state):
+    # private_state: the file's state_path (the reporter's state file) is
+    # the test's own, never a cloud's that ran here.
     rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
-    path = written(tmp_path, configs.nova_compute_conf(CREDS, rec))
+    path = written(tmp_path, nova_compute.conf(CREDS, rec, VENV))
     conf = nova_conf(path)
     assert conf.host == compute['host']
     assert conf.compute_driver == compute['driver']
@@ -176,23 +195,24 @@ def test_compute_conf_is_read_by_the_reporter_as_meant(tmp_path, compute):
 def test_the_libvirt_compute_powers_empty_guests_off_at_once(tmp_path):
     """Its guests boot empty disks: no OS answers ACPI, so Nova's default
     clean shutdown (60 s, a rebuild's first step) would only wait."""
-    for compute in cloud.COMPUTES:
+    for compute in nova_compute.COMPUTES:
         rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
         parsed = configparser.ConfigParser()
-        parsed.read_dict(configs.nova_compute_conf(CREDS, rec))
+        parsed.read_dict(nova_compute.conf(CREDS, rec, VENV))
         timeout = parsed.get('DEFAULT', 'shutdown_timeout', fallback=None)
         if compute['driver'] == 'libvirt.LibvirtDriver':
             assert timeout == '0'
         else:
             assert timeout is None  # the fake driver never waits
 
+
 def test_every_written_ini_parses(tmp_path):
     for name, sections in (
-            ('keystone.conf', configs.keystone_conf(CREDS)),
-            ('placement.conf', configs.placement_conf(CREDS)),
-            ('glance-api.conf', configs.glance_conf(CREDS)),
-            ('api.conf', configs.nova_api_conf(CREDS)),
-            ('conductor.conf', configs.nova_conductor_conf(CREDS))):
+            ('keystone.conf', keystone.conf(CREDS)),
+            ('placement.conf', placement.conf(CREDS)),
+            ('glance-api.conf', glance.conf(CREDS)),
+            ('api.conf', nova_api.conf(CREDS)),
+            ('conductor.conf', nova_conductor.conf(CREDS))):
         path = written(tmp_path, sections, name)
         conf = cfg.ConfigOpts()
         conf([], project='x', default_config_files=[str(path)])
@@ -205,10 +225,14 @@ def test_every_written_ini_parses(tmp_path):
 
 def test_cloud_json_has_the_contract_shape(private_state):
     private_state.mkdir()
-    computes = cloud.compute_records()
+    newest = series.newest()
+    ctx = context.Cloud(cloud.SERVICES, CREDS, {
+        name: newest for name in [s.NAME for s in cloud.SERVICES]
+        + [context.CLIENTS]})
+    computes = nova_compute.records()
     for c in computes:
         c['image_types'] = ['raw']
-    described = cloud.describe(CREDS, computes, {'qcow2': '/x.qcow2',
+    described = content.describe(ctx, computes, {'qcow2': '/x.qcow2',
                                                  'raw': '/x.raw',
                                                  'vmdk': '/x.vmdk'})
     on_disk = json.loads((private_state / 'cloud.json').read_text())
@@ -233,7 +257,8 @@ def test_cloud_json_has_the_contract_shape(private_state):
             if c['custom_traits'] == ['CUSTOM_TROVE']] == ['fake-trove']
     assert on_disk['reserved_trait'] == 'CUSTOM_TROVE'
     assert on_disk['scheduler']['workers'] == 2
-    assert on_disk['venv'].endswith('.venv-cloud')
+    # tempest and the clients run from the newest series' virtualenv.
+    assert on_disk['venv'] == str(layout.REPO / ('.venv-cloud-' + newest))
     # The admin password is in it: readable by its owner only.
     assert (private_state / 'cloud.json').stat().st_mode & 0o077 == 0
     yaml_text = (private_state / 'clouds.yaml').read_text()
@@ -311,7 +336,7 @@ def test_token_count_takes_only_the_reporters_token_requests(private_state):
 
 def test_iso_file_is_an_iso_as_glance_inspects_it():
     from oslo_utils.imageutils import format_inspector
-    data = cloud.empty_iso()
+    data = content.empty_iso()
     inspector = format_inspector.ISOInspector()
     inspector.eat_chunk(data)
     assert inspector.format_match
@@ -321,13 +346,13 @@ def test_iso_file_is_an_iso_as_glance_inspects_it():
 def test_a_new_cloud_keeps_the_last_runs_results(private_state):
     private_state.mkdir()
     (private_state / 'figures.json').write_text('{"x": 1}')
-    (private_state / 'venv.stamp').write_text('s')
+    (private_state / 'pip-2026.2.log').write_text('s')
     (private_state / 'logs').mkdir()
     (private_state / 'logs' / 'old.log').write_text('old')
     cloud.fresh_state()
     assert (private_state / 'previous' / 'figures.json').read_text() == \
         '{"x": 1}'
-    assert (private_state / 'venv.stamp').exists()
+    assert (private_state / 'pip-2026.2.log').exists()
     assert not (private_state / 'logs' / 'old.log').exists()
 
 
@@ -391,7 +416,6 @@ def test_an_outage_is_held_until_a_cycle_ran_inside_it():
 
 
 def test_qemu_logs_the_cloud_left_move_into_its_logs(tmp_path):
-    from gate_cloud import services
     log_dir = tmp_path / 'var-log-libvirt-qemu'
     log_dir.mkdir()
     (log_dir / 'someone-else.log').write_text('theirs')
@@ -399,19 +423,196 @@ def test_qemu_logs_the_cloud_left_move_into_its_logs(tmp_path):
     before.write_text('["someone-else.log"]')
     (log_dir / 'instance-00000001.log').write_text('ours')
     into = tmp_path / 'logs' / 'qemu'
-    services.move_qemu_logs(before, into, log_dir)
+    libvirt.move_qemu_logs(before, into, log_dir)
     assert sorted(p.name for p in log_dir.iterdir()) == ['someone-else.log']
     assert (into / 'instance-00000001.log').read_text() == 'ours'
     assert not before.exists()
 
 
 def test_a_qemu_log_dir_the_cloud_made_is_removed(tmp_path):
-    from gate_cloud import services
     log_dir = tmp_path / 'qemu'
     log_dir.mkdir()
     (log_dir / 'instance-00000002.log').write_text('ours')
     before = tmp_path / 'before.json'
     before.write_text('null')
-    services.move_qemu_logs(before, tmp_path / 'logs', log_dir)
+    libvirt.move_qemu_logs(before, tmp_path / 'logs', log_dir)
     assert not log_dir.exists()
     assert (tmp_path / 'logs' / 'instance-00000002.log').exists()
+
+
+# -- the services: one module each, walked in order ---------------------------
+
+def test_every_service_module_has_what_the_walk_calls():
+    names = [svc.NAME for svc in cloud.SERVICES]
+    assert len(set(names)) == len(names)
+    for at, svc in enumerate(cloud.SERVICES):
+        for attr in ('PORTS', 'DEBIAN', 'PYPI', 'NEEDS'):
+            assert hasattr(svc, attr), (svc.NAME, attr)
+        for step in ('start', 'wait', 'stop'):
+            assert callable(getattr(svc, step)), (svc.NAME, step)
+        # The list is an order they can come up in: needs come first.
+        assert set(svc.NEEDS) <= set(names[:at]), svc.NAME
+    # Every port once (cloud.ports() refuses a port claimed twice).
+    assert len(set(cloud.ports().values())) == len(cloud.ports())
+
+
+def test_every_keystone_user_gets_roles_keystone_makes():
+    made = {'admin'} | set(keystone.ROLES)
+    for svc in cloud.SERVICES:
+        for user, roles in getattr(svc, 'USERS', {}).items():
+            assert set(roles) <= made, (svc.NAME, user)
+
+
+def test_the_catalog_has_what_nova_and_tempest_call():
+    assert content.endpoints(cloud.SERVICES) == {
+        'identity': 'http://127.0.0.1:5000/v3',
+        'compute': 'http://127.0.0.1:8774/v2.1',
+        'image': 'http://127.0.0.1:9292',
+        'placement': 'http://127.0.0.1:8778',
+        'network': 'http://127.0.0.1:9696'}
+
+
+def fake_service(name, needs, events, fail=False):
+    """A service module's shape, recording each step it is taken through."""
+    def step(label):
+        def run(ctx):
+            events.append((name, label))
+            if fail and label == 'bootstrap':
+                raise processes.GateError('%s: bootstrap failed' % name)
+        return run
+    svc = types.SimpleNamespace(NAME=name, NEEDS=needs, PORTS={}, DEBIAN=(),
+                                PYPI=())
+    for label in cloud.UP_STEPS:
+        setattr(svc, label, step(label))
+    svc.stop = step('stop')
+    return svc
+
+
+def test_a_service_is_walked_up_only_after_what_it_needs(monkeypatch):
+    events = []
+    services = (fake_service('db', (), events),
+                fake_service('broker', (), events),
+                fake_service('api', ('db',), events),
+                fake_service('worker', ('db', 'broker', 'api'), events))
+    monkeypatch.setattr(cloud, 'SERVICES', services)
+    cloud._walk_up(context.Cloud(services))
+    for svc in services:
+        mine = [label for name, label in events if name == svc.NAME]
+        assert mine == list(cloud.UP_STEPS)
+        first = events.index((svc.NAME, 'configure'))
+        for need in svc.NEEDS:
+            assert events.index((need, 'populate')) < first
+
+
+def test_a_failed_service_stops_the_walk_naming_it(monkeypatch):
+    events = []
+    services = (fake_service('db', (), events),
+                fake_service('api', ('db',), events, fail=True),
+                fake_service('worker', ('api',), events))
+    monkeypatch.setattr(cloud, 'SERVICES', services)
+    with pytest.raises(processes.GateError, match='api: bootstrap failed'):
+        cloud._walk_up(context.Cloud(services))
+    assert ('api', 'start') not in events
+    assert not [e for e in events if e[0] == 'worker']
+    assert not processes.CANCEL.is_set()
+
+
+def test_unknown_needs_are_refused_before_anything_runs(monkeypatch):
+    events = []
+    services = (fake_service('api', ('db',), events),)
+    monkeypatch.setattr(cloud, 'SERVICES', services)
+    with pytest.raises(processes.GateError, match='api needs db'):
+        cloud._walk_up(context.Cloud(services))
+    assert events == []
+
+
+def test_down_stops_a_service_only_after_everything_that_needs_it():
+    waves = cloud._stop_waves()
+    assert sorted(s.NAME for w in waves for s in w) == sorted(
+        s.NAME for s in cloud.SERVICES)
+    wave_of = {svc.NAME: n for n, wave in enumerate(waves) for svc in wave}
+    for svc in cloud.SERVICES:
+        for need in svc.NEEDS:
+            assert wave_of[need] > wave_of[svc.NAME], (svc.NAME, need)
+
+
+def test_each_compute_runs_from_its_own_series(tmp_path):
+    """A compute moved to another series alone (an upgrade, computes last)
+    runs nova-compute and privsep from that series' virtualenv."""
+    ctx = context.Cloud(cloud.SERVICES, CREDS, {'nova-compute': '2026.2'})
+    assert nova_compute.series_key(ctx, 'libvirt-qemu') == 'nova-compute'
+    ctx.series['nova-compute-libvirt-qemu'] = '2026.1'
+    assert nova_compute.series_key(ctx, 'libvirt-qemu') == \
+        'nova-compute-libvirt-qemu'
+    assert nova_compute.series_key(ctx, 'fake-raw') == 'nova-compute'
+    rec = dict(nova_compute.COMPUTES[0], nova_conf=str(tmp_path / 'n.conf'))
+    helper = nova_compute.conf(CREDS, rec, ctx.venv(
+        nova_compute.series_key(ctx, 'libvirt-qemu')))['nova_sys_admin'][
+            'helper_command']
+    assert helper.startswith(str(series.venv('2026.1') / 'bin'))
+
+
+# -- what the gate writes into a nova.conf stays what is registered -----------
+
+#: The options of Nova (nova/conf/scheduler.py, compute.py, netconf.py,
+#: libvirt.py) and of the libraries it loads (oslo.log's log_file and debug,
+#: oslo.messaging's transport_url) the gate writes into groups this
+#: project's list_opts registers too: tests/nova checks each against the
+#: installed Nova.
+NOVA_OPTIONS_IN_SHARED_GROUPS = {
+    'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
+                'heal_instance_info_cache_interval', 'my_ip', 'host',
+                'compute_driver', 'instances_path', 'shutdown_timeout'},
+    'scheduler': {'workers', 'discover_hosts_in_cells_interval'},
+    'libvirt': {'cpu_mode', 'connection_uri'},
+    'compute': set(),
+    'placement': set(),
+}
+
+
+def gate_nova_confs(tmp_path):
+    """Every nova.conf the gate writes, by name."""
+    confs = {'api': nova_api.conf(CREDS),
+             'conductor': nova_conductor.conf(CREDS),
+             'scheduler (filters on)': nova_scheduler.conf(CREDS),
+             'scheduler (filters off)': nova_scheduler.conf(
+                 CREDS, filters_on=False)}
+    for compute in nova_compute.COMPUTES:
+        rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
+        confs['compute ' + compute['host']] = nova_compute.conf(CREDS, rec,
+                                                                VENV)
+    return confs
+
+
+def our_options():
+    """{group: option names} of this project's list_opts, both sides."""
+    out = {}
+    for list_opts in (itf_conf.list_opts, vc_conf.list_opts):
+        for group, opts in list_opts():
+            name = getattr(group, 'name', group) or 'DEFAULT'
+            out.setdefault(name, set()).update(o.dest for o in opts)
+    return out
+
+
+def test_every_option_the_gate_writes_in_our_groups_is_registered(
+        tmp_path):
+    ours = our_options()
+    for conf_name, sections in gate_nova_confs(tmp_path).items():
+        for section, options in sections.items():
+            if section not in ours:
+                continue  # Nova's or a library's: tests/nova checks them
+            known = ours[section] | NOVA_OPTIONS_IN_SHARED_GROUPS.get(
+                section, set())
+            unknown = set(options) - known
+            assert not unknown, (
+                'the gate writes [%s] %s into the %s nova.conf, which no '
+                'list_opts registers' % (section, sorted(unknown),
+                                         conf_name))
+
+
+def test_the_filters_on_scheduler_sets_our_options_by_their_names(
+        tmp_path):
+    """The behaviour the options stand for, read back as nova-scheduler
+    reads it: the unknown-format policy is ours and explicit."""
+    conf = nova_conf(written(tmp_path, nova_scheduler.conf(CREDS)))
+    assert conf.image_type_filter.unknown_format == 'ignore'

@@ -16,12 +16,25 @@ Nova 34's API lists ports (for security groups) on every server read, even
 for ``--nic none`` servers, and answers 500 when no ``network`` endpoint
 answers. This is registered in Keystone as service type ``network`` and
 answers those reads with empty lists; it is not Neutron, and anything else
-is 404. Run: ``python -m gate_cloud.network_standin PORT``.
+is 404. The gate runs it as ``python -m gate_cloud.services.network_standin
+PORT``.
 """
 
 import http.server
 import json
 import sys
+
+from gate_cloud import layout
+from gate_cloud import processes
+
+NAME = 'network-standin'
+PORT = 9696
+PORTS = {'network-standin': PORT}
+DEBIAN = ()
+PYPI = ()
+NEEDS = ()
+URL = layout.url(PORT)
+CATALOG = {'network': ('network-standin', URL)}
 
 EMPTY = {
     '/v2.0/ports': 'ports',
@@ -58,6 +71,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self._send(404, {'NeutronError': {
             'type': 'HTTPNotFound', 'message': 'stand-in: not served',
             'detail': ''}})
+
+
+def start(cloud):
+    processes.start(NAME, [cloud.bin(NAME, 'python'), '-m', __name__,
+                           str(PORT)], env=cloud.env(NAME))
+
+
+def wait(cloud):
+    processes.wait_for(NAME, processes.http_ok(URL + '/v2.0/ports'),
+                       processes.started(NAME))
+
+
+def stop(cloud):
+    processes.stop(NAME)
 
 
 def main():

@@ -1,0 +1,104 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""nova-scheduler, two workers, with this project's filters on or off."""
+
+from gate_cloud import inifile
+from gate_cloud import layout
+from gate_cloud import processes
+from gate_cloud.services import nova
+
+NAME = 'nova-scheduler'
+PORTS = {}
+DEBIAN = ()
+#: The filters come from this project, installed editable into every
+#: series' virtualenv (``gate_cloud.series.EDITABLE``).
+PYPI = nova.PYPI
+NEEDS = ('rabbitmq', 'keystone', 'placement', 'nova-api')
+USERS = nova.USERS
+#: How many workers (two: the tempest plugin checks both run the filters).
+WORKERS = 2
+
+NOVA_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
+                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                'ServerGroupAffinityFilter')
+
+#: The install guide's block (doc/source/install/scheduler.rst, "On the
+#: scheduler: inside Nova"), with isolation and one image-metadata family:
+#: what nova-scheduler runs with the filters on.
+FILTERS_ON = {
+    'filter_scheduler': {
+        'available_filters': ['nova.scheduler.filters.all_filters',
+                              'image_type_filter.nova.all_filters'],
+        'enabled_filters': ','.join(NOVA_FILTERS
+                                    + ('ImageTypeRebuildFilter',)),
+    },
+    'scheduler': {'filter_hosts_by_image_type_support': 'True'},
+    'image_type_filter': {'unknown_format': 'ignore'},
+    'image_isolation': {'enabled': 'True', 'rules': layout.RESERVED_TRAIT},
+    'image_metadata_prefilter': {'families': layout.IMAGE_METADATA_FAMILY},
+}
+
+#: Nova's own scheduler and nothing of ours.
+FILTERS_OFF = {
+    'filter_scheduler': {
+        'available_filters': ['nova.scheduler.filters.all_filters'],
+        'enabled_filters': ','.join(NOVA_FILTERS),
+    },
+    'scheduler': {},
+}
+
+
+def conf_path():
+    return nova.conf_path('scheduler')
+
+
+def log_file():
+    """oslo.log's file ([DEFAULT] log_file), where the request ids are."""
+    return layout.path('logs', 'nova-scheduler-app.log')
+
+
+def conf(creds, filters_on=True):
+    return inifile.merge(
+        nova.common(creds, 'scheduler'),
+        # debug: the tempest plugin tells the workers apart by the pid on
+        # the log lines that carry a boot's request id.
+        {'DEFAULT': {'debug': 'True'},
+         'scheduler': {'workers': str(WORKERS),
+                       'discover_hosts_in_cells_interval': '-1'}},
+        FILTERS_ON if filters_on else FILTERS_OFF)
+
+
+def configure(cloud, filters_on=True):
+    inifile.write_conf(conf_path(), conf(cloud.creds, filters_on))
+    nova.make_state('scheduler')
+
+
+def start(cloud):
+    nova.start_service(cloud, NAME, NAME, 'nova-scheduler', conf_path())
+
+
+def wait(cloud):
+    """Until it reports in (after this start)."""
+    nova.wait_reported(cloud, NAME, 'nova-scheduler')
+
+
+def stop(cloud):
+    processes.stop(NAME)
+
+
+def set_filters(cloud, on):
+    """Restart it with the filters switched on or off."""
+    configure(cloud, filters_on=on)
+    stop(cloud)
+    start(cloud)
+    wait(cloud)
