@@ -18,7 +18,7 @@ import io
 
 import pytest
 
-from image_type_common import cli
+from image_type_common.cli import app as cli_app
 from image_type_filter.cmd import main as itf_main
 from virt_capabilities.cmd import main as vc_main
 
@@ -36,7 +36,7 @@ def run(name, *argv):
     """(exit code, stdout, stderr) of the App, in this process."""
     description, namespace, _ = APPS[name]
     out, err = io.StringIO(), io.StringIO()
-    app = cli.App(name, description, namespace)
+    app = cli_app.App(name, description, namespace)
     app.stdout, app.stderr = out, err
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
