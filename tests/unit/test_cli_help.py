@@ -11,10 +11,12 @@
 # under the License.
 
 """Every command's --help is plain text and true; a bare command lists the
-commands."""
+commands; without the cli extra a console script says so in one line."""
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +70,39 @@ def test_bare_command_lists_the_commands(name):
         assert '\n  %s ' % command in text, text
     for markup in RST:
         assert markup not in text, text
+
+
+#: A console script where a library of the cli extra cannot be imported
+#: (None in sys.modules makes its import fail as an absent one does).
+WITHOUT = """
+import sys
+sys.modules[%r] = None
+from %s import main
+sys.exit(main.main(['--help']))
+"""
+
+
+@pytest.mark.parametrize('name,package', [
+    ('virt-capabilities', 'virt_capabilities.cmd'),
+    ('image-type-filter', 'image_type_filter.cmd')])
+@pytest.mark.parametrize('library', ['cliff', 'yaml'])
+def test_without_the_cli_extra_one_line_names_it(name, package, library):
+    proc = subprocess.run(
+        [sys.executable, '-c', WITHOUT % (library, package)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ''
+    assert proc.stderr.splitlines() == [
+        '%s: the command line needs the cli extra, which is not installed '
+        '(no module named %s): pip install "image-type-filter[cli]"'
+        % (name, library)]
+
+
+def test_a_module_of_ours_missing_is_not_called_an_extra():
+    """A broken install of our own code shows its traceback."""
+    proc = subprocess.run(
+        [sys.executable, '-c', WITHOUT % ('image_type_common.cli.app',
+                                          'virt_capabilities.cmd')],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert 'Traceback' in proc.stderr and 'cli extra' not in proc.stderr
