@@ -167,7 +167,7 @@ def adapter_from_cloud(cloud=None):
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
                                            text.one_line(exc))
         ) from exc
-    placement_conf.apply_defaults(proxy)
+    placement_conf.apply_retries(proxy)
     return proxy
 
 

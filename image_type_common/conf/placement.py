@@ -59,15 +59,13 @@ def register_opts(conf):
                      group=placement_group.name)
 
 
-def apply_defaults(adapter):
-    """The same retries and timeout on an adapter these options did not
-    build (openstacksdk's placement proxy, from clouds.yaml or ``OS_*``),
-    where its own configuration left them unset."""
+def apply_retries(adapter):
+    """The same retries on an adapter these options did not build
+    (openstacksdk's placement proxy, from clouds.yaml or ``OS_*``), where
+    its own configuration left them unset."""
     for name in RETRY_OPTIONS:
         if getattr(adapter, name, None) is None:
             setattr(adapter, name, DEFAULT_RETRIES)
-    if adapter.session.timeout is None:  # no api_timeout in the cloud config
-        adapter.session.timeout = DEFAULT_TIMEOUT
 
 
 def list_opts():
