@@ -3,7 +3,9 @@
 # on, and run the trait reporter next to nova-compute.
 
 function install_image_type_filter {
-    setup_develop "$IMAGE_TYPE_FILTER_DIR"
+    # With the cli extra: this node runs the reporter (virt-capabilities)
+    # and the operator's commands, not only nova-scheduler's filters.
+    setup_develop "$IMAGE_TYPE_FILTER_DIR" cli
 }
 
 function configure_image_type_filter {

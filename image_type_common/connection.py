@@ -167,11 +167,7 @@ def adapter_from_cloud(cloud=None):
             'openstacksdk cloud %s: %s' % (cloud or '(environment)',
                                            text.one_line(exc))
         ) from exc
-    for attr in ('connect_retries', 'status_code_retries'):
-        if getattr(proxy, attr, None) is None:
-            setattr(proxy, attr, placement_conf.DEFAULT_RETRIES)
-    if proxy.session.timeout is None:
-        proxy.session.timeout = placement_conf.DEFAULT_TIMEOUT
+    placement_conf.apply_retries(proxy)
     return proxy
 
 

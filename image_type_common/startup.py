@@ -10,22 +10,59 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""What a console script does first: a stop before the commands are ready
-ends the process at once, quietly.
+"""What a console script does first.
 
+A stop before the commands are ready ends the process at once, quietly.
 Importing the commands (cliff, keystoneauth1, oslo.config, openstacksdk)
 takes most of a second; Python's own SIGINT handler would print a
 KeyboardInterrupt traceback from whichever import it lands in. Until
-``cli.main_for`` installs the real handlers (``control.install``), SIGINT
-and SIGTERM end the process with 128 + the signal, as they end it later.
+``cli.app.main_for`` installs the real handlers (``control.install``),
+SIGINT and SIGTERM end the process with 128 + the signal, as they end it
+later.
+
+The command line's libraries come with the ``cli`` extra, which
+nova-scheduler's environment does without: a console script run where the
+extra is not installed says which extra to install, in one line, and exits
+2 (bad usage), instead of an ImportError's traceback.
+
 This module imports nothing heavy, so the console scripts import it before
 anything else.
 """
 
 import os
 import signal
+import sys
+
+from image_type_common import exceptions
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: The distribution and its extra that install the command line (setup.cfg).
+DISTRIBUTION = 'image-type-filter'
+CLI_EXTRA = 'cli'
+#: Our own packages: a module of theirs that is missing is a bug to show,
+#: never a missing extra.
+OURS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
+
+
+def run_console_script(name, description, namespace, argv=None):
+    """A console script's body: quiet until ready, then the cliff App of
+    ``namespace``'s commands, or one line if the cli extra is missing."""
+    quiet_until_ready()
+    try:
+        from image_type_common.cli import app  # the slow imports
+    except ModuleNotFoundError as exc:
+        if (exc.name or '').split('.')[0] in OURS:
+            raise
+        sys.stderr.write(missing_extra_line(name, exc.name))
+        return exceptions.ConfigError.exit_code
+    return app.main_for(name, description, namespace, argv)
+
+
+def missing_extra_line(name, module):
+    """What to install, in one line, for ``name`` missing ``module``."""
+    return ('%s: the command line needs the %s extra, which is not '
+            'installed (no module named %s): pip install "%s[%s]"\n'
+            % (name, CLI_EXTRA, module, DISTRIBUTION, CLI_EXTRA))
 
 
 def quiet_until_ready():

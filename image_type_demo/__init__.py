@@ -14,6 +14,7 @@
 reporter, then asked for hosts by the real request filters.
 
 The only package that uses both halves; it registers the ``demo`` command
-of ``image-type-filter`` through an entry point, so the scheduler side
-never imports it.
+of ``image-type-filter`` through an entry point of its own distribution
+(image-type-filter-demo, ``demo/``), so the scheduler side never imports
+it and the product's wheel does not carry it.
 """

@@ -21,9 +21,9 @@ import threading
 
 from cliff import display
 
-from image_type_common import cli
 from image_type_common import control as control_mod
 from image_type_common import exceptions
+from image_type_common.cli import column_types
 from image_type_demo import demo
 from image_type_demo import fleet
 from placement_runner import embedded
@@ -206,14 +206,15 @@ def tables(parsed_args, document):
     with json or yaml, which give the whole document."""
     shown = [
         (HOSTS_TITLE, HOST_COLUMNS,
-         [(h['name'], h['compute_driver'], cli.ListColumn(h['formats']))
+         [(h['name'], h['compute_driver'],
+           column_types.ListColumn(h['formats']))
           for h in document['hosts']]),
         (REQUESTS_TITLE, REQUEST_COLUMNS,
          [(r['disk_format'],
            ', '.join('%s=%s' % kv for kv in r['image_properties'].items())
            or '-', 'on' if r['filter_enabled'] else 'off',
            'yes' if r['volume_backed'] else 'no',
-           cli.ListColumn(r['candidates']) if r['candidates']
+           column_types.ListColumn(r['candidates']) if r['candidates']
            else r['reason'])
           for r in document['requests']]),
     ]
@@ -277,7 +278,7 @@ def matrix_tables(document):
     shown = [
         (HOSTS_TITLE, NUMBERED_HOST_COLUMNS,
          [(numbers[h['name']], h['name'], h['compute_driver'],
-           cli.ListColumn(h['formats'])) for h in hosts]),
+           column_types.ListColumn(h['formats'])) for h in hosts]),
         (MATRIX_TITLE, (REQUEST_LABEL,) + tuple(numbers.values()),
          [(request_label(r),) + tuple(
              OFFERED if h['name'] in r['candidates'] else ''

@@ -16,3 +16,9 @@ behind gunicorn workers, started and stopped by pid.
 The floor both halves are tested and demonstrated on. It imports neither
 half (only ``image_type_common`` for the client it hands out).
 """
+
+#: The distribution that installs this package (demo/pyproject.toml), and
+#: its extra for PostgreSQL behind gunicorn workers, named in the errors
+#: that ask for them.
+DISTRIBUTION = 'image-type-filter-demo'
+SCALE_EXTRA = 'scale'

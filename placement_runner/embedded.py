@@ -44,6 +44,7 @@ import requests
 
 from image_type_common import exceptions
 from image_type_common import placement_client
+import placement_runner
 from placement_runner import lifetime
 from placement_runner import patched
 from placement_runner import server as embedded_server
@@ -230,14 +231,16 @@ class EmbeddedPlacement:
     def start(self):
         if importlib.util.find_spec('placement') is None:
             raise EmbeddedPlacementError(
-                'openstack-placement is not installed; install the extra: '
-                'pip install "image-type-filter[embedded]"')
+                'openstack-placement is not installed; it comes with the '
+                'demo distribution: pip install "%s" (./demo in the '
+                'repository)' % placement_runner.DISTRIBUTION)
         missing = [name for name in self._scale_modules()
                    if importlib.util.find_spec(name) is None]
         if missing:
             raise EmbeddedPlacementError(
-                '%s not installed; install the extra: '
-                'pip install "image-type-filter[scale]"' % ', '.join(missing))
+                '%s not installed; install the extra: pip install "%s[%s]"'
+                % (', '.join(missing), placement_runner.DISTRIBUTION,
+                   placement_runner.SCALE_EXTRA))
         if self.database_url:
             check_database_reachable(self.database_url)
         command = [sys.executable, '-m', embedded_server.__name__,

@@ -36,6 +36,7 @@ import tempfile
 import time
 import urllib.parse
 
+import placement_runner
 from placement_runner import lifetime
 
 LOG = logging.getLogger(__name__)
@@ -61,8 +62,9 @@ def _binaries():
     if not install or not os.path.isfile(os.path.join(install, 'bin',
                                                       'postgres')):
         raise PostgresError(
-            'the PostgreSQL backend needs the scale extra: '
-            'pip install "image-type-filter[scale]"')
+            'the PostgreSQL backend needs the %s extra: pip install "%s[%s]"'
+            % (placement_runner.SCALE_EXTRA, placement_runner.DISTRIBUTION,
+               placement_runner.SCALE_EXTRA))
     return install
 
 

@@ -20,7 +20,7 @@ command keeps logging to stderr, one line per event.
 
 from oslo_log import log
 
-from image_type_common import cli
+from image_type_common import library_logs
 
 DESTINATIONS = ('log_file', 'log_dir', 'use_syslog', 'use_journal',
                 'use_eventlog', 'log_config_append')
@@ -32,16 +32,16 @@ def quiet_default_log_levels():
     keystoneauth1 warns on every retry and urllib3 names every failed
     connection: in a service's log an outage would cost a line per retry,
     all saying what the reporter's one line says. The same libraries the
-    command line quiets (``cli.CHATTY_LOGGERS``); an operator's own
+    command line quiets (``library_logs.CHATTY_LOGGERS``); an operator's own
     ``default_log_levels`` in nova.conf still wins.
     """
     def chatty(entry):
         name = entry.split('=')[0]
         return any(name == lib or name.startswith(lib + '.') or
                    name.startswith('requests.packages.' + lib)
-                   for lib in cli.CHATTY_LOGGERS)
+                   for lib in library_logs.CHATTY_LOGGERS)
     return ([e for e in log.get_default_log_levels() if not chatty(e)]
-            + ['%s=ERROR' % lib for lib in cli.CHATTY_LOGGERS])
+            + ['%s=ERROR' % lib for lib in library_logs.CHATTY_LOGGERS])
 
 
 def register_opts(conf):

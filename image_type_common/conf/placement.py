@@ -31,7 +31,11 @@ placement_group = cfg.OptGroup(
          '``endpoint`` and ``token``.')
 
 DEFAULT_SERVICE_TYPE = 'placement'
+#: How many times keystoneauth1 tries again after a connection error
+#: (``connect_retries``) and after a 502/503/504 answer
+#: (``status_code_retries``); its own default is none.
 DEFAULT_RETRIES = 3
+RETRY_OPTIONS = ('connect_retries', 'status_code_retries')
 #: Seconds one Placement request may take (keystoneauth1's ``timeout``,
 #: which is unbounded by default): a Placement that accepts the connection
 #: and never answers ends every command with one line instead of a hang.
@@ -49,12 +53,19 @@ def register_opts(conf):
     conf.set_default('valid_interfaces', ['internal', 'public'],
                      group=placement_group.name)
     conf.set_default('timeout', DEFAULT_TIMEOUT, group=placement_group.name)
-    conf.set_default('connect_retries', DEFAULT_RETRIES,
-                     group=placement_group.name)
-    conf.set_default('status_code_retries', DEFAULT_RETRIES,
-                     group=placement_group.name)
+    for name in RETRY_OPTIONS:
+        conf.set_default(name, DEFAULT_RETRIES, group=placement_group.name)
     conf.set_default('retriable_status_codes', [502, 503, 504],
                      group=placement_group.name)
+
+
+def apply_retries(adapter):
+    """The same retries on an adapter these options did not build
+    (openstacksdk's placement proxy, from clouds.yaml or ``OS_*``), where
+    its own configuration left them unset."""
+    for name in RETRY_OPTIONS:
+        if getattr(adapter, name, None) is None:
+            setattr(adapter, name, DEFAULT_RETRIES)
 
 
 def list_opts():

@@ -18,9 +18,10 @@ from urllib import parse
 
 from cliff import lister
 
-from image_type_common import cli
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_common.cli import column_types
+from image_type_common.cli import exit_codes
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import nova_query
@@ -46,7 +47,7 @@ WHOLE_DOCUMENT = ('json', 'yaml')
 HOST_COLUMNS = ('name', 'uuid', 'result', 'reasons')
 
 
-class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
+class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                  lister.Lister):
     """List the hosts Placement offers for a boot, and why the others not.
 
@@ -272,7 +273,7 @@ class Candidates(cli.AnswersWithExitCode, common.ConnectsLikeNova,
             return ('name', 'uuid'), sorted(
                 (names.get(u, u), u) for u in found.provider_uuids)
         return ('name', 'uuid', 'result', 'reasons'), [
-            (v.name, v.uuid, v.result, cli.ListColumn(v.reasons))
+            (v.name, v.uuid, v.result, column_types.ListColumn(v.reasons))
             for v in verdicts]
 
 
@@ -307,7 +308,7 @@ def emit_document(formatter, stdout, parsed_args, document):
                 '-c: the hosts table has no column %s; its columns are %s'
                 % (', '.join(unknown), ', '.join(columns)))
         columns = [c for c in columns if c in parsed_args.columns]
-    hosts = [[{'reasons': cli.ListColumn(h['reasons'])}.get(c, h[c])
+    hosts = [[{'reasons': column_types.ListColumn(h['reasons'])}.get(c, h[c])
               for c in columns] for h in document['hosts']]
     if parsed_args.formatter != 'table':
         formatter.emit_list(columns, hosts, stdout, parsed_args)
@@ -330,7 +331,7 @@ def emit_document(formatter, stdout, parsed_args, document):
                 for url in document['queries'])))
         formatter.emit_list(('query', 'parameter', 'term', 'from'), [
             (t['query'], t['parameter'], t['term'],
-             cli.ListColumn(t['from']))
+             column_types.ListColumn(t['from']))
             for t in document['terms']], stdout, parsed_args)
     stdout.write('\nNova\'s request filters (and this project\'s):\n')
     formatter.emit_list(('filter', 'coverage', 'result', 'detail'), [

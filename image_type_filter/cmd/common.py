@@ -14,9 +14,9 @@
 
 import re
 
-from image_type_common import cli
 from image_type_common import exceptions
 from image_type_common import text as text_mod
+from image_type_common.cli import arguments
 from image_type_filter import conf as itf_conf
 
 RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
@@ -34,13 +34,13 @@ class ConnectsLikeNova:
 
     def conf_and_client(self, parsed_args):
         """(conf, PlacementClient)."""
-        return cli.client_from_args(parsed_args, register=register_all)
+        return arguments.client_from_args(parsed_args, register=register_all)
 
 
 def add_connection_arguments(parser, command):
-    cli.add_config_argument(parser)
+    arguments.add_config_argument(parser)
     if command.takes_os_cloud:
-        cli.add_cloud_argument(parser)
+        arguments.add_cloud_argument(parser)
 
 
 def register_all(conf):

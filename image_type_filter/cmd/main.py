@@ -28,10 +28,8 @@ check (Placement or Keystone unreachable or failing).
 
 
 def main(argv=None):
-    startup.quiet_until_ready()
-    from image_type_common import cli  # the slow imports, after that
-    return cli.main_for('image-type-filter', DESCRIPTION,
-                        'image_type_filter.commands', argv)
+    return startup.run_console_script(
+        'image-type-filter', DESCRIPTION, 'image_type_filter.commands', argv)
 
 
 if __name__ == '__main__':

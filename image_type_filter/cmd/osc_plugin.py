@@ -29,11 +29,12 @@ from keystoneauth1 import adapter
 from keystoneauth1 import exceptions as ks_exc
 from osc_lib import utils as osc_utils
 
-from image_type_common import cli
 from image_type_common import connection
 from image_type_common import exceptions
+from image_type_common import library_logs
 from image_type_common import text
 from image_type_common import tls
+from image_type_common.cli import yaml_types
 from image_type_common.conf import loading
 from image_type_filter.cmd import candidates
 from image_type_filter.cmd import common
@@ -74,7 +75,10 @@ class _OnTheOpenstackClient:
     auth_required = False
 
     def conf_and_client(self, parsed_args):
-        cli.quiet_libraries(self.app.options)
+        # What our own App sets up when it starts, on the openstack
+        # client's App.
+        library_logs.quiet_libraries(self.app.options)
+        yaml_types.register()
         conf = loading.load(parsed_args.config_file, common.register_all,
                             config_dirs=parsed_args.config_dir)
         if conf.placement.auth_type:

@@ -14,8 +14,8 @@
 
 from cliff import lister
 
-from image_type_common import cli
 from image_type_common import exceptions
+from image_type_common.cli import exit_codes
 from image_type_filter import settings
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
@@ -40,7 +40,7 @@ class CouldNotCheck(exceptions.Error):
         return err
 
 
-class Status(cli.AnswersWithExitCode, common.ConnectsLikeNova,
+class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
              lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 

@@ -13,12 +13,14 @@
 """Every Placement request has a timeout: a Placement that accepts the
 connection and never answers ends each command with one line."""
 
+import os
 import socket
 import subprocess
 import sys
 
 import pytest
 
+from image_type_common import connection
 from image_type_common.conf import loading
 from image_type_common.conf import placement as placement_conf
 from tests.helpers import clean_env
@@ -29,6 +31,28 @@ def test_placement_requests_have_a_timeout_by_default(tmp_path):
     path.write_text('[placement]\nauth_type = admin_token\n')
     conf = loading.load([str(path)], placement_conf.register_opts)
     assert conf.placement.timeout == placement_conf.DEFAULT_TIMEOUT
+
+
+def test_openstacksdk_path_is_bounded_as_nova_conf_is(placement, tmp_path,
+                                                      monkeypatch):
+    """OS_* (openstacksdk's proxy) gets the timeout and retries nova.conf's
+    [placement] defaults to; keystoneauth1's own defaults are none."""
+    path = tmp_path / 'nova.conf'
+    path.write_text(placement.nova_conf_section())
+    conf = loading.load([str(path)], placement_conf.register_opts)
+    by_conf = connection.adapter_from_conf(conf)
+    for name in [n for n in os.environ if n.startswith('OS_')]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv('OS_AUTH_TYPE', 'admin_token')
+    monkeypatch.setenv('OS_ENDPOINT', placement.endpoint)
+    monkeypatch.setenv('OS_TOKEN', placement.token)
+    by_sdk = connection.adapter_from_cloud()
+    for name in ('connect_retries', 'status_code_retries'):
+        assert getattr(by_sdk, name) == getattr(by_conf, name)
+        assert getattr(by_conf, name) == getattr(conf.placement, name)
+        assert getattr(by_sdk, name) is not None
+    assert by_sdk.session.timeout == by_conf.session.timeout
+    assert by_sdk.session.timeout == conf.placement.timeout is not None
 
 
 @pytest.fixture

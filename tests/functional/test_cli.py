@@ -504,12 +504,19 @@ def test_openstack_client_plugin_same_output_and_exit_codes(demo_fleet,
     server, _ = demo_fleet
     conf = tmp_path / 'nova.conf'
     conf.write_text(server.nova_conf_section())
-    for args in (['candidates', '--disk-format', 'ploop', '--explain'],
-                 ['status']):
+    explain = ['candidates', '--disk-format', 'ploop', '--explain']
+    for args in (explain, ['status']):
         ours = cli(*args, '--config-file', str(conf), '-f', 'json')
         theirs = openstack(server, 'image-type', *args, '-f', 'json')
         assert theirs.returncode == ours.returncode == 0, theirs.stderr
         assert json.loads(theirs.stdout) == json.loads(ours.stdout)
+        if args == explain:
+            explained = json.loads(ours.stdout)
+    # yaml's dumper is taught the lists that print as text (the explain
+    # reasons) on the openstack client's App too.
+    theirs = openstack(server, 'image-type', *explain, '-f', 'yaml')
+    assert theirs.returncode == 0, theirs.stderr
+    assert yaml.safe_load(theirs.stdout) == explained
     proc = openstack(server, 'image-type', 'candidates', '--disk-format',
                      'vdi')
     assert proc.returncode == 3

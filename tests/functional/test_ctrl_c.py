@@ -32,7 +32,7 @@ from tests import helpers
 #: Modules the console scripts import after their first line has run,
 #: in the order they finish (``-X importtime``).
 IMPORT_MARKERS = ('cliff.app', 'keystoneauth1.session',
-                  'image_type_common.cli')
+                  'image_type_common.cli.app')
 
 
 def start(*args):
@@ -100,7 +100,7 @@ def test_ctrl_c_while_waiting_for_placement(tmp_path, silent_port, command):
         connection.close()
 
 
-@pytest.mark.parametrize('marker', [imported('image_type_common.cli'),
+@pytest.mark.parametrize('marker', [imported('image_type_common.cli.app'),
                                     imported('placement_runner.embedded'),
                                     'traits added'])
 def test_ctrl_c_in_the_first_moments_of_the_demo(marker):

@@ -458,11 +458,11 @@ def test_start_failure_shows_server_log():
     assert server.process is None
 
 
-def test_missing_placement_names_the_extra(monkeypatch):
+def test_missing_placement_names_the_distribution(monkeypatch):
     monkeypatch.setattr(embedded.importlib.util, 'find_spec',
                         lambda name: None)
     with pytest.raises(embedded.EmbeddedPlacementError,
-                       match=r'image-type-filter\[embedded\]'):
+                       match=r'pip install "image-type-filter-demo"'):
         embedded.EmbeddedPlacement().start()
 
 

@@ -22,6 +22,7 @@ import sys
 import threading
 
 import pytest
+import yaml
 
 from image_type_common import backoff
 from image_type_common import control as control_mod
@@ -255,14 +256,18 @@ VMWARE_METADATA = {
     'COMPUTE_STORAGE_BUS_SCSI': 'storage_bus'}
 
 
-def test_cli_show_json(write_conf):
+@pytest.mark.parametrize('fmt,load', [('json', json.loads),
+                                      ('yaml', yaml.safe_load)])
+def test_cli_show_json(write_conf, fmt, load):
+    """The same document in json and in yaml (whose dumper must be taught
+    the lists and mappings that print as text)."""
     path = write_conf('compute_driver = vmwareapi.VMwareVCDriver\n'
                       '[virt_capabilities]\ncustom_traits = CUSTOM_TROVE\n')
     proc = run_cli('show', '--config-file', path, '--provider', 'vm-7', '-f',
-                   'json')
+                   fmt)
     assert proc.returncode == 0, proc.stderr
     metadata = VMWARE_METADATA
-    shown = json.loads(proc.stdout)
+    shown = load(proc.stdout)
     why = shown.pop('why')
     assert shown == {
         'compute_driver': 'vmwareapi.VMwareVCDriver',

@@ -41,8 +41,8 @@ from keystoneauth1 import session as ks_session  # noqa: E402
 from keystoneauth1 import token_endpoint  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
 
-from image_type_common import cli  # noqa: E402
 from image_type_common import connection  # noqa: E402
+from image_type_common.cli import app as cli_app  # noqa: E402
 from image_type_filter import settings as settings_mod  # noqa: E402
 from image_type_filter.client import nova_query  # noqa: E402
 from image_type_filter.client import nova_request_filters  # noqa: E402
@@ -307,8 +307,8 @@ class TestTheCommand(Harness):
             'image_type_filter.cmd.candidates.Candidates.cloud_apis',
             lambda command, parsed_args: (self.compute_api, self.images)))
         out, err = io.StringIO(), io.StringIO()
-        app = cli.App('image-type-filter', 'test',
-                      'image_type_filter.commands')
+        app = cli_app.App('image-type-filter', 'test',
+                          'image_type_filter.commands')
         app.stdout, app.stderr = out, err
         # The command logs to its own stderr; Nova's warnings (printed
         # while the harness answers) go elsewhere.

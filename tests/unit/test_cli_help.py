@@ -11,14 +11,16 @@
 # under the License.
 
 """Every command's --help is plain text and true; a bare command lists the
-commands."""
+commands; without the cli extra a console script says so in one line."""
 
 import contextlib
 import io
+import subprocess
+import sys
 
 import pytest
 
-from image_type_common import cli
+from image_type_common.cli import app as cli_app
 from image_type_filter.cmd import main as itf_main
 from virt_capabilities.cmd import main as vc_main
 
@@ -36,7 +38,7 @@ def run(name, *argv):
     """(exit code, stdout, stderr) of the App, in this process."""
     description, namespace, _ = APPS[name]
     out, err = io.StringIO(), io.StringIO()
-    app = cli.App(name, description, namespace)
+    app = cli_app.App(name, description, namespace)
     app.stdout, app.stderr = out, err
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -68,3 +70,39 @@ def test_bare_command_lists_the_commands(name):
         assert '\n  %s ' % command in text, text
     for markup in RST:
         assert markup not in text, text
+
+
+#: A console script where a library of the cli extra cannot be imported
+#: (None in sys.modules makes its import fail as an absent one does).
+WITHOUT = """
+import sys
+sys.modules[%r] = None
+from %s import main
+sys.exit(main.main(['--help']))
+"""
+
+
+@pytest.mark.parametrize('name,package', [
+    ('virt-capabilities', 'virt_capabilities.cmd'),
+    ('image-type-filter', 'image_type_filter.cmd')])
+@pytest.mark.parametrize('library', ['cliff', 'yaml'])
+def test_without_the_cli_extra_one_line_names_it(name, package, library):
+    proc = subprocess.run(
+        [sys.executable, '-c', WITHOUT % (library, package)],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ''
+    assert proc.stderr.splitlines() == [
+        '%s: the command line needs the cli extra, which is not installed '
+        '(no module named %s): pip install "image-type-filter[cli]"'
+        % (name, library)]
+
+
+def test_a_module_of_ours_missing_is_not_called_an_extra():
+    """A broken install of our own code shows its traceback."""
+    proc = subprocess.run(
+        [sys.executable, '-c', WITHOUT % ('image_type_common.cli.app',
+                                          'virt_capabilities.cmd')],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert 'Traceback' in proc.stderr and 'cli extra' not in proc.stderr

@@ -103,7 +103,7 @@ def test_settings_define_the_plugin_and_service(tmp_path):
 
 def test_install_sets_up_the_project(tmp_path):
     calls = without_settings(run_phase(tmp_path, 'stack', 'install'))
-    assert calls == ['setup_develop /opt/stack/image-type-filter']
+    assert calls == ['setup_develop /opt/stack/image-type-filter cli']
 
 
 NOVA_DEFAULT_ENABLED = ('ComputeFilter,ComputeCapabilitiesFilter,'

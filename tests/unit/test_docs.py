@@ -16,16 +16,17 @@ The option reference and the command reference are generated (oslo.config's
 and cliff's Sphinx extensions); these tests build the docs once, as text, and
 hold the generated pages to the code: every option ``list_opts`` gives, in
 its group, in the reference and in the sample file; every command an entry
-point in ``setup.cfg`` declares, on its command line's page. The one
-exit-code table has every code the commands use and no other; the
-hand-written pages may name only modules that exist, and README's links
-into the docs must lead somewhere.
+point declares (``setup.cfg``, ``demo/pyproject.toml``), on its command
+line's page. The one exit-code table has every code the commands use and no
+other; the hand-written pages may name only modules that exist, and
+README's links into the docs must lead somewhere.
 """
 
 import configparser
 import importlib
 import os
 import re
+import tomllib
 
 from oslo_upgradecheck import upgradecheck
 import pytest
@@ -52,17 +53,27 @@ COMMAND_PAGES = {
 
 
 def entry_points(namespace):
+    """name -> object of ``namespace``, from both distributions: the
+    product's (setup.cfg) and the demo's (demo/pyproject.toml, which adds
+    ``image-type-filter demo``)."""
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(REPO, 'setup.cfg'))
-    lines = cfg['options.entry_points'][namespace].strip().splitlines()
-    return dict(tuple(part.strip() for part in line.split('=', 1))
-                for line in lines if line.strip())
+    lines = cfg['options.entry_points'].get(namespace, '').strip().splitlines()
+    found = dict(tuple(part.strip() for part in line.split('=', 1))
+                 for line in lines if line.strip())
+    found.update(demo_entry_points().get(namespace, {}))
+    return found
+
+
+def demo_entry_points():
+    with open(os.path.join(REPO, 'demo', 'pyproject.toml'), 'rb') as f:
+        return tomllib.load(f)['project']['entry-points']
 
 
 def entry_point_namespaces():
     cfg = configparser.ConfigParser()
     cfg.read(os.path.join(REPO, 'setup.cfg'))
-    return set(cfg['options.entry_points'])
+    return set(cfg['options.entry_points']) | set(demo_entry_points())
 
 
 @pytest.fixture(scope='module')

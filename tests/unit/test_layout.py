@@ -15,9 +15,11 @@
 ``image_type_common`` imports neither half; the compute side never imports
 the scheduler side; on the scheduler side only the demo/test harness may
 import the reporter, and the runtime (with the Nova integration) imports
-neither diagnostics nor the harness. Nothing imports ``tests``. The Nova
-integration's own fresh-interpreter check is in tests/nova, where Nova is
-installed.
+neither diagnostics nor the harness. Only a command line imports the
+command-line package (``image_type_common.cli``: cliff, yaml), and
+registering either side's options loads no command-line library. Nothing
+imports ``tests``. The Nova integration's own fresh-interpreter check is in
+tests/nova, where Nova is installed.
 """
 
 import ast
@@ -43,6 +45,16 @@ NOT_RUNTIME = ('image_type_filter.client', 'image_type_filter.diagnostics',
 #: load on our account.
 CLI_LIBRARIES = ('cliff', 'cmd2', 'prettytable', 'osc_lib',
                  'oslo_upgradecheck', 'openstack', 'yaml', 'autopage')
+#: The command lines, the only modules that may import
+#: ``image_type_common.cli`` (cliff, yaml: the cli extra).
+COMMAND_LINES = ('image_type_common.cli', 'image_type_common.startup',
+                 'image_type_filter.cmd', 'virt_capabilities.cmd',
+                 'image_type_demo.cmd')
+#: Where each side registers its options: nova-scheduler (through
+#: ``image_type_filter.nova``), the reporter before its command line
+#: starts, oslo-config-generator.
+OPTION_MODULES = ('image_type_filter.conf', 'virt_capabilities.conf',
+                  'virt_capabilities.logs')
 RUNTIME_MODULES = (
     'image_type_filter.conf',
     'image_type_filter.settings',
@@ -103,6 +115,9 @@ def rule(module, name):
     top = name.split('.')[0]
     if top == 'tests':
         return 'nothing imports the tests'
+    if _in(name, ('image_type_common.cli',)) and not _in(module,
+                                                          COMMAND_LINES):
+        return 'only a command line imports the command-line package'
     if top not in PACKAGES or top == module.split('.')[0]:
         if module.startswith('image_type_filter') and _in(
                 module, NOVA_RUNTIME) and _in(name, NOT_RUNTIME):
@@ -144,6 +159,11 @@ def test_the_rule_catches_a_wrong_import():
     assert rule('benchmarks.run', 'placement_runner.embedded') is None
     assert rule('image_type_filter.cmd.status',
                 'image_type_filter.client.fleet_shape') is None
+    assert rule('virt_capabilities.logs', 'image_type_common.cli.app')
+    assert rule('image_type_common.connection',
+                'image_type_common.cli.arguments')
+    assert rule('virt_capabilities.cmd.show',
+                'image_type_common.cli.column_types') is None
 
 
 def loaded_after_import(module):
@@ -166,6 +186,15 @@ def test_what_nova_scheduler_runs_loads_no_cli_client_or_other_room(module):
     ours = [m for m in loaded if _in(m, NOT_RUNTIME + (
         'virt_capabilities', 'placement_runner', 'image_type_demo'))]
     assert ours == []
+    assert [m for m in loaded if _in(m, CLI_LIBRARIES)] == []
+
+
+@pytest.mark.parametrize('module', OPTION_MODULES)
+def test_registering_options_loads_no_cli_library(module):
+    """The compute side's options (and the scheduler side's) come without
+    cliff or yaml: oslo-config-generator and nova-scheduler need no
+    command line."""
+    loaded = loaded_after_import(module)
     assert [m for m in loaded if _in(m, CLI_LIBRARIES)] == []
 
 

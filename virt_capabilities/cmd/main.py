@@ -33,10 +33,8 @@ or --dry-run found a provider that differs.
 
 
 def main(argv=None):
-    startup.quiet_until_ready()
-    from image_type_common import cli  # the slow imports, after that
-    return cli.main_for('virt-capabilities', DESCRIPTION,
-                        'virt_capabilities.commands', argv)
+    return startup.run_console_script(
+        'virt-capabilities', DESCRIPTION, 'virt_capabilities.commands', argv)
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@ import functools
 
 from cliff import command
 
-from image_type_common import cli
+from image_type_common.cli import arguments
 from virt_capabilities import service
 from virt_capabilities.cmd import report
 
@@ -44,8 +44,8 @@ class Remove(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser)
-        cli.add_cloud_argument(parser)
+        arguments.add_config_argument(parser)
+        arguments.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help='With image_type_traits_owner = reporter: the provider whose '

@@ -17,8 +17,9 @@ import math
 
 from cliff import lister
 
-from image_type_common import cli
 from image_type_common import exceptions
+from image_type_common.cli import arguments
+from image_type_common.cli import column_types
 from virt_capabilities import service
 
 #: Shorter would only load Placement: a node's traits change with its
@@ -73,8 +74,8 @@ class Report(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser)
-        cli.add_cloud_argument(parser)
+        arguments.add_config_argument(parser)
+        arguments.add_cloud_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help=PROVIDER_HELP)
@@ -190,5 +191,6 @@ class Report(lister.Lister):
         rows = self.job.dry_run(parsed_args.wait)
         self.drift = any(added or removed for _, _, added, removed in rows)
         return COLUMNS, [
-            (ref.value, uuid, cli.ListColumn(added), cli.ListColumn(removed))
+            (ref.value, uuid, column_types.ListColumn(added),
+             column_types.ListColumn(removed))
             for ref, uuid, added, removed in rows]

@@ -14,7 +14,9 @@
 
 from cliff import show
 
-from image_type_common import cli
+from image_type_common.cli import arguments
+from image_type_common.cli import column_types
+from image_type_common.cli import values
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
 
@@ -44,7 +46,7 @@ class Show(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        cli.add_config_argument(parser)
+        arguments.add_config_argument(parser)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help=report.PROVIDER_HELP)
@@ -57,9 +59,9 @@ class Show(show.ShowOne):
         result = node.as_dict()
         result.update(structured(node))
         return COLUMNS, tuple(
-            cli.ListColumn(result[c]) if isinstance(result[c], list)
-            else cli.DataColumn(result[c])
-            if isinstance(result[c], cli.TextDict) or result[c] is None
+            column_types.ListColumn(result[c]) if isinstance(result[c], list)
+            else column_types.DataColumn(result[c])
+            if isinstance(result[c], values.TextDict) or result[c] is None
             else result[c] for c in COLUMNS)
 
 
@@ -71,16 +73,16 @@ def structured(node):
     one was)."""
     families = {}
     for row in sorted(node.metadata_rows, key=lambda r: (r.family, r.trait)):
-        families.setdefault(row.family, cli.TextList()).append(row.trait)
-    providers = cli.TextList(
-        cli.TextDict({'kind': 'uuid' if ref.is_uuid else 'name',
-                      'value': ref.value, 'source': ref.source},
-                     text=ref.describe())
+        families.setdefault(row.family, values.TextList()).append(row.trait)
+    providers = values.TextList(
+        values.TextDict({'kind': 'uuid' if ref.is_uuid else 'name',
+                         'value': ref.value, 'source': ref.source},
+                        text=ref.describe())
         for ref in node.refs)
     return {
-        'image_metadata_traits': cli.TextDict(families),
+        'image_metadata_traits': values.TextDict(families),
         # One line per kind in a table, which stays readable.
-        'why': cli.TextDict(node.why(), text='\n'.join(
+        'why': values.TextDict(node.why(), text='\n'.join(
             '%s: %s' % kv for kv in node.why().items())),
         'providers': providers,
         'provider_needed': (str(node.provider_needed)

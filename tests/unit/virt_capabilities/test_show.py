@@ -22,7 +22,7 @@ import re
 import pytest
 import yaml
 
-from image_type_common import cli
+from image_type_common.cli import app as cli_app
 from virt_capabilities.cmd import main as vc_main
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -40,7 +40,7 @@ CEPH_IMAGE_TYPES = ['COMPUTE_IMAGE_TYPE_AKI', 'COMPUTE_IMAGE_TYPE_AMI',
 def run(*argv):
     """(exit code, stdout, stderr) of ``virt-capabilities``, in process."""
     out, err = io.StringIO(), io.StringIO()
-    app = cli.App('virt-capabilities', vc_main.DESCRIPTION,
+    app = cli_app.App('virt-capabilities', vc_main.DESCRIPTION,
                   'virt_capabilities.commands')
     app.stdout, app.stderr = out, err
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

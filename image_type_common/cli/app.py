@@ -1,0 +1,115 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The cliff application both console scripts run.
+
+Gives every command ``-f table|json|value|yaml``, ``--debug`` (tracebacks and
+debug logs), one-line errors on stderr, and the project's exit codes: 0 ok,
+1 runtime failure, 2 bad configuration or usage.
+"""
+
+from importlib import metadata
+import logging
+import signal
+import sys
+
+from cliff import app
+from cliff import commandmanager
+
+from image_type_common import control as control_mod
+from image_type_common import exceptions
+from image_type_common import library_logs
+from image_type_common.cli import yaml_types
+
+OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
+
+
+class App(app.App):
+    """A cliff App with the project's logging, errors and exit codes."""
+
+    def __init__(self, name, description, namespace, control=None):
+        self.NAME = name
+        self.LOG = logging.getLogger(name)
+        self._error = None
+        #: How a signal reaches a running command (``control.install``).
+        self.control = control or control_mod.Control()
+        yaml_types.register()
+        super().__init__(description=description,
+                         version=metadata.version('image-type-filter'),
+                         command_manager=commandmanager.CommandManager(
+                             namespace),
+                         deferred_help=True)
+
+    def configure_logging(self):
+        """INFO from our own code by default, WARNING from libraries."""
+        root = logging.getLogger()
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        console = logging.StreamHandler(self.stderr)
+        console.setFormatter(logging.Formatter(
+            '%(levelname)s %(name)s: %(message)s'))
+        root.addHandler(console)
+        debug = self.options.debug
+        root.setLevel(logging.DEBUG if debug else logging.WARNING)
+        own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
+               logging.INFO if self.options.verbose_level == 1 else
+               logging.WARNING)
+        for name in OWN_LOGGERS + (self.NAME,):
+            logging.getLogger(name).setLevel(own)
+        logging.getLogger(self.NAME).setLevel(logging.INFO)
+        library_logs.quiet_libraries(self.options)
+        # stevedore warns of a plugin it cannot load; our error says it too.
+        logging.getLogger('stevedore').setLevel(
+            logging.DEBUG if debug else logging.ERROR)
+
+    def build_option_parser(self, description, version, argparse_kwargs=None):
+        # "usage: image-type-filter", also when run as python -m ...main.
+        return super().build_option_parser(
+            description, version,
+            dict(argparse_kwargs or {}, prog=self.NAME))
+
+    def run(self, argv):
+        if not argv:
+            # As --help: usage, description and the command list; but a
+            # command was expected, so exit 2.
+            try:
+                super().run(['--help'])
+            except SystemExit:
+                pass
+            return 2
+        return super().run(argv)
+
+    def clean_up(self, cmd, result, err):
+        self._error = err
+
+    def run_subcommand(self, argv):
+        self._error = None
+        result = super().run_subcommand(argv)
+        if isinstance(self._error, exceptions.Error):
+            return self._error.exit_code
+        return result
+
+
+def main_for(name, description, namespace, argv=None):
+    """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
+    the command wherever it is (``with`` blocks clean up) and exits
+    128 + the signal, unless the command handles the stop itself (the
+    reporter's service and ``demo --serve`` end with 0)."""
+    argv = sys.argv[1:] if argv is None else argv
+    application = App(name, description, namespace)
+    control_mod.install(application.control)
+    try:
+        with application.control.interruptible():
+            return application.run(argv)
+    except control_mod.Interrupted:
+        # A stop (SIGTERM, SIGINT), or a SIGHUP no command was waiting for.
+        return 128 + (application.control.stop_signal or signal.SIGHUP)
