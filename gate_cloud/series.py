@@ -41,9 +41,11 @@ from gate_cloud import layout
 from gate_cloud.processes import GateError
 
 CONSTRAINTS = pathlib.Path(__file__).resolve().parent / 'constraints'
-#: Installed editable into every series' virtualenv, never pinned: this
-#: project (the filters, the reporter) and its tempest plugin.
-EDITABLE = (layout.REPO, layout.REPO / 'contrib' / 'tempest')
+#: Installed editable into every series' virtualenv, never pinned, each
+#: with its extras: this project with ``[cli]`` (the reporters and the
+#: operator commands the gate runs; nova-scheduler needs only the base) and
+#: its tempest plugin.
+EDITABLE = ((layout.REPO, '[cli]'), (layout.REPO / 'contrib' / 'tempest', ''))
 #: What the editable installs read their dependencies from: a change there
 #: rebuilds the virtualenvs.
 EDITABLE_METADATA = ('setup.cfg', 'pyproject.toml',
@@ -145,9 +147,9 @@ def _stamp(series, packages):
 
 def _editables():
     out = []
-    for path in EDITABLE:
+    for path, extras in EDITABLE:
         if (path / 'setup.cfg').exists() or (path / 'pyproject.toml').exists():
-            out += ['-e', str(path)]
+            out += ['-e', str(path) + extras]
     return out
 
 

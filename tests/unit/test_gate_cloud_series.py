@@ -134,3 +134,15 @@ def test_an_unknown_series_is_refused_naming_the_known(private_sets):
     with pytest.raises(processes.GateError, match=r'there are: 2026\.2'):
         ctx.run_from('nova-compute', '2025.9')
     assert ctx.series['nova-compute'] == '2026.2'
+
+
+def test_the_cloud_installs_the_product_with_its_command_line():
+    """The reporters and the operator commands the gate runs need the
+    ``[cli]`` extra; without it the cloud works only while some pinned
+    client happens to bring cliff and openstacksdk along."""
+    args = series._editables()
+    product = args[args.index('-e') + 1]
+    assert product == str(layout.REPO) + '[cli]'
+    extras = configparser.ConfigParser()
+    extras.read(layout.REPO / 'setup.cfg')
+    assert 'cli' in extras['options.extras_require']
