@@ -412,6 +412,10 @@ class IronicNodeTraits:
     node of the same uuid, one trait a request, so that a trait somebody
     else sets or removes meanwhile is neither lost nor put back."""
 
+    #: No answer, or a server error: the trait of the request that
+    #: failed may have been set (those before it were).
+    outcome_unknown = (IronicUnavailable,)
+
     def __init__(self, client):
         self.client = client
 
@@ -428,7 +432,9 @@ class IronicNodeTraits:
     def write(self, uuid, traits, generation):
         """Add what ``traits`` has and the read did not, remove what the
         read had and ``traits`` has not; every other trait is left as
-        Ironic has it now."""
+        Ironic has it now. A request that fails stops the write there:
+        the traits before it are written (the reporter recorded them
+        before the write, and keeps recorded those the node carries)."""
         for trait in sorted(set(traits) - set(generation)):
             self.client.add_trait(uuid, trait)
         for trait in sorted(set(generation) - set(traits)):

@@ -247,3 +247,27 @@ def test_remove_takes_off_the_node_what_it_set(ironic, node_conf, listener,
     assert result.returncode == 0, result.stderr
     assert ironic.traits(node) == {INSPECTED}
     assert listener.requests == []
+
+
+def test_a_write_that_stops_half_way_records_what_it_set(ironic, node_conf,
+                                                         tmp_path, unique):
+    """Ironic takes 50 traits a node (``MAX_TRAITS_PER_NODE``): with 48 of
+    the operator's, the reporter's first two traits are set and its third
+    is refused (400). Those two are recorded, the third is not: dropped
+    from the configuration before any sync succeeds, the two come off and
+    the operator's 48 stay."""
+    node = ironic.enroll('bm-half-' + unique, available=False)
+    operators = {'CUSTOM_OP_%02d' % i for i in range(48)}
+    ironic.request('PUT', 'nodes/%s/traits' % node,
+                   json={'traits': sorted(operators)})
+    mine = ('CUSTOM_HALF_A', 'CUSTOM_HALF_B', 'CUSTOM_HALF_C')
+    result = report(node_conf(mine), node)
+    assert result.returncode == 1
+    assert 'answered 400 to PUT nodes/%s/traits/CUSTOM_HALF_C' % node in (
+        result.stderr)
+    assert ironic.traits(node) == operators | set(mine[:2])
+    state = json.loads((tmp_path / 'virt_capabilities.json').read_text())
+    assert list(state['providers'][node].values()) == [list(mine[:2])]
+    result = report(node_conf(()), node)
+    assert result.returncode == 0, result.stderr
+    assert ironic.traits(node) == operators
