@@ -251,7 +251,7 @@ class IronicClient:
                             ks_exc.HttpError)):
             return IronicUnavailable(
                 'cannot reach Ironic: Keystone at %s: %s' % (
-                    where, connection._reason(exc, self._timeout)
+                    where, connection.failure_reason(exc, self._timeout)
                     if not isinstance(exc, ks_exc.HttpError)
                     else 'answered %s' % exc.http_status))
         return exceptions.ConfigError('[ironic] credentials: %s'
@@ -350,7 +350,7 @@ def adapter_from_conf(conf):
     section = conf[group]
     for name in ('endpoint_override', 'auth_url', 'endpoint'):
         value = getattr(section, name, None)
-        if value is not None and not connection._is_url(value):
+        if value is not None and not connection.is_url(value):
             raise exceptions.ConfigError(
                 '[ironic] %s: %s is not an http(s) URL'
                 % (name, text.safe_repr(value)))
@@ -412,6 +412,7 @@ class IronicNodeTraits:
     node of the same uuid, one trait a request, so that a trait somebody
     else sets or removes meanwhile is neither lost nor put back."""
 
+    kind = 'Ironic node'
     #: No answer, or a server error: the trait of the request that
     #: failed may have been set (those before it were).
     outcome_unknown = (IronicUnavailable,)

@@ -57,6 +57,8 @@ class SyncReport:
     """What one sync cycle did, for exit codes, logs and benchmarks."""
 
     results: list = dataclasses.field(default_factory=list)
+    #: What was synced, as a log line names one (``trait_store`` ``kind``).
+    kind: str = 'provider'
     missing_traits: frozenset = frozenset()
     missing_providers: list = dataclasses.field(default_factory=list)
     skipped_in_sync: int = 0
@@ -76,6 +78,17 @@ class SyncReport:
     def ok(self):
         return not (self.errors or self.missing_traits
                     or self.missing_providers or self.state_error)
+
+    def missing_line(self):
+        return missing_line(self.kind, self.missing_providers)
+
+
+def missing_line(kind, refs):
+    """What was not found: ``no resource provider found for ...``, or
+    ``no Ironic node found for ...`` (``kind``: the store's)."""
+    return 'no %s found for %s' % (
+        'resource provider' if kind == 'provider' else kind,
+        '; '.join(ref.describe() for ref in refs))
 
 
 class Reporter:
@@ -251,8 +264,8 @@ class Reporter:
                     raise
                 continue
             result.added, result.removed = merge.diff(current, target)
-            LOG.info('provider %s: traits added %s, removed %s', uuid,
-                     ','.join(result.added) or '-',
+            LOG.info('%s %s: traits added %s, removed %s',
+                     self.store.kind, uuid, ','.join(result.added) or '-',
                      ','.join(result.removed) or '-')
             return result
 
@@ -279,7 +292,7 @@ class Reporter:
         state that cannot be saved stops them all (``state_error``)."""
         uuids = list(dict.fromkeys(uuids))
         self.missing = set()  # Placement may have been upgraded: ask again
-        report = SyncReport()
+        report = SyncReport(kind=self.store.kind)
         if self.state is not None:
             # What the reporters sharing the file recorded since.
             self.state.refresh()
@@ -312,7 +325,7 @@ class Reporter:
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
-        report = SyncReport()
+        report = SyncReport(kind=self.store.kind)
         if self.state is not None:
             self.state.refresh()
         try:

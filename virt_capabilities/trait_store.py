@@ -17,7 +17,7 @@ rule, and writes it back; it does so through a store, so that the traits of
 a provider whose writer takes them from elsewhere (nova-compute's ironic
 driver copies an Ironic node's own traits over its provider's on every
 update: ``drivers.Driver.replaces_provider_traits``) can be written where
-that writer reads them. A store has four calls and one attribute:
+that writer reads them. A store has four calls and two attributes:
 
 * ``read(uuid)``: (traits, generation), the generation being whatever
   ``write`` needs to refuse a concurrent change (None if nothing);
@@ -29,6 +29,8 @@ that writer reads them. A store has four calls and one attribute:
 * ``in_sync(tokens)``: the providers whose traits match Placement's
   ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
   when the store cannot ask that in one query;
+* ``kind``: what its providers are, as a log line names one
+  (``provider``, ``Ironic node``);
 * ``outcome_unknown``: the errors of a ``write`` after which what it
   changed cannot be known (no answer): the reporter then keeps recorded
   every trait it was about to add. After any other error it reads the
@@ -50,6 +52,7 @@ class PlacementTraits:
     """A provider's traits in Placement: one GET to read, one PUT with the
     provider generation to write."""
 
+    kind = 'provider'
     #: No answer after the configured retries: the PUT may have been
     #: applied.
     outcome_unknown = (exceptions.PlacementUnavailable,)

@@ -84,6 +84,10 @@ def test_sets_its_trait_and_leaves_the_nodes_others(ironic, node_conf,
     result = report(node_conf(), 'bm-set-' + unique)
     assert result.returncode == 0, result.stderr
     assert ironic.traits(node) == {RESERVED, INSPECTED, OPERATORS, STANDARD}
+    # What it synced is named for what it is: an Ironic node.
+    assert 'INFO virt_capabilities.reporter: Ironic node %s: traits added ' \
+        '%s, removed -' % (node, RESERVED) in result.stderr
+    assert 'sync done: 1 Ironic node(s) checked, 1 changed' in result.stderr
     # Nothing at all went to Placement: nova-compute copies node traits.
     assert listener.requests == []
 
@@ -132,9 +136,9 @@ def test_a_provider_that_is_no_ironic_node(ironic, node_conf, unique):
     assert result.returncode == 1
     assert ironic.traits(node) == {RESERVED}  # the others are synced
     assert last_line(result) == (
-        "ERROR virt_capabilities.service: no resource provider found for "
-        "name 'libvirt-host-%s' (from --provider; Ironic at %s/v1/ has no "
-        "such node); the others were synced" % (unique, ironic.endpoint))
+        "ERROR virt_capabilities.service: no Ironic node found for name "
+        "'libvirt-host-%s' (from --provider; Ironic at %s/v1/ has no such "
+        "node); the others were synced" % (unique, ironic.endpoint))
 
 
 def test_dry_run_writes_nothing(ironic, node_conf, unique):
@@ -144,6 +148,11 @@ def test_dry_run_writes_nothing(ironic, node_conf, unique):
     assert result.returncode == 3, result.stderr  # it differs
     assert json.loads(result.stdout) == [{
         'provider': node, 'uuid': node, 'add': [RESERVED], 'remove': []}]
+    result = report(node_conf(), node, extra_args=('--check',))
+    assert result.returncode == 3, result.stderr
+    assert result.stdout == (
+        'drift: 1 of 1 Ironic node(s) differ from what this node should '
+        'carry: %s (%s) add %s, remove -\n' % (node, node, RESERVED))
     assert ironic.traits(node) == {INSPECTED}
 
 
