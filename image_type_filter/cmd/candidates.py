@@ -94,7 +94,10 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        common.add_connection_arguments(parser, self)
+        common.add_connection_arguments(
+            parser, self, cloud_also='; with --server, --image or --flavor '
+            'it also reads the server, flavor and image from Nova and '
+            'Glance (always through openstacksdk: this entry, else OS_*)')
         what = parser.add_mutually_exclusive_group()
         what.add_argument('--server', metavar='NAME_OR_ID',
                           help='A server (any status): its boot\'s query.')

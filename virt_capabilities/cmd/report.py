@@ -28,6 +28,8 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
+#: What --os-cloud reaches besides Placement (report and remove).
+IRONIC_CLOUD = ' (an ironic node\'s reporter: Ironic, instead of [ironic])'
 #: The rule doc/source/install/compute.rst explains ("The provider, as
 #: Nova names it").
 PROVIDER_HELP = (
@@ -76,7 +78,7 @@ class Report(lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser)
+        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help=PROVIDER_HELP)
