@@ -66,6 +66,21 @@ function stop_image_type_reporter {
     stop_process "$IMAGE_TYPE_REPORTER_SERVICE"
 }
 
+function remove_image_type_traits {
+    # An operator's uninstall (doc/source/install/compute.rst): with the
+    # service stopped, take off the providers what the reporter's records
+    # say it set, and forget the records. unstack runs plugins before
+    # devstack stops Placement and Keystone, so both still answer here;
+    # clean comes after, and deletes $NOVA_STATE_PATH, the records with it.
+    local conf
+    conf=$(_reporter_config)
+    if ! virt-capabilities remove --config-file "$conf"; then
+        echo "WARNING: virt-capabilities remove --config-file $conf" \
+            "failed: the traits its records name stay on their providers;" \
+            "run it again before clean.sh deletes $NOVA_STATE_PATH"
+    fi
+}
+
 function configure_tempest_for_image_type_filter {
     if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]] || \
             ! is_service_enabled tempest; then
@@ -105,7 +120,10 @@ function configure_tempest_for_image_type_filter {
 }
 
 function cleanup_image_type_filter {
-    rm -f "$NOVA_STATE_PATH/virt_capabilities.json"
+    # The reporter's traits and records went at unstack (clean.sh runs
+    # unstack.sh first): nothing of it to delete here. Its state file
+    # stays for a remove run by hand after a failed one, until devstack's
+    # cleanup_nova deletes $NOVA_STATE_PATH.
     rm -rf "$IMAGE_TYPE_TEMPEST_IMAGE_DIR"
 }
 
@@ -135,6 +153,9 @@ if [[ "$1" == "stack" ]]; then
     esac
 elif [[ "$1" == "unstack" ]]; then
     stop_image_type_reporter
+    if is_service_enabled n-cpu; then
+        remove_image_type_traits
+    fi
 elif [[ "$1" == "clean" ]]; then
     cleanup_image_type_filter
 fi

@@ -81,7 +81,7 @@ def check_placement_section(group, session):
     """
     for name in ('endpoint', 'endpoint_override', 'auth_url'):
         value = _option(group, name)
-        if value is not None and not _is_url(value):
+        if value is not None and not is_url(value):
             raise exceptions.ConfigError(
                 '[placement] %s: %s is not an http(s) URL'
                 % (name, text.safe_repr(value)))
@@ -92,7 +92,9 @@ def check_placement_section(group, session):
         _probe_identity(group.auth_url, session)
 
 
-def _is_url(value):
+def is_url(value):
+    """Whether an option's value is an http(s) URL with a host: what
+    ``[placement]`` and ``[ironic]``'s endpoints and ``auth_url`` must be."""
     parsed = parse.urlparse(value)
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
@@ -179,7 +181,7 @@ _OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
 UNAVAILABLE_STATUSES = (502, 503, 504)
 
 
-def _reason(exc, timeout):
+def failure_reason(exc, timeout):
     """Why a connection failed, in a few words: no urllib3 internals. The
     cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
     failure is ``tls.failure``'s to word.)"""
@@ -206,7 +208,7 @@ def connection_error(service, url, exc, timeout, settings, cert=None,
     failed = tls.failure(exc, settings, cert)
     if failed is None:
         return unavailable('cannot reach %s at %s: %s'
-                           % (service, url, _reason(exc, timeout)))
+                           % (service, url, failure_reason(exc, timeout)))
     return _unreachable(service, url, failed, unavailable)
 
 

@@ -14,7 +14,7 @@
 
 keystoneauth1 warns on every retry and urllib3 names every failed
 connection: by default a failure is this project's one line, and their
-warnings show from ``-v -v`` (or ``--debug``) on. The command line and the
+warnings show from ``-v`` (or ``--debug``) on. The command line and the
 reporter's service log (``virt_capabilities.logs``) quiet the same
 libraries. Standard library only: the compute side's option registration
 imports this, and must not load a command line's libraries.
@@ -23,13 +23,13 @@ imports this, and must not load a command line's libraries.
 import logging
 
 #: Libraries whose warnings repeat what our one error line says (each
-#: retry, urllib3's connection chain): shown from -v -v or --debug on.
+#: retry, urllib3's connection chain): shown from -v or --debug on.
 CHATTY_LOGGERS = ('keystoneauth', 'keystoneauth1', 'urllib3', 'openstack')
 
 
 def quiet_libraries(options):
     """Set the chatty libraries' level from a cliff App's ``options``
-    (``--debug``, ``-v``): DEBUG with --debug, WARNING from -v -v, ERROR
+    (``--debug``, ``-v``): DEBUG with --debug, WARNING from -v, ERROR
     otherwise."""
     level = (logging.DEBUG if getattr(options, 'debug', False) else
              logging.WARNING if getattr(options, 'verbose_level', 1) > 1

@@ -251,7 +251,7 @@ class IronicClient:
                             ks_exc.HttpError)):
             return IronicUnavailable(
                 'cannot reach Ironic: Keystone at %s: %s' % (
-                    where, connection._reason(exc, self._timeout)
+                    where, connection.failure_reason(exc, self._timeout)
                     if not isinstance(exc, ks_exc.HttpError)
                     else 'answered %s' % exc.http_status))
         return exceptions.ConfigError('[ironic] credentials: %s'
@@ -350,7 +350,7 @@ def adapter_from_conf(conf):
     section = conf[group]
     for name in ('endpoint_override', 'auth_url', 'endpoint'):
         value = getattr(section, name, None)
-        if value is not None and not connection._is_url(value):
+        if value is not None and not connection.is_url(value):
             raise exceptions.ConfigError(
                 '[ironic] %s: %s is not an http(s) URL'
                 % (name, text.safe_repr(value)))
@@ -412,6 +412,11 @@ class IronicNodeTraits:
     node of the same uuid, one trait a request, so that a trait somebody
     else sets or removes meanwhile is neither lost nor put back."""
 
+    kind = 'Ironic node'
+    #: No answer, or a server error: the trait of the request that
+    #: failed may have been set (those before it were).
+    outcome_unknown = (IronicUnavailable,)
+
     def __init__(self, client):
         self.client = client
 
@@ -428,7 +433,9 @@ class IronicNodeTraits:
     def write(self, uuid, traits, generation):
         """Add what ``traits`` has and the read did not, remove what the
         read had and ``traits`` has not; every other trait is left as
-        Ironic has it now."""
+        Ironic has it now. A request that fails stops the write there:
+        the traits before it are written (the reporter recorded them
+        before the write, and keeps recorded those the node carries)."""
         for trait in sorted(set(traits) - set(generation)):
             self.client.add_trait(uuid, trait)
         for trait in sorted(set(generation) - set(traits)):

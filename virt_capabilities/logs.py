@@ -15,11 +15,18 @@
 The options nova.conf already has for nova-compute (``log_file``,
 ``log_dir``, ``use_syslog``, ``use_journal``, ``log_config_append``,
 ``debug`` ...) mean the same here. When nova.conf sets none of them, the
-command keeps logging to stderr, one line per event.
+command keeps logging to stderr, one line per event. A destination that
+cannot be opened (a ``log_dir`` this host does not have: a kolla
+nova.conf's ``/var/log/kolla/nova`` read outside the container) is a
+ConfigError naming the option and the path, said on stderr as every
+configuration error is (exit 2).
 """
+
+import logging
 
 from oslo_log import log
 
+from image_type_common import exceptions
 from image_type_common import library_logs
 
 DESTINATIONS = ('log_file', 'log_dir', 'use_syslog', 'use_journal',
@@ -50,8 +57,41 @@ def register_opts(conf):
 
 
 def setup(conf):
-    """Log where nova.conf says, if it says; returns whether it did."""
+    """Log where nova.conf says, if it says; returns whether it did.
+
+    ConfigError when a destination cannot be opened; the command's own
+    logging (stderr), which oslo.log had already taken down, is put back
+    for that one line.
+    """
     if not any(getattr(conf, name, None) for name in DESTINATIONS):
         return False
-    log.setup(conf, 'virt-capabilities')
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        log.setup(conf, 'virt-capabilities')
+    except (OSError, log.LogConfigError) as exc:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+            if handler not in before:
+                handler.close()
+        for handler in before:
+            root.addHandler(handler)
+        raise exceptions.ConfigError(_destination_error(conf, exc)) from exc
     return True
+
+
+def _destination_error(conf, exc):
+    """The one line: which option, which path, why."""
+    if isinstance(exc, log.LogConfigError):
+        return '[DEFAULT] log_config_append %s: %s' % (exc.log_config,
+                                                      exc.err_msg)
+    why = exc.strerror or str(exc)
+    if conf.log_dir and exc.filename:
+        return ('[DEFAULT] log_dir %s: cannot open the log file %s there '
+                '(%s); create the directory, or set log_dir (or log_file) '
+                'to one this host has' % (conf.log_dir, exc.filename, why))
+    if conf.log_file and exc.filename:
+        return '[DEFAULT] log_file %s: cannot open it (%s)' % (exc.filename,
+                                                              why)
+    return 'cannot log where nova.conf says (%s): %s' % (', '.join(
+        name for name in DESTINATIONS if getattr(conf, name, None)), why)

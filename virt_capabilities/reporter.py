@@ -15,10 +15,12 @@
 Read, apply the owner rule (``merge.OwnerRule``, decided by the plan), write
 with the provider generation; on 409 re-read, re-merge and retry with
 jittered back-off. An unchanged provider costs one request. A failed read
-writes nothing. With many providers, a ``GET /resource_providers?required=``
-query finds those already in sync so only the stale ones are read and
-written. Where a provider's traits are read and written is the store's
-(``trait_store``: Placement).
+writes nothing; what a write adds is recorded before it is sent
+(``Reporter.sync_provider``). With many providers, a
+``GET /resource_providers?required=`` query finds those already in sync so
+only the stale ones are read and written. Where a provider's traits are
+read and written is the store's (``trait_store``: Placement, or an ironic
+node's Ironic node).
 """
 
 import dataclasses
@@ -55,6 +57,8 @@ class SyncReport:
     """What one sync cycle did, for exit codes, logs and benchmarks."""
 
     results: list = dataclasses.field(default_factory=list)
+    #: What was synced, as a log line names one (``trait_store`` ``kind``).
+    kind: str = 'provider'
     missing_traits: frozenset = frozenset()
     missing_providers: list = dataclasses.field(default_factory=list)
     skipped_in_sync: int = 0
@@ -74,6 +78,17 @@ class SyncReport:
     def ok(self):
         return not (self.errors or self.missing_traits
                     or self.missing_providers or self.state_error)
+
+    def missing_line(self):
+        return missing_line(self.kind, self.missing_providers)
+
+
+def missing_line(kind, refs):
+    """What was not found: ``no resource provider found for ...``, or
+    ``no Ironic node found for ...`` (``kind``: the store's)."""
+    return 'no %s found for %s' % (
+        'resource provider' if kind == 'provider' else kind,
+        '; '.join(ref.describe() for ref in refs))
 
 
 class Reporter:
@@ -148,13 +163,58 @@ class Reporter:
         return merge.diff(current, self.ownership(uuid).target(current))
 
     def sync_provider(self, uuid):
-        """Bring one provider's owned traits in line. Raises on failure."""
+        """Bring one provider's owned traits in line. Raises on failure.
+
+        What it is about to set is recorded before it is written, so that
+        no failure (a write Ironic applied in part, an answer lost after
+        Placement applied it, the process killed after the write) can
+        leave a trait set and never recorded: one dropped from the
+        configuration then would stay on the provider for ever. Once the
+        sync is done the record is narrowed to what the owner rule keeps
+        (``OwnerRule.to_record``); after a failure the store answered, to
+        what the provider now carries (``_keep_what_was_written``).
+        """
         with control.shielded():
-            result = self._apply(uuid, self.ownership)
+            intended = set()
+            try:
+                result = self._apply(uuid, self.ownership,
+                                     lambda added: self._intend(
+                                         uuid, added, intended))
+            except exceptions.Error as exc:
+                self._keep_what_was_written(uuid, intended, exc)
+                raise
             if self.state is not None:
                 self.state.record(uuid, self.rule.to_record(
                     self._record(uuid), result.added, self.missing))
             return result
+
+    def _intend(self, uuid, added, intended):
+        """Record, before the write, the traits of ``added`` the state
+        remembers (custom and image-metadata ones): StateNotSaved stops
+        the sync before anything is sent."""
+        new = self.rule.remembered(added) - self._record(uuid)
+        if new and self.state is not None:
+            before = self._record(uuid)
+            self.state.record(uuid, before | new)
+            intended |= new
+
+    def _keep_what_was_written(self, uuid, intended, exc):
+        """After a failed write: of the traits recorded ahead, keep in the
+        record those the provider carries now; forget those it does not
+        (never sent, or refused), so that the record never holds a trait
+        this reporter did not set. When the store gave no answer
+        (``store.outcome_unknown``: whether the last request was applied
+        cannot be known) or cannot be read now, the record stays as it is
+        until the next sync that succeeds narrows it."""
+        if not intended or isinstance(exc, self.store.outcome_unknown):
+            return
+        try:
+            carried, _ = self.store.read(uuid)
+            self.state.record(uuid, self._record(uuid) - (
+                intended - set(carried)))
+        except exceptions.Error as again:
+            LOG.debug('provider %s: the traits recorded before the failed '
+                      'write stay recorded (%s)', uuid, again)
 
     def remove_provider(self, uuid):
         """Remove from one provider what ``rule.removal`` owns there, then
@@ -173,9 +233,11 @@ class Reporter:
                                        drop_empty_file=True)
             return result
 
-    def _apply(self, uuid, ownership_of):
+    def _apply(self, uuid, ownership_of, before_write=None):
         """Read, set the owned traits to what ``ownership_of(uuid)`` wants,
-        write with the generation; re-read and retry a 409."""
+        write with the generation; re-read and retry a 409.
+        ``before_write(added)``: called before each write with the traits
+        it adds."""
         result = SyncResult(uuid)
         attempt = 0
         while True:
@@ -184,6 +246,8 @@ class Reporter:
             target = ownership.target(current)
             if target == current:
                 return result
+            if before_write is not None:
+                before_write(set(target) - set(current))
             try:
                 self.store.write(uuid, target, generation)
             except exceptions.ConcurrentUpdate:
@@ -200,8 +264,8 @@ class Reporter:
                     raise
                 continue
             result.added, result.removed = merge.diff(current, target)
-            LOG.info('provider %s: traits added %s, removed %s', uuid,
-                     ','.join(result.added) or '-',
+            LOG.info('%s %s: traits added %s, removed %s',
+                     self.store.kind, uuid, ','.join(result.added) or '-',
                      ','.join(result.removed) or '-')
             return result
 
@@ -228,7 +292,7 @@ class Reporter:
         state that cannot be saved stops them all (``state_error``)."""
         uuids = list(dict.fromkeys(uuids))
         self.missing = set()  # Placement may have been upgraded: ask again
-        report = SyncReport()
+        report = SyncReport(kind=self.store.kind)
         if self.state is not None:
             # What the reporters sharing the file recorded since.
             self.state.refresh()
@@ -261,7 +325,7 @@ class Reporter:
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
-        report = SyncReport()
+        report = SyncReport(kind=self.store.kind)
         if self.state is not None:
             self.state.refresh()
         try:

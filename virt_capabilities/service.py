@@ -88,6 +88,11 @@ class ReportJob:
             return ironic_node_traits.IronicNodeTraits(self.client)
         return trait_store.PlacementTraits(self.client)
 
+    @property
+    def kind(self):
+        """What this job's providers are, as a log line names one."""
+        return self.reporter.store.kind
+
     def inherit_state(self, previous):
         """Keep knowing which custom traits ``previous`` (the job this one
         replaces on a reload) set, also with no state file; returns self.
@@ -181,24 +186,23 @@ def summarize(report, failures=None):
     error cycle after cycle is said once."""
     for result in report.errors:
         if failures is None:
-            LOG.error('provider %s: %s', result.uuid, result.error)
+            LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
         else:
             failures.failed(_failure_key(result.error, result.uuid),
-                            logging.ERROR, 'provider %s: %s', result.uuid,
-                            result.error)
+                            logging.ERROR, '%s %s: %s', report.kind,
+                            result.uuid, result.error)
     changed = sum(1 for r in report.results if r.changed)
-    LOG.info('sync done: %d provider(s) checked, %d changed, %d already in '
-             'sync by query, %d conflict(s) retried, %d failed',
-             len(report.results) + report.skipped_in_sync, changed,
-             report.skipped_in_sync, report.conflicts, len(report.errors))
+    LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
+             'by query, %d conflict(s) retried, %d failed',
+             len(report.results) + report.skipped_in_sync, report.kind,
+             changed, report.skipped_in_sync, report.conflicts,
+             len(report.errors))
     if report.missing_traits:
         LOG.error('Placement lacks trait(s) %s: upgrade Placement; the '
                   'other traits were reported',
                   ', '.join(sorted(report.missing_traits)))
     if report.missing_providers:
-        LOG.error('no resource provider found for %s; the others were '
-                  'synced', '; '.join(r.describe()
-                                      for r in report.missing_providers))
+        LOG.error('%s; the others were synced', report.missing_line())
     if report.state_error is not None:
         # Last: the one line a failed run ends with.
         LOG.error('%s', report.state_error)
@@ -390,19 +394,17 @@ def run_remove(job_factory):
     report = reporter.remove(uuids)
     report.missing_providers = list(job.missing)
     for result in report.errors:
-        LOG.error('provider %s: %s', result.uuid, result.error)
+        LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
     removed = sum(len(r.removed) for r in report.results)
-    LOG.info('remove done: %d trait(s) removed from %d provider(s), %d '
-             'failed', removed, sum(1 for r in report.results if r.changed),
-             len(report.errors))
+    LOG.info('remove done: %d trait(s) removed from %d %s(s), %d failed',
+             removed, sum(1 for r in report.results if r.changed),
+             report.kind, len(report.errors))
     if job.plan.owns_image_types and not report.errors:
         LOG.info('the image-type traits it kept are removed: where '
                  'nova-compute runs, it reports its own again at its next '
                  'update')
     if report.missing_providers:
-        LOG.error('no resource provider found for %s; the others were '
-                  'done', '; '.join(r.describe()
-                                    for r in report.missing_providers))
+        LOG.error('%s; the others were done', report.missing_line())
     if report.state_error is not None:
         LOG.error('%s', report.state_error)
     if not report.ok:

@@ -121,12 +121,11 @@ def _report_error(report):
     if report.state_error is not None:
         return report.state_error
     if report.missing_providers:
-        return 'no resource provider found for %s' % '; '.join(
-            r.describe() for r in report.missing_providers)
+        return report.missing_line()
     if report.missing_traits:
         return 'Placement lacks trait(s) %s' % ', '.join(
             sorted(report.missing_traits))
-    return '%d provider(s) failed' % len(report.errors)
+    return '%d %s(s) failed' % (len(report.errors), report.kind)
 
 
 def remove(path):

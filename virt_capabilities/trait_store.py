@@ -17,7 +17,7 @@ rule, and writes it back; it does so through a store, so that the traits of
 a provider whose writer takes them from elsewhere (nova-compute's ironic
 driver copies an Ironic node's own traits over its provider's on every
 update: ``drivers.Driver.replaces_provider_traits``) can be written where
-that writer reads them. A store has four calls:
+that writer reads them. A store has four calls and two attributes:
 
 * ``read(uuid)``: (traits, generation), the generation being whatever
   ``write`` needs to refuse a concurrent change (None if nothing);
@@ -28,15 +28,34 @@ that writer reads them. A store has four calls:
 * ``create_trait(name)``: make a custom trait known;
 * ``in_sync(tokens)``: the providers whose traits match Placement's
   ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
-  when the store cannot ask that in one query.
+  when the store cannot ask that in one query;
+* ``kind``: what its providers are, as a log line names one
+  (``provider``, ``Ironic node``);
+* ``outcome_unknown``: the errors of a ``write`` after which what it
+  changed cannot be known (no answer): the reporter then keeps recorded
+  every trait it was about to add. After any other error it reads the
+  provider again and keeps recorded those it carries.
+
+A write may fail after changing something: Placement's PUT is one atomic
+request, but its answer can be lost after Placement applied it; Ironic's
+traits are written one request each, so a write can stop half-way. The
+reporter records what a write adds before the write
+(``Reporter.sync_provider``), so either way nothing is set and not
+recorded.
 """
 
+from image_type_common import exceptions
 from image_type_common import placement_client
 
 
 class PlacementTraits:
     """A provider's traits in Placement: one GET to read, one PUT with the
     provider generation to write."""
+
+    kind = 'provider'
+    #: No answer after the configured retries: the PUT may have been
+    #: applied.
+    outcome_unknown = (exceptions.PlacementUnavailable,)
 
     def __init__(self, client):
         self.client = client

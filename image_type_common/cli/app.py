@@ -12,9 +12,10 @@
 
 """The cliff application both console scripts run.
 
-Gives every command ``-f table|json|value|yaml``, ``--debug`` (tracebacks and
-debug logs), one-line errors on stderr, and the project's exit codes: 0 ok,
-1 runtime failure, 2 bad configuration or usage.
+Gives every command ``-f table|json|value|yaml``, ``-v`` (this project's
+DEBUG lines), ``--debug`` (tracebacks and every library's DEBUG lines),
+one-line errors on stderr, and the project's exit codes: 0 ok, 1 runtime
+failure, 2 bad configuration or usage.
 """
 
 from importlib import metadata
@@ -30,7 +31,19 @@ from image_type_common import exceptions
 from image_type_common import library_logs
 from image_type_common.cli import yaml_types
 
-OWN_LOGGERS = ('virt_capabilities', 'image_type_filter')
+#: This project's packages (the product's, as setup.cfg lists them): INFO
+#: by default, DEBUG from -v on, WARNING with -q.
+OWN_LOGGERS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
+#: The global options' help, as configure_logging applies them.
+VERBOSE_HELP = ("Also show this project's DEBUG lines (the Keystone tokens "
+                'it obtains and renews, the Placement microversion, a '
+                'failure repeated cycle after cycle) and the warnings of '
+                'keystoneauth1, urllib3 and openstacksdk; once is enough '
+                '(-v -v shows the same).')
+QUIET_HELP = 'Show only warnings and errors.'
+LOG_FILE_HELP = 'Also write the lines shown on stderr to this file.'
+DEBUG_HELP = ('Show tracebacks on errors, and the DEBUG lines of this '
+              'project and of every library.')
 
 
 class App(app.App):
@@ -58,6 +71,18 @@ class App(app.App):
         console.setFormatter(logging.Formatter(
             '%(levelname)s %(name)s: %(message)s'))
         root.addHandler(console)
+        if self.options.log_file:
+            try:
+                log_file = logging.FileHandler(self.options.log_file)
+            except OSError as exc:
+                # cliff logs it (one line) and exits; run() makes it 2.
+                self._error = exceptions.ConfigError(
+                    '--log-file %s: %s' % (self.options.log_file,
+                                           exc.strerror or exc))
+                raise self._error from exc
+            log_file.setFormatter(logging.Formatter(
+                '%(asctime)s %(levelname)s %(name)s: %(message)s'))
+            root.addHandler(log_file)
         debug = self.options.debug
         root.setLevel(logging.DEBUG if debug else logging.WARNING)
         own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
@@ -73,9 +98,17 @@ class App(app.App):
 
     def build_option_parser(self, description, version, argparse_kwargs=None):
         # "usage: image-type-filter", also when run as python -m ...main.
-        return super().build_option_parser(
+        parser = super().build_option_parser(
             description, version,
             dict(argparse_kwargs or {}, prog=self.NAME))
+        # cliff's own words ("Increase verbosity of output. Can be
+        # repeated.") do not say what each gives here.
+        helps = {'--verbose': VERBOSE_HELP, '--quiet': QUIET_HELP,
+                 '--log-file': LOG_FILE_HELP, '--debug': DEBUG_HELP}
+        for action in parser._actions:
+            for option in action.option_strings:
+                action.help = helps.get(option, action.help)
+        return parser
 
     def run(self, argv):
         if not argv:
@@ -86,7 +119,11 @@ class App(app.App):
             except SystemExit:
                 pass
             return 2
-        return super().run(argv)
+        self._error = None
+        code = super().run(argv)
+        if isinstance(self._error, exceptions.Error):
+            return self._error.exit_code
+        return code
 
     def clean_up(self, cmd, result, err):
         self._error = err

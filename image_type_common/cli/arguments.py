@@ -29,13 +29,14 @@ def add_config_argument(parser):
              'split files such as nova-compute.conf (repeatable).')
 
 
-def add_cloud_argument(parser):
+def add_cloud_argument(parser, also=''):
+    """``--os-cloud``; ``also``: the rest of what the command reaches
+    with it, said after Placement."""
     parser.add_argument(
         '--os-cloud', metavar='NAME',
         help='Reach Placement through openstacksdk with this clouds.yaml '
-             'entry instead of nova.conf\'s [placement] section (an ironic '
-             'node\'s reporter: Ironic, instead of [ironic]). Without '
-             'either, OS_* environment variables are used.')
+             'entry instead of nova.conf\'s [placement] section%s. Without '
+             'either, OS_* environment variables are used.' % also)
 
 
 def client_from_args(parsed_args, register):

@@ -29,11 +29,33 @@ class ListColumn(columns.FormattableColumn):
 
 
 class DataColumn(columns.FormattableColumn):
-    """A TextDict, TextList or None: its text in a table, value, shell or
-    csv ('-' for nothing); the data itself in json or yaml."""
+    """A TextDict or TextList: its text in a table ('-' when empty),
+    value, shell or csv; the data itself in json or yaml."""
 
     def human_readable(self):
-        return '-' if self._value is None else str(self._value) or '-'
+        return str(self._value) or '-'
 
     def machine_readable(self):
         return self._value
+
+
+#: The formats that print a command's data as data (json's null, yaml's
+#: lists); the others (table, value, shell, csv) print text.
+DATA_FORMATS = ('json', 'yaml')
+
+
+class MissingColumn(columns.FormattableColumn):
+    """No value: null in json and yaml; nothing in value, shell and csv,
+    as an empty list prints there; '-' in a table, as an empty list.
+    cliff's formatters give every column the same ``machine_readable``,
+    so the column is told the format."""
+
+    def __init__(self, formatter):
+        super().__init__(None)
+        self._as_data = formatter in DATA_FORMATS
+
+    def human_readable(self):
+        return '-'
+
+    def machine_readable(self):
+        return None if self._as_data else ''

@@ -94,7 +94,10 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        common.add_connection_arguments(parser, self)
+        common.add_connection_arguments(
+            parser, self, cloud_also='; with --server, --image or --flavor '
+            'it also reads the server, flavor and image from Nova and '
+            'Glance (always through openstacksdk: this entry, else OS_*)')
         what = parser.add_mutually_exclusive_group()
         what.add_argument('--server', metavar='NAME_OR_ID',
                           help='A server (any status): its boot\'s query.')
@@ -164,18 +167,26 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         return parser
 
     def take_action(self, parsed_args):
-        nova_mode = bool(parsed_args.server or parsed_args.image or
-                         parsed_args.flavor)
-        if parsed_args.disk_format is None and not nova_mode:
-            raise exceptions.ConfigError(
-                'give --server, --image, --flavor or --disk-format')
-        if nova_mode:
+        self.check_arguments(parsed_args)
+        if _nova_mode(parsed_args):
             return self.as_nova_scheduler(parsed_args)
         return self.with_our_filters(parsed_args)
 
-    # -- --server, --image, --flavor --------------------------------------
-
-    def as_nova_scheduler(self, parsed_args):
+    def check_arguments(self, parsed_args):
+        """What argparse cannot refuse, refused before anything is read
+        (ConfigError, exit 2): a mode, options of the other mode, and
+        --resources and --image-property that are not CLASS=AMOUNT and
+        KEY=VALUE."""
+        common.parse_resources(parsed_args.resources)
+        if not _nova_mode(parsed_args):
+            if parsed_args.disk_format is None:
+                raise exceptions.ConfigError(
+                    'give --server, --image, --flavor or --disk-format')
+            _only_with(parsed_args, '--server, --image or --flavor',
+                       availability_zone=None, project=None,
+                       nova_release=None, owner_nova=nova_scheduler.AUTO)
+            parse_properties(parsed_args.image_property)
+            return
         if parsed_args.server and (parsed_args.image or parsed_args.flavor):
             raise exceptions.ConfigError(
                 '--server reads its own image and flavor: not with --image '
@@ -186,6 +197,10 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                 'with --image or --flavor')
         _only_with(parsed_args, '--disk-format', volume_backed=False,
                    image_property=[], family=None, strict=False)
+
+    # -- --server, --image, --flavor --------------------------------------
+
+    def as_nova_scheduler(self, parsed_args):
         conf, placement = self.conf_and_client(parsed_args)
         options, ours, where = nova_scheduler.read_options(
             parsed_args.config_file, parsed_args.config_dir)
@@ -224,9 +239,6 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --disk-format ------------------------------------------------------
 
     def with_our_filters(self, parsed_args):
-        _only_with(parsed_args, '--server, --image or --flavor',
-                   availability_zone=None, project=None, nova_release=None,
-                   owner_nova=nova_scheduler.AUTO)
         resources = common.parse_resources(parsed_args.resources)
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
@@ -275,6 +287,13 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, column_types.ListColumn(v.reasons))
             for v in verdicts]
+
+
+def _nova_mode(parsed_args):
+    """Whether the command asks as nova-scheduler (a server, an image or a
+    flavor) rather than with this project's filters (--disk-format)."""
+    return bool(parsed_args.server or parsed_args.image or
+                parsed_args.flavor)
 
 
 def _only_with(parsed_args, mode, **unset):

@@ -37,10 +37,12 @@ class ConnectsLikeNova:
         return arguments.client_from_args(parsed_args, register=register_all)
 
 
-def add_connection_arguments(parser, command):
+def add_connection_arguments(parser, command, cloud_also=''):
+    """--config-file, --config-dir and (unless the openstack client has
+    its own) --os-cloud; ``cloud_also``: what else --os-cloud reaches."""
     arguments.add_config_argument(parser)
     if command.takes_os_cloud:
-        arguments.add_cloud_argument(parser)
+        arguments.add_cloud_argument(parser, cloud_also)
 
 
 def register_all(conf):

@@ -25,19 +25,9 @@ from image_type_filter.diagnostics import survey
 
 class CouldNotCheck(exceptions.Error):
     """The check could not run because Placement (or Keystone) could not be
-    asked: 255, nova-status's "could not check"."""
+    asked: 255, nova-status's "could not check", and the line says so."""
 
     exit_code = readiness.COULD_NOT_CHECK
-
-    @classmethod
-    def because(cls, exc):
-        """Configuration, credentials or usage keep their 2, as in every
-        other command (and as argparse gives nova-status for usage): the
-        operator has something to fix here, not a service to wait for."""
-        err = cls('could not check: %s' % exc)
-        if isinstance(exc, exceptions.ConfigError):
-            err.exit_code = exc.exit_code
-        return err
 
 
 class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
@@ -81,8 +71,13 @@ class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                     parsed_args, read.filters.image_metadata_families),
                 novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
             results = checks.results()
+        except exceptions.ConfigError:
+            # Configuration, credentials or usage: its own line and its 2,
+            # as in every other command (and as argparse gives nova-status
+            # for usage): something to fix, not a service to wait for.
+            raise
         except exceptions.Error as exc:
-            raise CouldNotCheck.because(exc) from exc
+            raise CouldNotCheck('could not check: %s' % exc) from exc
         self.exit_code = readiness.exit_code(results)
         return ('check', 'result', 'details'), [
             (name, readiness.result_name(result.code), result.details)

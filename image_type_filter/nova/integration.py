@@ -276,15 +276,26 @@ def request_check(spec_obj):
 
 
 def rebuild_check(host_uuid, spec_obj):
-    """Can this host take the rebuild's new image? (one Placement read)"""
+    """Can this host take the rebuild's new image? (one Placement read)
+
+    When the host's traits cannot be read (Placement down, a 403 for
+    nova-scheduler's user), one line names Placement and the server, and
+    the answer is what the operator asked for: with isolation enforced the
+    host is refused, since a reserved host must never take an image
+    unchecked (the rebuild fails with "No valid host" and the server keeps
+    its image); otherwise the rebuild goes through, as with Nova alone.
+    """
     installed = _installed
     if installed is None or installed.pipeline is None:
         return True
-    reason = rebuild.refusal(
-        installed.pipeline, spec_obj,
-        lambda: installed.placement.get_provider_traits(host_uuid)[0])
     server = spec_fields.field(spec_obj, 'instance_uuid')
     image = spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id')
+    try:
+        reason = rebuild.refusal(
+            installed.pipeline, spec_obj,
+            lambda: installed.placement.get_provider_traits(host_uuid)[0])
+    except exceptions.Error as exc:
+        return _unchecked_rebuild(installed, server, image, host_uuid, exc)
     if not installed.settings.enforce:
         LOG.info('%s', log_only.rebuild_line(server, image, host_uuid,
                                              reason))
@@ -296,3 +307,19 @@ def rebuild_check(host_uuid, spec_obj):
     LOG.warning('rebuild of server %s to image %s refused on host %s: %s',
                 server, image, host_uuid, reason)
     return False
+
+
+def _unchecked_rebuild(installed, server, image, host_uuid, exc):
+    """The rebuild check when Placement could not be read: refused if
+    isolation is enforced, let through otherwise; one line either way."""
+    if installed.settings.isolation_enforced:
+        LOG.error('rebuild of server %s to image %s refused on host %s: '
+                  'its traits could not be read from Placement (%s), and '
+                  'with [image_isolation] enforced a host takes no image '
+                  'unchecked', server, image, host_uuid, exc)
+        return False
+    LOG.warning('rebuild of server %s to image %s not checked on host %s: '
+                'its traits could not be read from Placement (%s); let '
+                'through, as Nova alone would', server, image, host_uuid,
+                exc)
+    return True

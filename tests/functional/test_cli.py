@@ -368,8 +368,14 @@ def test_status_that_could_not_check_says_why_in_one_line(tmp_path):
         assert proc.returncode == code, (args, proc.stderr)
         errors = [line for line in proc.stderr.splitlines()
                   if line.startswith('ERROR')]
-        assert len(errors) == 1 and 'could not check' in errors[0]
+        assert len(errors) == 1, proc.stderr
+        # "could not check" only where it could not: a configuration to
+        # fix says what it is.
+        assert ('could not check: ' in errors[0]) is (code == 255), errors
         assert 'Traceback' not in proc.stderr
+    assert errors[0] == (
+        'ERROR image-type-filter: config file /nonexistent/nova.conf does '
+        'not exist or is not readable (No such file or directory)'), errors
     proc = cli('--debug', 'status', '--config-file', str(conf))
     assert 'Traceback' in proc.stderr
     proc = cli('status', '--no-such-flag')

@@ -84,6 +84,10 @@ def test_sets_its_trait_and_leaves_the_nodes_others(ironic, node_conf,
     result = report(node_conf(), 'bm-set-' + unique)
     assert result.returncode == 0, result.stderr
     assert ironic.traits(node) == {RESERVED, INSPECTED, OPERATORS, STANDARD}
+    # What it synced is named for what it is: an Ironic node.
+    assert 'INFO virt_capabilities.reporter: Ironic node %s: traits added ' \
+        '%s, removed -' % (node, RESERVED) in result.stderr
+    assert 'sync done: 1 Ironic node(s) checked, 1 changed' in result.stderr
     # Nothing at all went to Placement: nova-compute copies node traits.
     assert listener.requests == []
 
@@ -132,9 +136,9 @@ def test_a_provider_that_is_no_ironic_node(ironic, node_conf, unique):
     assert result.returncode == 1
     assert ironic.traits(node) == {RESERVED}  # the others are synced
     assert last_line(result) == (
-        "ERROR virt_capabilities.service: no resource provider found for "
-        "name 'libvirt-host-%s' (from --provider; Ironic at %s/v1/ has no "
-        "such node); the others were synced" % (unique, ironic.endpoint))
+        "ERROR virt_capabilities.service: no Ironic node found for name "
+        "'libvirt-host-%s' (from --provider; Ironic at %s/v1/ has no such "
+        "node); the others were synced" % (unique, ironic.endpoint))
 
 
 def test_dry_run_writes_nothing(ironic, node_conf, unique):
@@ -144,6 +148,11 @@ def test_dry_run_writes_nothing(ironic, node_conf, unique):
     assert result.returncode == 3, result.stderr  # it differs
     assert json.loads(result.stdout) == [{
         'provider': node, 'uuid': node, 'add': [RESERVED], 'remove': []}]
+    result = report(node_conf(), node, extra_args=('--check',))
+    assert result.returncode == 3, result.stderr
+    assert result.stdout == (
+        'drift: 1 of 1 Ironic node(s) differ from what this node should '
+        'carry: %s (%s) add %s, remove -\n' % (node, node, RESERVED))
     assert ironic.traits(node) == {INSPECTED}
 
 
@@ -247,3 +256,27 @@ def test_remove_takes_off_the_node_what_it_set(ironic, node_conf, listener,
     assert result.returncode == 0, result.stderr
     assert ironic.traits(node) == {INSPECTED}
     assert listener.requests == []
+
+
+def test_a_write_that_stops_half_way_records_what_it_set(ironic, node_conf,
+                                                         tmp_path, unique):
+    """Ironic takes 50 traits a node (``MAX_TRAITS_PER_NODE``): with 48 of
+    the operator's, the reporter's first two traits are set and its third
+    is refused (400). Those two are recorded, the third is not: dropped
+    from the configuration before any sync succeeds, the two come off and
+    the operator's 48 stay."""
+    node = ironic.enroll('bm-half-' + unique, available=False)
+    operators = {'CUSTOM_OP_%02d' % i for i in range(48)}
+    ironic.request('PUT', 'nodes/%s/traits' % node,
+                   json={'traits': sorted(operators)})
+    mine = ('CUSTOM_HALF_A', 'CUSTOM_HALF_B', 'CUSTOM_HALF_C')
+    result = report(node_conf(mine), node)
+    assert result.returncode == 1
+    assert 'answered 400 to PUT nodes/%s/traits/CUSTOM_HALF_C' % node in (
+        result.stderr)
+    assert ironic.traits(node) == operators | set(mine[:2])
+    state = json.loads((tmp_path / 'virt_capabilities.json').read_text())
+    assert list(state['providers'][node].values()) == [list(mine[:2])]
+    result = report(node_conf(()), node)
+    assert result.returncode == 0, result.stderr
+    assert ironic.traits(node) == operators

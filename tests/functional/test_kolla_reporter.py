@@ -33,6 +33,7 @@ import re
 import shlex
 import shutil
 import signal
+import subprocess
 import sys
 import uuid
 
@@ -297,3 +298,28 @@ def test_the_units_shell_line_runs_nova_computes_image(tmp_path):
     assert given[-1] == 'registry.example/kolla/nova-compute:2026.1-itf'
     volumes = [given[i + 1] for i, a in enumerate(given) if a == '--volume']
     assert volumes == [':'.join([s, t] + o) for s, t, o in unit_volumes()]
+
+
+def test_on_the_host_kollas_log_dir_ends_it_with_one_line(tmp_path, listener):
+    """kolla's nova.conf read on the host: its log_dir is the container's
+    (here under a root with no such directory), and the reporter stops at
+    start-up with one line naming the option and the path, exit 2, before
+    any request."""
+    log_dir = tmp_path / 'host' / KOLLA_NOVA_CONF['log_dir'].lstrip('/')
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[DEFAULT]\nlog_dir = %s\nstate_path = %s\n'
+                    'compute_driver = libvirt.LibvirtDriver\nhost = h1\n\n'
+                    % (log_dir, tmp_path) + listener.nova_conf_section())
+    for extra in ((), ('--interval', '60')):
+        proc = subprocess.run(
+            console_script(['virt-capabilities', 'report', '--config-file',
+                            str(conf), *extra]),
+            capture_output=True, text=True, timeout=helpers.SAFETY_TIMEOUT,
+            env=helpers.clean_env())
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (
+            'ERROR virt-capabilities: [DEFAULT] log_dir %s: cannot open the '
+            'log file %s/virt-capabilities.log there (No such file or '
+            'directory); create the directory, or set log_dir (or log_file) '
+            'to one this host has\n' % (log_dir, log_dir))
+    assert listener.requests == []

@@ -202,13 +202,14 @@ def test_a_reporter_service_asks_for_one_token_not_one_a_cycle(
 def test_each_token_renewal_is_a_debug_line(cloud, tmp_path, unique):
     """Tokens that end within keystoneauth1's two-minute margin are
     renewed before each request: every token but the first is one
-    'renewed' line, so renewals can be counted from the reporter's log."""
+    'renewed' line, so renewals can be counted from the reporter's log
+    (on the command line, -v shows them)."""
     user = cloud.add_user('lp-short-' + unique, ('service',),
                           token_lifetime=60)
     admin = cloud.client(ADMIN)
     host = 'lp-short-' + unique
     admin.create_resource_provider(host)
-    code, _, lines = run('virt_capabilities.cmd.main', '--debug', 'report',
+    code, _, lines = run('virt_capabilities.cmd.main', '-v', 'report',
                          '--config-file', node_conf(tmp_path, cloud, user,
                                                     host))
     assert code == 0, lines[-5:]

@@ -19,7 +19,11 @@ import logging
 import subprocess
 import sys
 
+import pytest
+
+from image_type_common import exceptions
 from image_type_common import image_types
+from image_type_common import placement_client
 from tests import helpers
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
@@ -147,6 +151,39 @@ def test_a_record_written_while_a_reporter_waits_is_honoured(
     assert client.get_provider_traits(uuid)[0] == {shared}
     assert json.loads(open(path).read())['providers'] == {
         uuid: {'b': [shared]}}
+
+
+class AnswerLost(placement_client.PlacementClient):
+    """Placement applies the PUT, and its answer never arrives."""
+
+    def put_provider_traits(self, uuid, traits, generation):
+        super().put_provider_traits(uuid, traits, generation)
+        raise exceptions.PlacementUnavailable(
+            'cannot reach Placement: read timed out')
+
+
+def test_a_write_whose_answer_was_lost_is_recorded(placement, tmp_path,
+                                                   unique):
+    """Placement applied the PUT, the reporter never heard: the trait was
+    recorded before the write, so once dropped from the configuration the
+    next sync removes it, and only it."""
+    setup = placement.client()
+    uuid = setup.create_resource_provider('lost-' + unique)['uuid']
+    lost, theirs = ('CUSTOM_%s_%s' % (what, unique.upper())
+                    for what in ('LOST', 'THEIRS'))
+    setup.create_trait(theirs)
+    setup.put_provider_traits(uuid, {theirs}, 0)
+    path = str(tmp_path / 'state.json')
+    with pytest.raises(exceptions.PlacementUnavailable):
+        reporter_mod.Reporter(
+            AnswerLost(placement.adapter()), merge.OwnerRule(custom={lost}),
+            ownership_state.OwnershipState(path)).sync([uuid])
+    assert setup.get_provider_traits(uuid)[0] == {lost, theirs}
+    # Restarted with the trait dropped from custom_traits.
+    assert reporter_mod.Reporter(
+        setup, merge.OwnerRule(),
+        ownership_state.OwnershipState(path)).sync([uuid]).ok
+    assert setup.get_provider_traits(uuid)[0] == {theirs}
 
 
 def test_a_state_that_cannot_be_saved_fails_naming_the_file(

@@ -35,6 +35,8 @@ OUR_FILTERS = 'image_type_filter.nova.all_filters'
 REBUILD_FILTER = 'ImageTypeRebuildFilter'
 RAW_IMAGE = '155d900f-4e14-4e4c-a73d-069cbf4541e6'   # Nova's fixture images
 VHD_IMAGE = 'a440c04b-79fa-479c-bed1-0b816eaec379'
+#: Placement's policy for GET /resource_providers/{uuid}/traits.
+PROVIDER_TRAITS_RULE = 'placement:resource_providers:traits:list'
 
 
 class InsideNova(integrated_helpers._IntegratedTestBase):
@@ -94,6 +96,14 @@ class InsideNova(integrated_helpers._IntegratedTestBase):
 
     def host_of(self, server):
         return server['OS-EXT-SRV-ATTR:host']
+
+    def placement_refuses(self, rule):
+        """From now on Placement answers 403 to what its policy ``rule``
+        covers, whoever asks (Placement's own policy fixture: the role
+        nova-scheduler's user lacks); the fixture's clean-up restores the
+        defaults."""
+        from placement.tests.unit import policy_fixture
+        policy_fixture.PolicyFixture.set_rules({rule: '!'}, overwrite=False)
 
     def run_reporter(self, host, extra='', **kwargs):
         """Our reporter, once, on a node's own nova.conf, into Nova's

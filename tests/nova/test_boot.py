@@ -57,6 +57,25 @@ class TestImageTypeFilterInNova(base.InsideNova):
         server = self._rebuild_server(server, raw_too)
         self.assertEqual(raw_too, server['image']['id'])
 
+    def test_rebuild_when_placement_refuses_the_read_goes_through(self):
+        """No isolation enforced: a host whose traits cannot be read is
+        let through, as Nova alone would, with one line naming Placement
+        and the server."""
+        server = self.boot(base.RAW_IMAGE)
+        raw_too = self.image('raw')
+        self.placement_refuses(base.PROVIDER_TRAITS_RULE)
+        server = self._rebuild_server(server, raw_too)
+        self.assertEqual(raw_too, server['image']['id'])
+        [line] = [line for line in self.stdlog.logger.output.splitlines()
+                  if 'rebuild of server' in line]
+        self.assertIn('WARNING', line)
+        self.assertIn('rebuild of server %s to image %s not checked on host '
+                      % (server['id'], raw_too), line)
+        self.assertIn(': its traits could not be read from Placement '
+                      '(Placement refused GET /resource_providers/', line)
+        self.assertIn('/traits (403, policy %s)' % base.PROVIDER_TRAITS_RULE,
+                      line)
+
 
 class TestNovaUnaided(base.InsideNova):
     """The same requests with the filters off: what they protect from."""

@@ -65,6 +65,38 @@ class TestIsolation(base.InsideNova):
         self.assertIn('No valid host', failed['fault']['message'])
         self.assertIn('CUSTOM_GHOST', failed['fault']['message'])
 
+    def test_rebuild_when_placement_refuses_the_read_is_refused(self):
+        """Isolation enforced: a host whose traits cannot be read takes no
+        image unchecked (it may be reserved). The rebuild ends in "No
+        valid host", the server keeps its image, and one ERROR line names
+        Placement and the server."""
+        # An untagged server on the unreserved host, and an untagged image
+        # it would take if its traits were read. (A tagged image is
+        # Nova's conductor's to check first: it reads the traits itself.)
+        server = self.boot(base.RAW_IMAGE)
+        self.assertEqual('compute', self.host_of(server))
+        raw_too = self.image('raw')
+        self.placement_refuses(base.PROVIDER_TRAITS_RULE)
+        self.api.api_post('/servers/%s/action' % server['id'],
+                          {'rebuild': {'imageRef': raw_too}},
+                          check_response_status=[500])
+        self._wait_for_action_fail_completion(
+            server, 'rebuild', 'rebuild_server')
+        server = self.api.get_server(server['id'])
+        self.assertEqual(base.RAW_IMAGE, server['image']['id'])
+        self.assertIn('No valid host', server['fault']['message'])
+        [line] = [line for line in self.stdlog.logger.output.splitlines()
+                  if 'rebuild of server' in line]
+        self.assertIn('ERROR', line)
+        self.assertIn('rebuild of server %s to image %s refused on host '
+                      % (server['id'], raw_too), line)
+        self.assertIn(': its traits could not be read from Placement '
+                      '(Placement refused GET /resource_providers/', line)
+        self.assertIn('/traits (403, policy %s)' % base.PROVIDER_TRAITS_RULE,
+                      line)
+        self.assertIn('with [image_isolation] enforced a host takes no '
+                      'image unchecked', line)
+
     def test_rebuild_onto_the_reserved_host_with_an_untagged_image(self):
         server = self.boot(self.image('raw', **TAG))
         self.assertEqual('trove-host', self.host_of(server))

@@ -106,3 +106,32 @@ def test_a_module_of_ours_missing_is_not_called_an_extra():
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert 'Traceback' in proc.stderr and 'cli extra' not in proc.stderr
+
+
+@pytest.mark.parametrize('name,command,reaches,not_reached', [
+    ('image-type-filter', 'status', ['Placement'],
+     ['Nova', 'Glance', 'Ironic']),
+    ('image-type-filter', 'candidates', ['Placement', 'Nova', 'Glance'],
+     ['Ironic']),
+    ('virt-capabilities', 'report', ['Placement', 'Ironic'],
+     ['Nova', 'Glance']),
+    ('virt-capabilities', 'remove', ['Placement', 'Ironic'],
+     ['Nova', 'Glance']),
+])
+def test_os_cloud_names_every_service_the_command_reaches_with_it(
+        name, command, reaches, not_reached):
+    """candidates --server/--image/--flavor read Nova and Glance through
+    openstacksdk (nova_explain's cloud APIs); an ironic node's reporter
+    reaches Ironic; status only Placement."""
+    code, out, err = run(name, command, '--help')
+    assert code == 0, err
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith('  --os-cloud NAME'))
+    end = next(i for i in range(start + 1, len(lines))
+               if not lines[i].startswith('      '))
+    text = ' '.join(' '.join(lines[start:end]).split())
+    for service in reaches:
+        assert service in text, text
+    for service in not_reached:
+        assert service not in text, text

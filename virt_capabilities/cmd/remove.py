@@ -45,7 +45,7 @@ class Remove(command.Command):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser)
+        arguments.add_cloud_argument(parser, report.IRONIC_CLOUD)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help='With image_type_traits_owner = reporter: the provider whose '

@@ -20,6 +20,7 @@ from cliff import lister
 from image_type_common import exceptions
 from image_type_common.cli import arguments
 from image_type_common.cli import column_types
+from virt_capabilities import reporter
 from virt_capabilities import service
 
 #: Shorter would only load Placement: a node's traits change with its
@@ -27,6 +28,8 @@ from virt_capabilities import service
 MIN_INTERVAL = 1.0
 #: One day: a longer interval is a typo (1e10 s is 300 years).
 MAX_INTERVAL = 86400.0
+#: What --os-cloud reaches besides Placement (report and remove).
+IRONIC_CLOUD = ' (an ironic node\'s reporter: Ironic, instead of [ironic])'
 #: The rule doc/source/install/compute.rst explains ("The provider, as
 #: Nova names it").
 PROVIDER_HELP = (
@@ -75,7 +78,7 @@ class Report(lister.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser)
+        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
         parser.add_argument(
             '--provider', action='append', default=[], metavar='NAME_OR_UUID',
             help=PROVIDER_HELP)
@@ -116,9 +119,9 @@ class Report(lister.Lister):
 
     def said_missing(self):
         if self.job.missing:
-            self.app.LOG.error(
-                'no resource provider found for %s; the others were read',
-                '; '.join(ref.describe() for ref in self.job.missing))
+            self.app.LOG.error('%s; the others were read',
+                               reporter.missing_line(self.job.kind,
+                                                     self.job.missing))
         return bool(self.job.missing)
 
     def check(self, parsed_args):
@@ -129,15 +132,16 @@ class Report(lister.Lister):
         drift = [(ref, uuid, added, removed)
                  for ref, uuid, added, removed in rows if added or removed]
         if drift:
-            line = 'drift: %d of %d provider(s) differ from what this node ' \
-                'should carry: %s' % (len(drift), len(rows), '; '.join(
-                    '%s (%s) add %s, remove %s' % (
-                        ref.value, uuid, ','.join(added) or '-',
-                        ','.join(removed) or '-')
-                    for ref, uuid, added, removed in drift))
+            differ = '; '.join('%s (%s) add %s, remove %s' % (
+                ref.value, uuid, ','.join(added) or '-',
+                ','.join(removed) or '-')
+                for ref, uuid, added, removed in drift)
+            line = 'drift: %d of %d %s(s) differ from what this node ' \
+                'should carry: %s' % (len(drift), len(rows), self.job.kind,
+                                      differ)
         else:
-            line = 'in sync: %d provider(s) carry what this node should' \
-                % len(rows)
+            line = 'in sync: %d %s(s) carry what this node should' % (
+                len(rows), self.job.kind)
         self.app.stdout.write(line + '\n')
         if self.said_missing():
             return 1

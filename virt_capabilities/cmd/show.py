@@ -58,11 +58,20 @@ class Show(show.ShowOne):
             parsed_args.config_dir)
         result = node.as_dict()
         result.update(structured(node))
-        return COLUMNS, tuple(
-            column_types.ListColumn(result[c]) if isinstance(result[c], list)
-            else column_types.DataColumn(result[c])
-            if isinstance(result[c], values.TextDict) or result[c] is None
-            else result[c] for c in COLUMNS)
+        return COLUMNS, tuple(_column(result[c], parsed_args.formatter)
+                              for c in COLUMNS)
+
+
+def _column(value, formatter):
+    """Lists and mappings as text or data; nothing as nothing (never
+    ``None`` in text)."""
+    if value is None:
+        return column_types.MissingColumn(formatter)
+    if isinstance(value, values.TextDict):
+        return column_types.DataColumn(value)
+    if isinstance(value, list):
+        return column_types.ListColumn(value)
+    return value
 
 
 def structured(node):

@@ -30,6 +30,7 @@ import sys
 import types
 import urllib.parse
 
+from keystoneauth1 import exceptions as ks_exc
 import os_traits
 from oslo_config import cfg
 import pytest
@@ -57,6 +58,9 @@ class FakeReportClient:
         self.traits_by_host = traits_by_host
         self.gets = []
         self.puts = []
+        #: How a read of a host's traits fails, when it does: an
+        #: exception to raise, or a status and detail to answer.
+        self.traits_failure = None
 
     def put(self, path, data, version=None):
         self.puts.append(path)
@@ -76,6 +80,14 @@ class FakeReportClient:
             names = asked['name'][0][len('in:'):].split(',')
             body = {'traits': sorted(set(names) & (
                 set(os_traits.get_traits()) | {'CUSTOM_TROVE'}))}
+        elif isinstance(self.traits_failure, Exception):
+            raise self.traits_failure
+        elif self.traits_failure:
+            status, detail = self.traits_failure
+            body = {'errors': [{'status': status, 'detail': detail,
+                                'code': 'placement.undefined_code'}]}
+            return types.SimpleNamespace(status_code=status,
+                                         json=lambda: body, text=detail)
         else:
             uuid = path.split('/')[2]
             body = {'traits': sorted(self.traits_by_host[uuid]),
@@ -416,6 +428,47 @@ def test_log_only_rebuild_passes_and_logs_the_refusal(nova, caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING
                 and 'refused' in r.getMessage()]
 
+
+
+FORBIDDEN = (403, 'Policy does not allow '
+             'placement:resource_providers:traits:list to be performed.')
+
+
+@pytest.mark.parametrize('failure', [
+    FORBIDDEN, ks_exc.ConnectFailure('Connection refused')],
+    ids=['403', 'unreachable'])
+@pytest.mark.parametrize('options,passes,level', [
+    (dict(image_isolation__enabled=True,
+          image_isolation__rules=['CUSTOM_TROVE']), False, logging.ERROR),
+    (dict(scheduler__filter_hosts_by_image_type_support=True), True,
+     logging.WARNING),
+    (dict(ALL_ON, image_type_filter__enforce=False), True, logging.WARNING),
+], ids=['isolation enforced', 'image types only', 'log-only'])
+def test_a_rebuild_whose_host_placement_cannot_read(nova, caplog, failure,
+                                                    options, passes, level):
+    """Isolation enforced: refused, as a reserved host must never take an
+    image unchecked. Otherwise: let through, as Nova alone would. One line
+    naming Placement and the server either way, and no exception out of
+    nova-scheduler's host filter."""
+    enable(nova, **options)
+    host_filter = rebuild_filter(nova)
+    caplog.clear()  # start-up's lines
+    nova.report.traits_failure = failure
+    spec = nova_spec('qcow2', rebuild=True, server='s-rebuild')
+    spec.image.id = 'image-2'
+    with caplog.at_level(logging.INFO):
+        assert host_filter.host_passes(
+            types.SimpleNamespace(uuid='trove-host'), spec) is passes
+    [line] = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert line.levelno == level
+    message = line.getMessage()
+    assert message.startswith(
+        'rebuild of server s-rebuild to image image-2 %s on host trove-host: '
+        'its traits could not be read from Placement (' % (
+            'not checked' if passes else 'refused'))
+    assert ('(403' if failure is FORBIDDEN else 'Connection refused') in (
+        message)
+    assert not log_only_lines(caplog)
 
 # -- a Nova where an internal moved ----------------------------------------
 

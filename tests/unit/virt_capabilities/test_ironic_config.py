@@ -15,7 +15,9 @@ plan that writes node traits, and keystoneauth1's password plugin for
 ``[ironic]``, loaded without a request."""
 
 from keystoneauth1.identity import generic
+import pytest
 
+from image_type_common import exceptions
 from tests.unit import test_config_blocks as blocks
 from virt_capabilities import ironic_node_traits
 from virt_capabilities import plan as plan_mod
@@ -52,3 +54,23 @@ def test_show_says_the_custom_traits_go_to_the_ironic_node(tmp_path):
     assert why['custom_traits'].endswith(
         '; on the Ironic node, which nova-compute copies to the provider '
         '(it removes any other trait there)')
+
+
+@pytest.mark.parametrize('auth,option,value', [
+    ('none', 'endpoint_override', '127.0.0.1:6385'),
+    ('password', 'auth_url', 'keystone.example/v3'),
+    ('none', 'endpoint_override', 'ftp://ironic.example/'),
+])
+def test_an_ironic_url_that_is_not_one_is_a_configuration_error(
+        tmp_path, auth, option, value):
+    """As ``[placement]``'s are (``connection.is_url``): named before any
+    request, exit 2."""
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
+                    '[ironic]\nauth_type = %s\n%s = %s\n'
+                    % (auth, option, value))
+    plan = plan_mod.NodePlan.from_files([str(path)], ['n1'])
+    with pytest.raises(exceptions.ConfigError) as caught:
+        ironic_node_traits.adapter_from_conf(plan.conf)
+    assert str(caught.value) == (
+        "[ironic] %s: '%s' is not an http(s) URL" % (option, value))

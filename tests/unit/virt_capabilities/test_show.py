@@ -151,3 +151,42 @@ def test_the_compute_guide_volume_only_block_declares_a_libvirt_node(
     assert shown['reporter_keeps'] == [
         'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY']
     assert 'boots no image type' not in err  # declared: no warning
+
+
+#: What each format prints for a column with no value, as for an empty
+#: list (reporter_keeps): never "None" in text.
+NOTHING = {'table': '-', 'value': '', 'shell': '""', 'json': None,
+           'yaml': None}
+EMPTY_LIST = {'table': '-', 'value': '', 'shell': '""', 'json': [],
+              'yaml': []}
+
+
+def shown_column(argv, fmt, column):
+    code, out, err = run('show', *argv, '-f', fmt, '-c', column)
+    assert code == 0, err
+    if fmt in ('json', 'yaml'):
+        return (json.loads(out) if fmt == 'json' else yaml.safe_load(out))[
+            column]
+    if fmt == 'shell':
+        assert out.startswith(column + '=')
+        return out.rstrip('\n')[len(column) + 1:]
+    if fmt == 'table':
+        return out.splitlines()[3].split('|')[2].strip()
+    return out.rstrip('\n')
+
+
+@pytest.mark.parametrize('fmt', sorted(NOTHING))
+def test_a_column_with_nothing_in_it_is_printed_as_nothing(ceph_node, fmt):
+    """provider_needed is null when nova.conf names the provider: empty in
+    value and shell (not "None"), as an empty list is there, '-' in a
+    table, null in json and yaml."""
+    assert shown_column(ceph_node, fmt, 'provider_needed') == NOTHING[fmt]
+    assert shown_column(ceph_node, fmt, 'reporter_keeps') == EMPTY_LIST[fmt]
+
+
+@pytest.mark.parametrize('fmt', sorted(NOTHING))
+def test_a_provider_needed_is_its_sentence_in_every_format(tmp_path, fmt):
+    node = tmp_path / 'vmware.conf'
+    node.write_text('[DEFAULT]\ncompute_driver = vmwareapi.VMwareVCDriver\n')
+    value = shown_column(('--config-file', str(node)), fmt, 'provider_needed')
+    assert value.strip('"').startswith('give --provider'), value
