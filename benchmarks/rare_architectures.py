@@ -54,7 +54,7 @@ import os_traits
 from benchmarks.scale import build as scale_build
 from benchmarks.scale import queries
 from benchmarks.scale import shapes
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
@@ -130,7 +130,7 @@ def prefilter():
     """The request filter nova-scheduler would run, every family on."""
     return hardware_properties.RequireImageMetadataSupport(
         settings.FilterSettings(image_metadata_families=tuple(
-            property_traits.NAMES)))
+            image_metadata.NAMES)))
 
 
 def spec_for(arch):

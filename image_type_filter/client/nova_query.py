@@ -59,7 +59,7 @@ import re
 from urllib import parse
 
 from image_type_common import exceptions
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter.scheduler import trait_grammar
 
 #: The Nova releases this module rebuilds (major versions).
@@ -210,10 +210,10 @@ class ImageProps:
     def __init__(self, properties, release=NEWEST):
         raw = dict(properties or {})
         merged = {}
-        for legacy, current in property_traits.LEGACY_PROPERTIES.items():
+        for legacy, current in image_metadata.LEGACY_PROPERTIES.items():
             if legacy in raw:
                 merged[current] = raw[legacy]
-        adapter = raw.get(property_traits.VMWARE_ADAPTERTYPE)
+        adapter = raw.get(image_metadata.VMWARE_ADAPTERTYPE)
         if adapter:
             merged['hw_disk_bus'] = 'ide' if adapter == 'ide' else 'scsi'
         merged.update(raw)

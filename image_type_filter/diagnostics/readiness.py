@@ -23,9 +23,9 @@ every command of this project (the status command's business).
 
 from oslo_upgradecheck import upgradecheck
 
+from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-from image_type_common import property_traits
 from image_type_filter.conf import scheduler_client as client_conf
 from image_type_filter.scheduler import hardware_properties as metadata_filter
 
@@ -174,7 +174,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
             carried = self.client.list_associated_traits()
             results.extend(
                 ('Image metadata: %s' % name,
-                 self._check_family(property_traits.FAMILIES[name], carried))
+                 self._check_family(image_metadata.FAMILIES[name], carried))
                 for name in self.families)
         results.append(('Nova\'s image_metadata_prefilter',
                         self._check_novas_prefilter()))

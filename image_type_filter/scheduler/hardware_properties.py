@@ -36,7 +36,7 @@ in ``request_spec.image``.
 import dataclasses
 import logging
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
@@ -55,7 +55,7 @@ NOVAS_PREFILTER_BESIDE = (
 class Need:
     """What one image property asks of the host."""
 
-    family: property_traits.Family
+    family: image_metadata.Family
     prop: str
     value: str
     #: The traits whose hosts boot the value, its own first; () for none.
@@ -103,14 +103,14 @@ def needs(properties, families):
     found = []
     for family in families:
         for prop in family.properties:
-            current = property_traits.LEGACY_PROPERTIES.get(prop)
+            current = image_metadata.LEGACY_PROPERTIES.get(prop)
             if current and spec_fields.image_property(
                     properties, current) is not None:
                 continue
             raw = spec_fields.image_property(properties, prop)
             if raw is None:
                 continue
-            value = property_traits.canonical(prop, raw)
+            value = image_metadata.canonical(prop, raw)
             hosts = family.hosts_for(value) if value is not None else ()
             found.append(Need(family, prop, value if value is not None
                               else text.safe_repr(raw), hosts))
@@ -127,7 +127,7 @@ class RequireImageMetadataSupport:
 
     def __init__(self, settings, placement=None, catalog=None,
                  image_property_names=None):
-        self.families = tuple(property_traits.FAMILIES[name] for name in
+        self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog or trait_catalog.for_placement(placement,
@@ -186,7 +186,7 @@ class RequireImageMetadataSupport:
 
     def describe_trait(self, trait, request_spec=None):
         """Which of the request's properties asks for or forbids ``trait``."""
-        family = property_traits.family_of_trait(trait)
+        family = image_metadata.family_of_trait(trait)
         if family is None or family.name not in self.family_names:
             return None
         if request_spec is not None:

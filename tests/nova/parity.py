@@ -48,7 +48,7 @@ from nova.objects import image_meta
 from nova.scheduler import request_filter as nova_request_filter
 import os_traits
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter import settings
 from image_type_filter.scheduler import hardware_properties as ours_mod
 
@@ -235,7 +235,7 @@ def run_novas(properties):
 @functools.cache
 def _ours():
     return ours_mod.RequireImageMetadataSupport(settings.FilterSettings(
-        image_metadata_families=property_traits.NAMES))
+        image_metadata_families=image_metadata.NAMES))
 
 
 def run_ours(properties):

@@ -22,7 +22,7 @@ from oslo_config import cfg
 import pytest
 
 from image_type_common import exceptions as common_exceptions
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
@@ -31,7 +31,7 @@ from image_type_filter.scheduler import hardware_properties as im_filter
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import trait_catalog
 
-ALL = list(property_traits.NAMES)
+ALL = list(image_metadata.NAMES)
 
 #: (property, value as Glance may hold it) -> the one trait required.
 REQUIRED = [
