@@ -28,7 +28,7 @@ an image of each rare architecture it asks, ``--asks`` times, with Nova's
   fitting hosts exist.
 - **the prefilter**: the request filter's own constraint
   (``root_required=!HW_ARCH_Y,...``: every other architecture forbidden),
-  built by ``RequireImageMetadataSupport``.
+  built by ``ImageMetadataPrefilter``.
 
 On PostgreSQL both run against Placement's default candidate order and a
 second API service on the same database with
@@ -59,7 +59,7 @@ from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
-from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_metadata_prefilter
 from placement_runner import embedded
 from placement_runner import postgres
 
@@ -128,7 +128,7 @@ def build(placement, host_arches,
 
 def prefilter():
     """The request filter nova-scheduler would run, every family on."""
-    return hardware_properties.RequireImageMetadataSupport(
+    return image_metadata_prefilter.ImageMetadataPrefilter(
         settings.FilterSettings(image_metadata_families=tuple(
             image_metadata.NAMES)))
 

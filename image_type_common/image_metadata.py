@@ -70,7 +70,7 @@ class Family:
             name = self.prefix + value.upper().replace('-', '_')
         return name if name in _ALL_TRAITS else None
 
-    def hosts_for(self, value):
+    def serving_traits(self, value):
         """Every trait whose hosts boot ``value`` (its own first), or ()."""
         trait = self.trait_for(value)
         if trait is None:

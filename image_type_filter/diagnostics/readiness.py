@@ -27,7 +27,7 @@ from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import placement_client as pc
 from image_type_filter.conf import scheduler_client as client_conf
-from image_type_filter.scheduler import hardware_properties as metadata_filter
+from image_type_filter.scheduler import image_metadata_prefilter
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
@@ -162,7 +162,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     def _check_novas_prefilter(self):
         if self.novas_metadata_prefilter and self.families:
             return Result(Code.WARNING,
-                          metadata_filter.NOVAS_PREFILTER_BESIDE)
+                          image_metadata_prefilter.NOVAS_PREFILTER_BESIDE)
         return Result(Code.SUCCESS, 'on' if self.novas_metadata_prefilter
                       else 'off')
 

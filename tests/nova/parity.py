@@ -18,7 +18,7 @@ triples, and a few values Nova rejects) this builds the request the way
 nova-api does (``objects.ImageMeta.from_dict`` into an
 ``objects.RequestSpec``), runs Nova's own ``transform_image_metadata`` (with
 ``[scheduler] image_metadata_prefilter = True``) and ours
-(``RequireImageMetadataSupport``, every family, no Placement) on separate
+(``ImageMetadataPrefilter``, every family, no Placement) on separate
 copies, and records ``root_required`` / ``root_forbidden`` of each.
 
 Why they differ is worked out without our code: the name Nova computes for
@@ -50,7 +50,7 @@ import os_traits
 
 from image_type_common import image_metadata
 from image_type_filter import settings
-from image_type_filter.scheduler import hardware_properties as ours_mod
+from image_type_filter.scheduler import image_metadata_prefilter
 
 CONF = nova_conf.CONF
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -234,8 +234,8 @@ def run_novas(properties):
 
 @functools.cache
 def _ours():
-    return ours_mod.RequireImageMetadataSupport(settings.FilterSettings(
-        image_metadata_families=image_metadata.NAMES))
+    return image_metadata_prefilter.ImageMetadataPrefilter(
+        settings.FilterSettings(image_metadata_families=image_metadata.NAMES))
 
 
 def run_ours(properties):
@@ -420,7 +420,7 @@ def render():
         '`objects.RequestSpec`, then Nova\'s '
         '`request_filter.transform_image_metadata` (`[scheduler] '
         'image_metadata_prefilter = True`) and ours '
-        '(`RequireImageMetadataSupport`, every family, no Placement) run on '
+        '(`ImageMetadataPrefilter`, every family, no Placement) run on '
         'separate copies. Reasons come from the name Nova computes (taken '
         'from Nova itself) looked up in os-traits, two facts checked '
         'against os-traits (its own spellings of vIOMMU models and ARMv7; '

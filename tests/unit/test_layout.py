@@ -58,7 +58,7 @@ OPTION_MODULES = ('image_type_filter.conf', 'virt_capabilities.conf',
 RUNTIME_MODULES = (
     'image_type_filter.conf',
     'image_type_filter.settings',
-    'image_type_filter.scheduler.hardware_properties',
+    'image_type_filter.scheduler.image_metadata_prefilter',
     'image_type_filter.scheduler.image_type_support',
     'image_type_filter.scheduler.isolation',
     'image_type_filter.scheduler.pipeline',

@@ -193,7 +193,7 @@ def test_the_pipeline_runs_the_three_filters_image_type_first(conf):
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(read(conf))
     assert [name for name, _ in pipeline.filters] == [
         'require_image_type_support', 'isolate_image_properties',
-        'require_image_metadata_support']
+        'image_metadata_prefilter']
 
 
 class CarriedTraits:

@@ -26,7 +26,7 @@ from image_type_common import exceptions
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_metadata_prefilter
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import trait_catalog
@@ -116,7 +116,7 @@ def test_a_format_that_appears_is_booted_by_the_next_boot():
 def test_an_image_property_trait_that_appears_is_met_by_the_next_boot():
     bus = 'COMPUTE_STORAGE_BUS_SCSI'
     placement = Placement(known={bus}, carried={RAW})
-    image_filter = hardware_properties.RequireImageMetadataSupport(
+    image_filter = image_metadata_prefilter.ImageMetadataPrefilter(
         settings.FilterSettings(image_metadata_families=('storage_bus',)),
         catalog=catalog_over(placement))
     scsi = {'hw_disk_bus': 'scsi'}

@@ -332,4 +332,5 @@ def test_every_row_is_a_trait_of_its_family_in_the_shared_catalogue():
         for r in rows)
     for row in rows:
         family = image_metadata.FAMILIES[row.family]
-        assert any(row.trait in family.hosts_for(v) for v in family.values)
+        assert any(row.trait in family.serving_traits(value)
+                   for value in family.values)
