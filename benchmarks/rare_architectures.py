@@ -129,7 +129,7 @@ def build(placement, host_arches,
 def prefilter():
     """The request filter nova-scheduler would run, every family on."""
     return image_metadata_prefilter.ImageMetadataPrefilter(
-        settings.FilterSettings(image_metadata_families=tuple(
+        settings.FilterSettings.defaults(image_metadata_families=tuple(
             image_metadata.NAMES)))
 
 

@@ -49,10 +49,11 @@ METADATA_IMAGES = [
 def scheduler_settings(enabled):
     """Every filter on (with the Trove rule and every image-metadata
     family), or every one off: Nova unaided."""
-    return settings.ClientSettings(filters=settings.FilterSettings(
-        image_type_enabled=enabled, isolation_enabled=enabled,
-        isolation_rules=(fleet.TROVE_RULE,),
-        image_metadata_families=image_metadata.NAMES if enabled else ()))
+    return settings.ClientSettings.defaults(
+        filters=settings.FilterSettings.defaults(
+            image_type_enabled=enabled, isolation_enabled=enabled,
+            isolation_rules=(fleet.TROVE_RULE,),
+            image_metadata_families=image_metadata.NAMES if enabled else ()))
 
 
 def run(progress_stream=None, then=None, placement_args=None):

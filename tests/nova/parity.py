@@ -235,7 +235,7 @@ def run_novas(properties):
 @functools.cache
 def _ours():
     return image_metadata_prefilter.ImageMetadataPrefilter(
-        settings.FilterSettings(image_metadata_families=image_metadata.NAMES))
+        settings.FilterSettings.defaults(image_metadata_families=image_metadata.NAMES))
 
 
 def run_ours(properties):

@@ -102,7 +102,7 @@ def test_nobody_carries_it_is_read_again_before_each_refusal():
 def test_a_format_that_appears_is_booted_by_the_next_boot():
     placement = Placement(carried={RAW})
     image_filter = image_type_support.RequireImageTypeSupport(
-        settings.FilterSettings(image_type_enabled=True),
+        settings.FilterSettings.defaults(image_type_enabled=True),
         catalog=catalog_over(placement))
     with pytest.raises(filter_exceptions.NoValidHost,
                        match='No compute host boots vmdk images'):
@@ -117,7 +117,7 @@ def test_an_image_property_trait_that_appears_is_met_by_the_next_boot():
     bus = 'COMPUTE_STORAGE_BUS_SCSI'
     placement = Placement(known={bus}, carried={RAW})
     image_filter = image_metadata_prefilter.ImageMetadataPrefilter(
-        settings.FilterSettings(image_metadata_families=('storage_bus',)),
+        settings.FilterSettings.defaults(image_metadata_families=('storage_bus',)),
         catalog=catalog_over(placement))
     scsi = {'hw_disk_bus': 'scsi'}
     with pytest.raises(filter_exceptions.NoValidHost, match=bus):
@@ -134,7 +134,7 @@ def test_a_reserved_trait_placement_learns_is_seen_by_the_next_boot():
     placement = Placement(creatable=False)
     catalog = catalog_over(placement)
     image_filter = isolation.IsolateImageProperties(
-        settings.FilterSettings(isolation_enabled=True,
+        settings.FilterSettings.defaults(isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),
         catalog=catalog)
     tagged = {'trait:CUSTOM_TROVE': 'required'}
@@ -183,7 +183,7 @@ def test_while_placement_is_down_the_three_filters_add_no_request():
     from image_type_filter.scheduler import pipeline as filter_pipeline
     placement = Placement(carried={RAW})
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(
+        settings.FilterSettings.defaults(
             image_type_enabled=True, isolation_enabled=True,
             isolation_rules=('CUSTOM_TROVE',),
             image_metadata_families=('architecture', 'storage_bus'),
