@@ -49,6 +49,7 @@ from nova.scheduler import request_filter as nova_request_filter
 import os_traits
 
 from image_type_common import image_metadata
+from image_type_common import nova_releases
 from image_type_filter import settings
 from image_type_filter.scheduler import image_metadata_prefilter
 
@@ -430,12 +431,14 @@ def render():
         'they do not explain would say UNEXPLAINED. '
         '`tests/nova/test_image_metadata_parity.py` fails when a fresh '
         'table differs from this file. The same table holds for every Nova '
-        'release tox.ini pins (31.0.0 and 34.0.0, with os-traits 3.9.0).',
+        'release tox.ini pins (%s, with os-traits 3.9.0).'
+        % nova_releases.TESTED,
         '',
         'Regenerate, in a Nova virtualenv: `REGENERATE_PARITY=1 '
-        '.venv-nova-34.0.0/bin/python -m pytest -q -p no:cacheprovider '
+        '.venv-nova-%(newest)s/bin/python -m pytest -q -p no:cacheprovider '
         'tests/nova/test_image_metadata_parity.py` or '
-        '`.venv-nova-34.0.0/bin/python -m tests.nova.parity`.',
+        '`.venv-nova-%(newest)s/bin/python -m tests.nova.parity`.'
+        % {'newest': nova_releases.NEWEST.version},
         '',
         '- Combinations: %d (%d single values from Nova\'s enums, %d '
         'aliases, %d mixed, %d invalid)' % (
