@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Issue 21: the image-metadata prefilter against Nova's own, on Nova's code.
+"""The image-metadata prefilter against Nova's own, on Nova's code.
 
 First the parity table (``tests/nova/image_metadata_parity.md``, made by
 ``tests/nova/parity.py``): what Nova's ``transform_image_metadata`` and ours
