@@ -13,7 +13,7 @@
 """The package layout keeps its promises: imports only go one way.
 
 ``image_type_common`` imports neither half; the compute side never imports
-the scheduler side; on the scheduler side only the demo/test harness may
+the scheduler side; on the scheduler side only the demo and test harness may
 import the reporter, and the runtime (with the Nova integration) imports
 neither diagnostics nor the harness. Only a command line imports the
 command-line package (``image_type_common.cli``: cliff, yaml), and
