@@ -17,7 +17,7 @@ rebuilt query's per-release tables, the compute side's driver table and
 its help texts), the documentation through Sphinx substitutions
 (``doc/source/conf.py``: ``|nova-supported|`` and the like) and CI through
 ``.ci/run``. What cannot import Python is held to them by
-``tests/unit/test_nova_releases.py``: ``tox.ini``'s ``nova`` and
+``tests/repository/test_nova_releases.py``: ``tox.ini``'s ``nova`` and
 ``nova-oldest`` pins, README, the release notes, and any Nova range
 written anywhere else in the repository.
 

@@ -12,10 +12,11 @@
 
 """The options of Nova and of the other services this project's text names.
 
-``tests/unit/test_cross_references.py`` holds every option the docs, help
-texts and generated configs name to this project's ``list_opts`` and to
-these tables; the Nova suite holds ``NOVA`` to the installed Nova. Kept
-apart from both so that the Nova suite loads nothing of the demo.
+``tests/repository/test_cross_references.py`` holds every option the
+docs, help texts and generated configs name to this project's
+``list_opts`` and to these tables; the Nova suite holds ``NOVA`` to the
+installed Nova. Kept apart from both so that the Nova suite loads nothing
+of the demo.
 """
 
 #: Nova's options (nova/conf/ and oslo.log's, Nova 34.0.0) that this

@@ -94,8 +94,8 @@ def test_the_nova_options_the_unit_test_allows_are_novas():
 
 
 def test_the_nova_options_the_docs_name_are_novas():
-    """The table tests/unit/test_cross_references.py holds the docs, help
-    texts and generated configs to."""
+    """The table tests/repository/test_cross_references.py holds the
+    docs, help texts and generated configs to."""
     known = registered()
     for section, options in named_options.NOVA.items():
         assert options <= known.get(section, set()), (

@@ -14,7 +14,7 @@
 
 Text here names things that live elsewhere, and a rename leaves the old
 name behind unless something looks. Each kind of reference is found by one
-plain rule in every text file of the repository (``tests/repository.py``);
+plain rule in every text file of the repository (``tests/text_files.py``);
 in Python only comments and docstrings count, and for option names every
 string of the product's three packages too (help texts and messages name
 options). A failure is one line per reference, ``file:line: reference:
@@ -57,12 +57,12 @@ from image_type_demo import fleet
 from image_type_filter import conf as itf_conf
 from placement_runner import embedded
 from tests import named_options
-from tests import repository
+from tests import text_files
 from tests.unit import test_config_blocks as config_blocks
 from tests.unit import test_docs
 from virt_capabilities import conf as vc_conf
 
-REPO = repository.REPO
+REPO = text_files.REPO
 #: Python packages and the top-level folders a dotted path may start with.
 PACKAGES = ('image_type_common', 'image_type_filter', 'virt_capabilities',
             'placement_runner', 'image_type_demo', 'gate_cloud',
@@ -151,7 +151,7 @@ def segments(options=False):
     of a Python file its comments and docstrings (with ``options``, every
     string of the product's, and no file of NOT_OPTIONS)."""
     found = []
-    for path, text in repository.text_files():
+    for path, text in text_files.text_files():
         if options and path.endswith(NOT_OPTIONS):
             continue
         if path.endswith('.py'):

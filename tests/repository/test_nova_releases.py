@@ -25,7 +25,7 @@ import os
 import re
 
 from image_type_common import nova_releases
-from tests import repository
+from tests import text_files
 
 #: A Nova range as prose writes it: "Nova 31 to 34", "Nova 31.0.0
 #: (2025.1) to 34.0.0 (2026.2)", "supported Nova (31 to 34)".
@@ -57,7 +57,7 @@ def is_supported(said):
 def test_every_nova_range_written_is_the_supported_one():
     wrong = ['%s:%d: "%s" is not %s (image_type_common/nova_releases.py)'
              % (path, line, written, nova_releases.SUPPORTED)
-             for path, text in repository.text_files()
+             for path, text in text_files.text_files()
              for line, written, said in ranges_written(text)
              if not is_supported(said)]
     assert not wrong, '\n'.join(wrong)
@@ -77,7 +77,7 @@ def test_a_range_that_drifted_is_caught():
 
 def test_toxs_nova_pins_are_the_two_ends():
     tox = configparser.ConfigParser(interpolation=None)
-    tox.read(os.path.join(repository.REPO, 'tox.ini'))
+    tox.read(os.path.join(text_files.REPO, 'tox.ini'))
     for env, end in (('nova', nova_releases.NEWEST),
                      ('nova-oldest', nova_releases.OLDEST)):
         deps = tox['testenv:%s' % env]['deps'].split()
@@ -86,13 +86,13 @@ def test_toxs_nova_pins_are_the_two_ends():
 
 def test_readme_says_the_supported_range():
     sentence = 'Supported: **%s**' % nova_releases.SUPPORTED
-    with open(os.path.join(repository.REPO, 'README.md')) as f:
+    with open(os.path.join(text_files.REPO, 'README.md')) as f:
         assert sentence in f.read(), 'README.md lacks "%s"' % sentence
 
 
 def test_the_gates_newest_series_runs_the_newest_nova():
     """The gate cloud boots through the newest release too."""
-    constraints = os.path.join(repository.REPO, 'gate_cloud', 'constraints')
+    constraints = os.path.join(text_files.REPO, 'gate_cloud', 'constraints')
     newest = max(os.listdir(constraints))
     assert newest == nova_releases.NEWEST.series + '.txt'
     with open(os.path.join(constraints, newest)) as f:
