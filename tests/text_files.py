@@ -14,19 +14,21 @@
 
 Every file a clone holds that is UTF-8 text: code, documentation, release
 notes, configuration, scripts (``.ci/run``, ``devstack/``), but nothing a
-build, a test run or a virtualenv leaves behind (``.venv*``, ``.tox``,
-``build``, ``dist``, ``benchmarks/results``, generated sample files).
+build, a test run, CI or a virtualenv leaves behind (``.venv*``, ``.tox``,
+``build``, ``dist``, ``benchmarks/results``, logs, generated sample
+files).
 """
 
 import os
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: Dot directories that are the project's own.
+#: Dot directories and files that are the project's own.
 DOT_DIRS = {'.ci'}
+DOT_FILES = {'.zuul.yaml', '.gitignore'}
 #: Directories of generated files, wherever they are.
 SKIP_DIRS = {'build', 'dist', '__pycache__', 'results', 'node_modules'}
-#: Generated files (oslo-config-generator's samples).
-SKIP_SUFFIXES = ('.conf.sample', '.pyc')
+#: Generated files (oslo-config-generator's samples, CI's logs).
+SKIP_SUFFIXES = ('.conf.sample', '.pyc', '.log')
 
 
 def text_files():
@@ -38,7 +40,8 @@ def text_files():
             if (not d.startswith('.') or d in DOT_DIRS)
             and d not in SKIP_DIRS and not d.endswith('.egg-info'))
         for name in sorted(files):
-            if name.endswith(SKIP_SUFFIXES):
+            if name.endswith(SKIP_SUFFIXES) or (
+                    name.startswith('.') and name not in DOT_FILES):
                 continue
             path = os.path.join(directory, name)
             try:
