@@ -31,17 +31,20 @@ why``.
   file begins so.
 - An option, ``[group] option`` in prose or a help text, and every option
   of the ini blocks of README and the docs, of ``etc/``, and of the files
-  the devstack plugin and the demo write: one of this project's
-  (``list_opts``), one of Nova's or of another service this project
-  configures (``tests/named_options.py``; tests/nova holds Nova's to the
-  installed Nova). The gate's nova.conf files are held to
-  them by ``test_gate_cloud`` and ``tests/nova/test_gate_cloud_options.py``.
+  the devstack plugin and the demo write: one of this project's (every
+  namespace of its sample files: both sides' ``list_opts``, oslo.log's),
+  one of Nova's or of another service this project configures
+  (``tests/named_options.py``; tests/nova holds Nova's to the installed
+  Nova). The gate's nova.conf files are held to them by
+  ``test_gate_cloud`` and ``tests/nova/test_gate_cloud_options.py``.
 - No issue numbers: a comment says why, not which issue asked.
 """
 
 import ast
 import fnmatch
 import functools
+import glob
+from importlib import metadata
 import importlib.util
 import io
 import os
@@ -54,13 +57,11 @@ import pytest
 from image_type_common import image_metadata
 from image_type_demo import demo
 from image_type_demo import fleet
-from image_type_filter import conf as itf_conf
 from placement_runner import embedded
 from tests import named_options
 from tests import text_files
 from tests.unit import test_config_blocks as config_blocks
 from tests.unit import test_docs
-from virt_capabilities import conf as vc_conf
 
 REPO = text_files.REPO
 #: Python packages and the top-level folders a dotted path may start with.
@@ -89,7 +90,7 @@ NOT_OPTIONS = ('.cfg', '.ini', '.toml', '.service', '.yml', '.txt', '.json',
 #: Words that follow ``[group]`` in prose and are no option.
 PROSE = frozenset((
     'and', 'are', 'as', 'auth', 'but', 'came', 'credentials', 'defaults',
-    'enables', 'extra', 'for', 'from', 'group', 'if', 'in', 'is',
+    'enables', 'enforced', 'extra', 'for', 'from', 'group', 'if', 'in', 'is',
     'keystoneauth1', 'line', 'lines', 'needs', 'of', 'on', 'option',
     'options', 'or', 'points', 'reserved', 'reserves', 'rule', 'section',
     'user', 'when', 'while', 'with'))
@@ -359,12 +360,24 @@ def test_every_section_named_is_a_heading_of_its_file():
 
 @functools.cache
 def our_options():
-    """{group: options} of both sides' list_opts."""
+    """{group: options} of every namespace this project's sample files
+    list (etc/oslo-config-generator/: both sides' list_opts, and oslo.log's
+    for the reporter's command line)."""
+    namespaces = set()
+    for path in glob.glob(os.path.join(REPO, 'etc', 'oslo-config-generator',
+                                       '*.conf')):
+        with open(path) as f:
+            namespaces.update(re.findall(r'^namespace = (\S+)$', f.read(),
+                                         re.M))
     out = {}
-    for list_opts in (itf_conf.list_opts, vc_conf.list_opts):
-        for group, opts in list_opts():
+    for entry_point in metadata.entry_points(group='oslo.config.opts'):
+        if entry_point.name not in namespaces:
+            continue
+        namespaces.discard(entry_point.name)
+        for group, opts in entry_point.load()():
             name = getattr(group, 'name', group) or 'DEFAULT'
             out.setdefault(name, set()).update(o.dest for o in opts)
+    assert not namespaces, 'no oslo.config.opts entry point %s' % namespaces
     return out
 
 
@@ -474,4 +487,5 @@ def test_the_rules_catch_what_drifted():
     assert option_missing('scheduler', 'image_type_unknown_' 'format')
     assert option_missing('image_isolation', 'rules') is None
     assert option_missing('filter_scheduler', 'enabled_filters') is None
+    assert option_missing('DEFAULT', 'log_dir') is None  # oslo.log's
     assert list(ISSUE.finditer('as issue ' '24 asked'))
