@@ -28,7 +28,7 @@ an image of each rare architecture it asks, ``--asks`` times, with Nova's
   fitting hosts exist.
 - **the prefilter**: the request filter's own constraint
   (``root_required=!HW_ARCH_Y,...``: every other architecture forbidden),
-  built by ``RequireImageMetadataSupport``.
+  built by ``ImageMetadataPrefilter``.
 
 On PostgreSQL both run against Placement's default candidate order and a
 second API service on the same database with
@@ -54,12 +54,12 @@ import os_traits
 from benchmarks.scale import build as scale_build
 from benchmarks.scale import queries
 from benchmarks.scale import shapes
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter import settings
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
-from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_metadata_prefilter
 from placement_runner import embedded
 from placement_runner import postgres
 
@@ -128,9 +128,9 @@ def build(placement, host_arches,
 
 def prefilter():
     """The request filter nova-scheduler would run, every family on."""
-    return hardware_properties.RequireImageMetadataSupport(
-        settings.FilterSettings(image_metadata_families=tuple(
-            property_traits.NAMES)))
+    return image_metadata_prefilter.ImageMetadataPrefilter(
+        settings.FilterSettings.defaults(image_metadata_families=tuple(
+            image_metadata.NAMES)))
 
 
 def spec_for(arch):

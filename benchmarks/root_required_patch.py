@@ -91,7 +91,7 @@ class BenchmarkError(Exception):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog='python contrib/placement/benchmark.py',
+        prog='python -m benchmarks.root_required_patch',
         description=__doc__.split('\n\n')[2].strip())
     parser.add_argument('--providers', type=int, default=1000,
                         help='hosts in the fleet (default 1000)')

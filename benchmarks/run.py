@@ -88,7 +88,7 @@ def median_us(func, calls, batches=9):
 
 def filter_cost(calls):
     image_filter = image_type_support.RequireImageTypeSupport(
-        settings.FilterSettings(image_type_enabled=True))
+        settings.FilterSettings.defaults(image_type_enabled=True))
     specs = [rs.RequestSpec.for_boot('vmdk', RESOURCES) for _ in range(calls)]
 
     def call_filter(n):

@@ -18,9 +18,9 @@ reporter; every request goes through the real request filter and Placement.
 
 import logging
 
+from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import progress as progress_mod
-from image_type_common import property_traits
 from image_type_demo import fleet
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
@@ -49,10 +49,11 @@ METADATA_IMAGES = [
 def scheduler_settings(enabled):
     """Every filter on (with the Trove rule and every image-metadata
     family), or every one off: Nova unaided."""
-    return settings.ClientSettings(filters=settings.FilterSettings(
-        image_type_enabled=enabled, isolation_enabled=enabled,
-        isolation_rules=(fleet.TROVE_RULE,),
-        image_metadata_families=property_traits.NAMES if enabled else ()))
+    return settings.ClientSettings.defaults(
+        filters=settings.FilterSettings.defaults(
+            image_type_enabled=enabled, isolation_enabled=enabled,
+            isolation_rules=(fleet.TROVE_RULE,),
+            image_metadata_families=image_metadata.NAMES if enabled else ()))
 
 
 def run(progress_stream=None, then=None, placement_args=None):
@@ -115,9 +116,9 @@ def ready_families(client):
     """The image-metadata families every compute node reports a trait of:
     those status passes, so the only ones README lets a nova.conf enable."""
     checks = readiness.ReadinessChecks(client, survey.take(client),
-                                       families=property_traits.NAMES)
+                                       families=image_metadata.NAMES)
     rows = dict(checks.results())
-    return tuple(name for name in property_traits.NAMES
+    return tuple(name for name in image_metadata.NAMES
                  if rows['Image metadata: %s' % name].code
                  == readiness.Code.SUCCESS)
 

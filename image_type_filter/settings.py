@@ -18,29 +18,48 @@ by name, and a malformed value fails here with one line naming it.
 """
 
 import dataclasses
+import functools
+
+from oslo_config import cfg
 
 from image_type_common.conf import loading
+from image_type_filter import conf as itf_conf
 from image_type_filter.conf import image_type_filter as filter_conf
 from image_type_filter.conf import scheduler as scheduler_conf
 from image_type_filter.conf import scheduler_client as client_conf
 
 
+@functools.cache
+def _unconfigured():
+    """The scheduler side's options as no file, argument or environment
+    sets them: each at its default (image_type_filter/conf/)."""
+    conf = cfg.ConfigOpts()
+    itf_conf.register_opts(conf)
+    conf(args=[], default_config_files=[], default_config_dirs=[],
+         use_env=False)
+    return conf
+
+
 @dataclasses.dataclass(frozen=True)
 class FilterSettings:
-    """What the request filters nova-scheduler runs are told."""
+    """What the request filters nova-scheduler runs are told.
+
+    Every value comes from ``from_conf``: the defaults are the options' own
+    (image_type_filter/conf/), written nowhere else; ``defaults`` gives
+    them with a few values set."""
 
     #: False: log what the filters would do, change no request.
-    enforce: bool = filter_conf.ENFORCE
+    enforce: bool
     #: ``filter_hosts_by_image_type_support`` or Nova's own option.
-    image_type_enabled: bool = False
-    unknown_format: str = filter_conf.UNKNOWN_FORMAT
-    isolation_enabled: bool = False
-    isolation_rules: tuple = ()
-    traits_refresh_interval: float = filter_conf.TRAITS_REFRESH_INTERVAL
+    image_type_enabled: bool
+    unknown_format: str
+    isolation_enabled: bool
+    isolation_rules: tuple
+    traits_refresh_interval: float
     #: ``[image_metadata_prefilter] families``; empty is off.
-    image_metadata_families: tuple = ()
+    image_metadata_families: tuple
     #: Nova's own ``[scheduler] image_metadata_prefilter``.
-    novas_metadata_prefilter: bool = False
+    novas_metadata_prefilter: bool
 
     @property
     def rejects_unknown_format(self):
@@ -84,14 +103,21 @@ class FilterSettings:
             novas_metadata_prefilter=novas(
                 scheduler_conf.NOVA_METADATA_OPTION))
 
+    @classmethod
+    def defaults(cls, **values):
+        """The options' defaults with ``values`` (field names) set: what
+        the demo, the benchmarks and the tests run with."""
+        return dataclasses.replace(cls.from_conf(_unconfigured()), **values)
+
 
 @dataclasses.dataclass(frozen=True)
 class ClientSettings:
-    """What this project's own scheduler client is told (not Nova)."""
+    """What this project's own scheduler client is told (not Nova); as
+    FilterSettings, every default is the options' own."""
 
-    filters: FilterSettings = FilterSettings()
-    trait_parameter: str = client_conf.TRAIT_PARAMETER
-    flat_check_interval: int = client_conf.FLAT_CHECK_INTERVAL
+    filters: FilterSettings
+    trait_parameter: str
+    flat_check_interval: int
 
     @classmethod
     def from_conf(cls, conf):
@@ -102,3 +128,8 @@ class ClientSettings:
                 conf, 'image_type_trait_parameter', group),
             flat_check_interval=loading.read(
                 conf, 'image_type_flat_check_interval', group))
+
+    @classmethod
+    def defaults(cls, **values):
+        """The options' defaults with ``values`` (field names) set."""
+        return dataclasses.replace(cls.from_conf(_unconfigured()), **values)

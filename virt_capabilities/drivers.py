@@ -27,14 +27,13 @@ import typing
 
 from image_type_common import exceptions
 from image_type_common import image_types
+from image_type_common import nova_releases
 from image_type_common import text
 from virt_capabilities import metadata_traits
 from virt_capabilities import providers
 
 NOVA_VIRT_PREFIX = 'nova.virt.'
 LIBVIRT = 'libvirt.LibvirtDriver'
-#: The Nova releases whose drivers this table follows.
-SUPPORTED_NOVA = 'Nova 31.0.0 (2025.1) to 34.0.0 (2026.2)'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,7 +223,8 @@ def normalize_driver(name):
     if short in REMOVED_DRIVERS:
         raise exceptions.ConfigError(
             '[DEFAULT] compute_driver %s is in no supported Nova (%s); '
-            'accepted: %s' % (text.safe_repr(name), SUPPORTED_NOVA,
+            'accepted: %s' % (text.safe_repr(name),
+                              nova_releases.SUPPORTED,
                               ', '.join(KNOWN_DRIVERS)))
     raise exceptions.ConfigError(
         'unknown [DEFAULT] compute_driver %s; accepted (with or without the '

@@ -14,7 +14,8 @@
 
 Nova's ironic driver replaces the whole trait set of an ironic node's
 resource provider with the Ironic node's own traits on every update
-(Nova 31 to 34, ``nova/virt/ironic/driver.py`` ``update_provider_tree``:
+(every supported Nova, ``nova/virt/ironic/driver.py``
+``update_provider_tree``:
 ``provider_tree.update_traits(nodename, node.traits)``); the resource
 tracker then adds back only its own capability traits (the
 ``COMPUTE_IMAGE_TYPE_*`` ones among them), ``COMPUTE_NODE``, ``OWNER_NOVA``

@@ -34,14 +34,14 @@ import dataclasses
 
 import os_traits
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 
 #: The prefilter's families (the shared catalogue's names); only those a
 #: row below serves.
-STORAGE_BUS = property_traits.FAMILIES['storage_bus'].name
-VIF_MODEL = property_traits.FAMILIES['vif_model'].name
-GRAPHICS_MODEL = property_traits.FAMILIES['graphics_model'].name
-ARCHITECTURE = property_traits.FAMILIES['architecture'].name
+STORAGE_BUS = image_metadata.FAMILIES['storage_bus'].name
+VIF_MODEL = image_metadata.FAMILIES['vif_model'].name
+GRAPHICS_MODEL = image_metadata.FAMILIES['graphics_model'].name
+ARCHITECTURE = image_metadata.FAMILIES['architecture'].name
 
 
 @dataclasses.dataclass(frozen=True)

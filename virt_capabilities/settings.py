@@ -22,8 +22,8 @@ import difflib
 import os
 
 from image_type_common import exceptions
+from image_type_common import image_metadata
 from image_type_common import image_types
-from image_type_common import property_traits
 from image_type_common import trait_names
 from image_type_common.conf import loading
 from virt_capabilities.conf import reporter as reporter_conf
@@ -54,8 +54,8 @@ def canonical_architecture(name):
     nova/objects/fields.py:193-219 canonicalize, its list
     nova/virt/arch.py:57-66, both in ``image_metadata``)."""
     name = name.strip().lower()
-    name = property_traits.ARCH_ALIASES.get(name, name)
-    return name if name in property_traits.ARCHITECTURES else None
+    name = image_metadata.ARCH_ALIASES.get(name, name)
+    return name if name in image_metadata.ARCHITECTURES else None
 
 
 def _host_architecture(value):
@@ -64,14 +64,14 @@ def _host_architecture(value):
     canonical = canonical_architecture(value)
     if canonical is None:
         close = difflib.get_close_matches(value.strip().lower(),
-                                          property_traits.ARCHITECTURES, 1)
+                                          image_metadata.ARCHITECTURES, 1)
         raise exceptions.ConfigError(
             '[virt_capabilities] host_architecture: %r is no architecture '
             'Nova knows%s; accepted, as uname -m prints them: %s (and %s, '
             'which Nova rewrites)'
             % (value, ' (did you mean %s?)' % close[0] if close else '',
-               ', '.join(property_traits.ARCHITECTURES),
-               ', '.join(sorted(property_traits.ARCH_ALIASES))))
+               ', '.join(image_metadata.ARCHITECTURES),
+               ', '.join(sorted(image_metadata.ARCH_ALIASES))))
     return canonical
 
 

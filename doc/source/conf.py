@@ -16,12 +16,15 @@ Built by ``tox -e docs`` with warnings as errors. The option reference and
 sample files come from the code's own ``list_opts`` (oslo.config's Sphinx
 extensions), the command reference from the commands themselves (cliff's),
 the release notes from ``releasenotes/notes`` (reno's), the benchmark
-tables from the JSON under ``benchmarks/figures`` (``_ext/benchmark_tables``).
+tables from the JSON under ``benchmarks/figures`` (``_ext/benchmark_tables``),
+the supported Nova releases from ``image_type_common.nova_releases``.
 """
 
 from importlib import metadata
 import os
 import sys
+
+from image_type_common import nova_releases
 
 # benchmark_tables: the benchmark figures, rendered from their JSON.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -56,6 +59,15 @@ openstackdocs_auto_name = False
 # The version setup.cfg declares, not one guessed from git (no tag yet).
 openstackdocs_auto_version = False
 version = release = metadata.version('image-type-filter')
+
+# The supported Nova releases, as every page writes them: |nova-supported|
+# (versions and series), |nova-range| (major versions), |nova-tested| (the
+# two releases CI boots through).
+rst_epilog = """
+.. |nova-supported| replace:: %s
+.. |nova-range| replace:: %s
+.. |nova-tested| replace:: %s
+""" % (nova_releases.SUPPORTED, nova_releases.RANGE, nova_releases.TESTED)
 
 project = 'image-type-filter'
 copyright = 'The image-type-filter team'

@@ -15,7 +15,7 @@
 What ``nova.scheduler.utils.ResourceRequest.from_request_spec`` and
 ``resources_from_request_spec`` make of a flavor, an image and what the
 request filters left in the RequestSpec (``nova_request_filters``), step by
-step in Nova's order, for Nova 31.0.0 to 34.0.0 (``RELEASES``), with where
+step in Nova's order, for every supported Nova (``RELEASES``), with where
 each term of the query came from:
 
 - the flavor's ``resources[S]:CLASS`` and ``trait[S]:NAME`` extra specs
@@ -59,11 +59,13 @@ import re
 from urllib import parse
 
 from image_type_common import exceptions
-from image_type_common import property_traits
+from image_type_common import image_metadata
+from image_type_common import nova_releases
 from image_type_filter.scheduler import trait_grammar
 
-#: The Nova releases this module rebuilds (major versions).
-RELEASES = (31, 32, 33, 34)
+#: The Nova releases this module rebuilds (major versions): every one
+#: supported; each table below keyed by release has a row for each.
+RELEASES = nova_releases.MAJORS
 OLDEST, NEWEST = RELEASES[0], RELEASES[-1]
 
 #: Request groups and parameters this module does not rebuild.
@@ -210,10 +212,10 @@ class ImageProps:
     def __init__(self, properties, release=NEWEST):
         raw = dict(properties or {})
         merged = {}
-        for legacy, current in property_traits.LEGACY_PROPERTIES.items():
+        for legacy, current in image_metadata.LEGACY_PROPERTIES.items():
             if legacy in raw:
                 merged[current] = raw[legacy]
-        adapter = raw.get(property_traits.VMWARE_ADAPTERTYPE)
+        adapter = raw.get(image_metadata.VMWARE_ADAPTERTYPE)
         if adapter:
             merged['hw_disk_bus'] = 'ide' if adapter == 'ide' else 'scsi'
         merged.update(raw)

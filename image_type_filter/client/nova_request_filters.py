@@ -35,8 +35,8 @@ import dataclasses
 
 import os_traits
 
+from image_type_common import image_metadata
 from image_type_common import image_types
-from image_type_common import property_traits
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.client import nova_query
 from image_type_filter.client import request_spec
@@ -199,7 +199,7 @@ def transform_image_metadata(cloud, request):
         value = request.props.get(key)
         if value is None:
             continue
-        value = property_traits.canonical(key, value) or str(value)
+        value = image_metadata.canonical(key, value) or str(value)
         trait = '%s_%s' % (prefix, value.replace('-', '_').upper())
         if not hasattr(os_traits, trait):
             return NOTHING, ('%s is not an os-traits trait, so Nova adds '

@@ -12,7 +12,7 @@
 
 """``--family``: image-metadata families a command treats as enabled."""
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 
 ALL = 'all'
 
@@ -20,7 +20,7 @@ ALL = 'all'
 def add_argument(parser, purpose):
     parser.add_argument(
         '--family', action='append', default=None,
-        choices=property_traits.NAMES + (ALL,),
+        choices=image_metadata.NAMES + (ALL,),
         help='Treat this image-metadata family as enabled, to %s before '
              'it is (repeatable; "all" for every one). Default: the '
              'families [image_metadata_prefilter] enables in the config '
@@ -32,5 +32,5 @@ def chosen(parsed_args, configured):
     and each once."""
     names = parsed_args.family or configured
     if ALL in names:
-        return property_traits.NAMES
-    return tuple(n for n in property_traits.NAMES if n in names)
+        return image_metadata.NAMES
+    return tuple(n for n in image_metadata.NAMES if n in names)

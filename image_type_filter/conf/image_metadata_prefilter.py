@@ -15,7 +15,7 @@
 from oslo_config import cfg
 from oslo_config import types
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_common.conf.groups import fresh_group
 
 image_metadata_prefilter_group = cfg.OptGroup(
@@ -51,12 +51,12 @@ _FAMILY_HELP = {
 image_metadata_prefilter_opts = [
     cfg.ListOpt(
         'families',
-        item_type=types.String(choices=property_traits.NAMES),
+        item_type=types.String(choices=image_metadata.NAMES),
         default=[],
         help='The property families to check; empty (the default) turns '
              'the prefilter off. ' + '; '.join(
                  '``%s``: %s' % (name, _FAMILY_HELP[name])
-                 for name in property_traits.NAMES) + '. Upgrade rule: '
+                 for name in image_metadata.NAMES) + '. Upgrade rule: '
              'enable a family only once ``image-type-filter status`` is '
              'clean for it; a host that reports none of a family\'s traits '
              '(but ``architecture``\'s) would receive no boot of an image '

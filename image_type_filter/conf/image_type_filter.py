@@ -28,15 +28,11 @@ image_type_filter_group = cfg.OptGroup(
          'often they ask Placement which traits exist.')
 
 IGNORE, REJECT = 'ignore', 'reject'
-#: Defaults, here only (settings.FilterSettings reads them from here).
-ENFORCE = True
-UNKNOWN_FORMAT = IGNORE
-TRAITS_REFRESH_INTERVAL = 10.0
 
 image_type_filter_opts = [
     cfg.BoolOpt(
         'enforce',
-        default=ENFORCE,
+        default=True,
         help='Apply what this project\'s request filters decide. False is '
              'log-only, for rolling them out: the image-type, isolation and '
              'image-metadata filters and the rebuild filter still work out '
@@ -54,7 +50,7 @@ image_type_filter_opts = [
              'always apply the filters.'),
     cfg.StrOpt(
         'unknown_format',
-        default=UNKNOWN_FORMAT,
+        default=IGNORE,
         choices=[
             (IGNORE, 'Add no constraint and log a warning once per format '
                      '(Nova\'s behaviour).'),
@@ -65,7 +61,7 @@ image_type_filter_opts = [
              'unknown).'),
     cfg.FloatOpt(
         'traits_refresh_interval',
-        default=TRAITS_REFRESH_INTERVAL,
+        default=10.0,
         min=0,
         help='Seconds a failed read of Placement\'s traits, or a "Placement '
              'does not know this trait" answer, is remembered before '

@@ -27,14 +27,11 @@ scheduler_client_group = cfg.OptGroup(
          'query Placement. nova-scheduler ignores this section.')
 
 ROOT_REQUIRED, REQUIRED, AUTO = 'root_required', 'required', 'auto'
-#: Defaults, here only (settings.ClientSettings reads them from here).
-TRAIT_PARAMETER = ROOT_REQUIRED
-FLAT_CHECK_INTERVAL = 300
 
 scheduler_client_opts = [
     cfg.StrOpt(
         'image_type_trait_parameter',
-        default=TRAIT_PARAMETER,
+        default=ROOT_REQUIRED,
         choices=[
             (ROOT_REQUIRED, 'Require the trait on the root provider '
                             '(``root_required``, microversion 1.35). '
@@ -58,7 +55,7 @@ scheduler_client_opts = [
              'the unsuffixed ``required`` parameter is always used.'),
     cfg.IntOpt(
         'image_type_flat_check_interval',
-        default=FLAT_CHECK_INTERVAL,
+        default=300,
         min=1,
         help='With ``image_type_trait_parameter = auto``: seconds between '
              'two checks of whether the fleet is flat (two Placement '

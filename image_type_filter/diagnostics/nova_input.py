@@ -28,7 +28,7 @@ them with the installed Nova.
 import re
 
 from image_type_common import exceptions
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_common import text
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import trait_grammar
@@ -76,9 +76,9 @@ NUMA_PROPERTY = re.compile(r'^hw_numa_(?:mem|cpus)\.[0-9]+$')
 #: _set_attr_from_trait_names: a key starting with "trait:" whose value
 #: is exactly "required".
 #: Every property name Nova reads: its fields, and the legacy names it
-#: reads as other fields (one table: property_traits).
-KNOWN = (IMAGE_META_PROPS_FIELDS | frozenset(property_traits.LEGACY_PROPERTIES)
-         | {property_traits.VMWARE_ADAPTERTYPE})
+#: reads as other fields (one table: image_metadata).
+KNOWN = (IMAGE_META_PROPS_FIELDS | frozenset(image_metadata.LEGACY_PROPERTIES)
+         | {image_metadata.VMWARE_ADAPTERTYPE})
 _BY_LOWER = {k.lower(): k for k in KNOWN}
 
 
@@ -122,10 +122,10 @@ def property_problems(properties, rule_keys=()):
 
 def _value_problems(key, value, shown):
     """A family property's value Nova's field refuses (fields.py ALL)."""
-    family = property_traits.FAMILY_BY_PROPERTY.get(key)
+    family = image_metadata.FAMILY_BY_PROPERTY.get(key)
     if family is None:
         return []
-    canonical = property_traits.canonical(key, value)
+    canonical = image_metadata.canonical(key, value)
     if canonical in family.values:
         return []
     return ['--image-property %s: Nova refuses the image, %s is not one of '

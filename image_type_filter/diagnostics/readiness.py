@@ -23,11 +23,11 @@ every command of this project (the status command's business).
 
 from oslo_upgradecheck import upgradecheck
 
+from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-from image_type_common import property_traits
 from image_type_filter.conf import scheduler_client as client_conf
-from image_type_filter.scheduler import hardware_properties as metadata_filter
+from image_type_filter.scheduler import image_metadata_prefilter
 
 Code = upgradecheck.Code
 Result = upgradecheck.Result
@@ -162,7 +162,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     def _check_novas_prefilter(self):
         if self.novas_metadata_prefilter and self.families:
             return Result(Code.WARNING,
-                          metadata_filter.NOVAS_PREFILTER_BESIDE)
+                          image_metadata_prefilter.NOVAS_PREFILTER_BESIDE)
         return Result(Code.SUCCESS, 'on' if self.novas_metadata_prefilter
                       else 'off')
 
@@ -174,7 +174,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
             carried = self.client.list_associated_traits()
             results.extend(
                 ('Image metadata: %s' % name,
-                 self._check_family(property_traits.FAMILIES[name], carried))
+                 self._check_family(image_metadata.FAMILIES[name], carried))
                 for name in self.families)
         results.append(('Nova\'s image_metadata_prefilter',
                         self._check_novas_prefilter()))

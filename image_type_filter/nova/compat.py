@@ -36,12 +36,8 @@ import importlib
 from importlib import metadata
 import re
 
+from image_type_common import nova_releases
 from image_type_filter.scheduler import spec_fields
-
-#: The Nova releases this release supports, by major version; CI boots
-#: servers through both ends (tox.ini's nova and nova-oldest pins).
-SUPPORTED = (31, 34)
-TESTED = ('31.0.0', '34.0.0')
 
 CORE = 'core'
 REQUEST_FILTERS = 'request filters'
@@ -156,8 +152,7 @@ class Nova:
 
     @property
     def supported(self):
-        major = _major(self.version)
-        return major is not None and SUPPORTED[0] <= major <= SUPPORTED[1]
+        return nova_releases.supports(_major(self.version))
 
     def get(self, name, default=None):
         return self.found.get(name, default)
@@ -176,10 +171,10 @@ class Nova:
         items = ['module %s (%s)' % item for item in self.broken.items()]
         items += ['%s (%s)' % item for item in self.missing.items()]
         items += ['field %s' % field for field in self.missing_fields]
-        return ('Nova %s (image-type-filter supports Nova %d to %d, tested '
-                'with %s): missing %s' % (
-                    self.version, SUPPORTED[0], SUPPORTED[1],
-                    ' and '.join(TESTED), '; '.join(items) or 'nothing'))
+        return ('Nova %s (image-type-filter supports %s, tested with %s): '
+                'missing %s' % (self.version, nova_releases.RANGE,
+                                nova_releases.TESTED,
+                                '; '.join(items) or 'nothing'))
 
     def optional_losses(self):
         return ['%s (without it: %s)' % (need.name, need.lost)

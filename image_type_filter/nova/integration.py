@@ -46,6 +46,7 @@ import logging
 import threading
 
 from image_type_common import exceptions
+from image_type_common import nova_releases
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings as settings_mod
@@ -171,10 +172,10 @@ def _report_the_rest(nova):
                     loss)
     if not nova.supported:
         LOG.warning('image-type-filter was not tested with Nova %s '
-                    '(supported: Nova %d to %d): every Nova name it uses is '
-                    'present; ImageTypeRebuildFilter checks on every request '
-                    'that nova-scheduler runs its request filters',
-                    nova.version, *compat.SUPPORTED)
+                    '(supported: %s): every Nova name it uses is present; '
+                    'ImageTypeRebuildFilter checks on every request that '
+                    'nova-scheduler runs its request filters',
+                    nova.version, nova_releases.RANGE)
 
 
 def _check_host_filter(conf, settings):
@@ -263,10 +264,10 @@ def request_check(spec_obj):
                 'image-type-filter: nova-scheduler (Nova %s) did not run '
                 'its request filters on the request for server %s: it does '
                 'not run %s from nova.scheduler.request_filter.'
-                'ALL_REQUEST_FILTERS (supported: Nova %d to %d); %s',
+                'ALL_REQUEST_FILTERS (supported: %s); %s',
                 installed.nova.version,
                 spec_fields.field(spec_obj, 'instance_uuid'), ENTRY,
-                *compat.SUPPORTED,
+                nova_releases.RANGE,
                 'every host is refused for it, since [image_isolation] is '
                 'enforced and reserved hosts must not take other servers '
                 '(set [image_type_filter] enforce = False to schedule '

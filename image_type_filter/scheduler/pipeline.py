@@ -31,7 +31,7 @@ import time
 import types
 
 from image_type_filter import exceptions
-from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_metadata_prefilter
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import spec_fields
@@ -42,7 +42,7 @@ LOG = logging.getLogger(__name__)
 #: Every request filter, in the order they run.
 FILTERS = (image_type_support.RequireImageTypeSupport,
            isolation.IsolateImageProperties,
-           hardware_properties.RequireImageMetadataSupport)
+           image_metadata_prefilter.ImageMetadataPrefilter)
 
 
 CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')

@@ -550,7 +550,7 @@ def test_a_bad_isolation_rule_is_reported_as_itself(listener, tmp_path,
     assert listener.requests == []
 
 
-# -- an operator's first hour (issue 22) -----------------------------------
+# -- an operator's first hour -----------------------------------------------
 
 def _private_tmp(tmp_path):
     """A TMPDIR of the test's own that nobody may read but all may

@@ -77,7 +77,7 @@ def add_traits(client, host, traits):
 def filters(adapter, reserved, image_type=True):
     client = placement_client.PlacementClient(adapter)
     return filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(
+        settings.FilterSettings.defaults(
             image_type_enabled=image_type, isolation_enabled=True,
             isolation_rules=(reserved,), traits_refresh_interval=3600.0),
         placement=client)

@@ -92,8 +92,8 @@ def metadata_fleet():
 def offered(metadata_fleet, properties, families=ALL, is_bfv=False):
     server, names = metadata_fleet
     sched = scheduler_client.SchedulerClient(
-        server.client(), settings.ClientSettings(
-            filters=settings.FilterSettings(
+        server.client(), settings.ClientSettings.defaults(
+            filters=settings.FilterSettings.defaults(
                 image_metadata_families=families)))
     found = sched.get_candidates(rs.RequestSpec.for_boot(
         'qcow2', RESOURCES, properties=properties, is_bfv=is_bfv))

@@ -30,8 +30,8 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 def scheduler(server, image_type=True, rules=(fleet.TROVE_RULE,)):
     return scheduler_client.SchedulerClient(
-        server.client(), settings.ClientSettings(
-            filters=settings.FilterSettings(
+        server.client(), settings.ClientSettings.defaults(
+            filters=settings.FilterSettings.defaults(
                 image_type_enabled=image_type, isolation_enabled=True,
                 isolation_rules=tuple(rules))))
 

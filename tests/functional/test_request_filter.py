@@ -48,8 +48,8 @@ EXPECTED_FORMATS = {
 
 
 def make_conf(enabled=True, trait_parameter='root_required'):
-    return settings.ClientSettings(
-        filters=settings.FilterSettings(image_type_enabled=enabled),
+    return settings.ClientSettings.defaults(
+        filters=settings.FilterSettings.defaults(image_type_enabled=enabled),
         trait_parameter=trait_parameter)
 
 

@@ -52,7 +52,7 @@ def client_with_roles(placement, roles):
 
 def filters(client, reserved):
     return filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(
+        settings.FilterSettings.defaults(
             image_type_enabled=True, isolation_enabled=True,
             isolation_rules=(reserved,)),
         placement=client)

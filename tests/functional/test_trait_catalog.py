@@ -38,7 +38,7 @@ def test_a_stopped_placement_costs_one_request_per_interval(
     client = placement_client.PlacementClient(counting)
     client.negotiate()
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(
+        settings.FilterSettings.defaults(
             image_type_enabled=True, isolation_enabled=True,
             isolation_rules=('CUSTOM_TROVE',),
             image_metadata_families=('architecture', 'storage_bus'),

@@ -14,8 +14,9 @@
 
 Real nova-api, conductor, scheduler and fake computes in one process, Nova's
 Glance fixture and a real Placement (Placement's own fixture). The
-scheduler is configured only through nova.conf options, exactly as README's
-"Running inside Nova" says; nothing of Nova is patched.
+scheduler is configured only through nova.conf options, exactly as the
+install guide's scheduler page (doc/source/install/scheduler.rst) says;
+nothing of Nova is patched.
 """
 
 import os

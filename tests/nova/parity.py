@@ -18,7 +18,7 @@ triples, and a few values Nova rejects) this builds the request the way
 nova-api does (``objects.ImageMeta.from_dict`` into an
 ``objects.RequestSpec``), runs Nova's own ``transform_image_metadata`` (with
 ``[scheduler] image_metadata_prefilter = True``) and ours
-(``RequireImageMetadataSupport``, every family, no Placement) on separate
+(``ImageMetadataPrefilter``, every family, no Placement) on separate
 copies, and records ``root_required`` / ``root_forbidden`` of each.
 
 Why they differ is worked out without our code: the name Nova computes for
@@ -48,9 +48,10 @@ from nova.objects import image_meta
 from nova.scheduler import request_filter as nova_request_filter
 import os_traits
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
+from image_type_common import nova_releases
 from image_type_filter import settings
-from image_type_filter.scheduler import hardware_properties as ours_mod
+from image_type_filter.scheduler import image_metadata_prefilter
 
 CONF = nova_conf.CONF
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -234,8 +235,8 @@ def run_novas(properties):
 
 @functools.cache
 def _ours():
-    return ours_mod.RequireImageMetadataSupport(settings.FilterSettings(
-        image_metadata_families=property_traits.NAMES))
+    return image_metadata_prefilter.ImageMetadataPrefilter(
+        settings.FilterSettings.defaults(image_metadata_families=image_metadata.NAMES))
 
 
 def run_ours(properties):
@@ -420,7 +421,7 @@ def render():
         '`objects.RequestSpec`, then Nova\'s '
         '`request_filter.transform_image_metadata` (`[scheduler] '
         'image_metadata_prefilter = True`) and ours '
-        '(`RequireImageMetadataSupport`, every family, no Placement) run on '
+        '(`ImageMetadataPrefilter`, every family, no Placement) run on '
         'separate copies. Reasons come from the name Nova computes (taken '
         'from Nova itself) looked up in os-traits, two facts checked '
         'against os-traits (its own spellings of vIOMMU models and ARMv7; '
@@ -430,12 +431,14 @@ def render():
         'they do not explain would say UNEXPLAINED. '
         '`tests/nova/test_image_metadata_parity.py` fails when a fresh '
         'table differs from this file. The same table holds for every Nova '
-        'release tox.ini pins (31.0.0 and 34.0.0, with os-traits 3.9.0).',
+        'release tox.ini pins (%s, with os-traits 3.9.0).'
+        % nova_releases.TESTED,
         '',
         'Regenerate, in a Nova virtualenv: `REGENERATE_PARITY=1 '
-        '.venv-nova-34.0.0/bin/python -m pytest -q -p no:cacheprovider '
+        '.venv-nova-%(newest)s/bin/python -m pytest -q -p no:cacheprovider '
         'tests/nova/test_image_metadata_parity.py` or '
-        '`.venv-nova-34.0.0/bin/python -m tests.nova.parity`.',
+        '`.venv-nova-%(newest)s/bin/python -m tests.nova.parity`.'
+        % {'newest': nova_releases.NEWEST.version},
         '',
         '- Combinations: %d (%d single values from Nova\'s enums, %d '
         'aliases, %d mixed, %d invalid)' % (

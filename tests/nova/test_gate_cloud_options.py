@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The gate's nova.conf files against the installed Nova's own options.
+"""The gate's nova.conf files, and the Nova options the docs name, against
+the installed Nova's own options.
 
 Every option the gate writes into a group Nova, a library Nova loads, or
 this project registers must be one of theirs: an option nobody registers
@@ -29,6 +30,7 @@ from oslo_config import cfg  # noqa: E402
 from oslo_config import generator  # noqa: E402
 
 from image_type_filter import conf as itf_conf  # noqa: E402
+from tests import named_options  # noqa: E402
 from tests.unit import test_gate_cloud  # noqa: E402
 from virt_capabilities import conf as vc_conf  # noqa: E402
 
@@ -89,3 +91,13 @@ def test_the_nova_options_the_unit_test_allows_are_novas():
     for section, options in \
             test_gate_cloud.NOVA_OPTIONS_IN_SHARED_GROUPS.items():
         assert options <= known.get(section, set()), section
+
+
+def test_the_nova_options_the_docs_name_are_novas():
+    """The table tests/repository/test_cross_references.py holds the
+    docs, help texts and generated configs to."""
+    known = registered()
+    for section, options in named_options.NOVA.items():
+        assert options <= known.get(section, set()), (
+            '[%s] %s: not registered by this Nova' % (
+                section, sorted(options - known.get(section, set()))))

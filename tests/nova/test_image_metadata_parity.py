@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Issue 21: the image-metadata prefilter against Nova's own, on Nova's code.
+"""The image-metadata prefilter against Nova's own, on Nova's code.
 
 First the parity table (``tests/nova/image_metadata_parity.md``, made by
 ``tests/nova/parity.py``): what Nova's ``transform_image_metadata`` and ours
@@ -31,7 +31,7 @@ pytest.importorskip('nova')
 from nova.virt import fake  # noqa: E402
 from nova.virt.libvirt import driver as libvirt_driver  # noqa: E402
 
-from image_type_common import property_traits  # noqa: E402
+from image_type_common import image_metadata  # noqa: E402
 from tests.nova import base  # noqa: E402
 from tests.nova import parity  # noqa: E402
 
@@ -67,7 +67,7 @@ def test_every_enum_value_of_every_property_is_a_row():
 
 def test_the_catalogue_accepts_exactly_the_installed_novas_values():
     for prop in parity.PROPERTIES:
-        family = property_traits.FAMILY_BY_PROPERTY[prop]
+        family = image_metadata.FAMILY_BY_PROPERTY[prop]
         assert sorted(family.values) == sorted(parity.enum_values(prop)), prop
 
 
@@ -235,7 +235,7 @@ class _ThreeHosts(base.InsideNova):
 
 class TestBootsLandWhereTheTableSays(_ThreeHosts):
     scheduler_options = {('image_metadata_prefilter', 'families'):
-                         list(property_traits.NAMES)}
+                         list(image_metadata.NAMES)}
 
     def test_each_image_lands_on_a_host_the_table_allows(self):
         # Unconstrained, a boot goes to the roomiest host.

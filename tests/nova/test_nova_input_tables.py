@@ -19,7 +19,7 @@ pytest.importorskip('nova')
 from nova import objects  # noqa: E402
 from nova.objects import fields  # noqa: E402
 
-from image_type_common import property_traits  # noqa: E402
+from image_type_common import image_metadata  # noqa: E402
 from image_type_filter.diagnostics import nova_input  # noqa: E402
 
 
@@ -32,13 +32,13 @@ def test_every_image_meta_props_field_is_known():
 
 def test_the_legacy_property_table_is_novas():
     objects.register_all()
-    assert dict(property_traits.LEGACY_PROPERTIES) == \
+    assert dict(image_metadata.LEGACY_PROPERTIES) == \
         objects.ImageMetaProps._legacy_property_map
     # The one legacy name read outside the map.
     props = objects.ImageMetaProps.from_dict(
-        {property_traits.VMWARE_ADAPTERTYPE: 'lsilogic'})
+        {image_metadata.VMWARE_ADAPTERTYPE: 'lsilogic'})
     assert (props.hw_disk_bus, props.hw_scsi_model) == ('scsi', 'lsilogic')
-    assert property_traits.VMWARE_ADAPTERTYPE in nova_input.KNOWN
+    assert image_metadata.VMWARE_ADAPTERTYPE in nova_input.KNOWN
 
 
 def test_no_glance_disk_format_is_unknown_to_nova_and_os_traits():

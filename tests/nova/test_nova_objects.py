@@ -27,7 +27,7 @@ from nova import test  # noqa: E402
 from nova.scheduler import request_filter as nova_request_filter  # noqa: E402
 
 from image_type_common import exceptions  # noqa: E402
-from image_type_common import property_traits  # noqa: E402
+from image_type_common import image_metadata  # noqa: E402
 from image_type_filter import conf as itf_conf  # noqa: E402
 import image_type_filter.nova  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
@@ -155,9 +155,9 @@ def test_every_field_the_filters_read_is_one_novas_objects_have():
     # nova-api renames before Nova's objects ever hold it.
     props = objects.ImageMetaProps.fields
     assert sorted(
-        prop for family in property_traits.FAMILIES.values()
+        prop for family in image_metadata.FAMILIES.values()
         for prop in family.properties
-        if prop not in property_traits.LEGACY_PROPERTIES
+        if prop not in image_metadata.LEGACY_PROPERTIES
         and prop not in props) == []
 
 
@@ -167,7 +167,7 @@ class TestNoFieldIsMissed(NovaTestCase):
                         True, ('image_isolation', 'enabled'): True,
                       ('image_isolation', 'rules'): RULES,
                       ('image_metadata_prefilter', 'families'):
-                        list(property_traits.NAMES)})
+                        list(image_metadata.NAMES)})
         spec = nova_spec({'id': 'a440c04b-79fa-479c-bed1-0b816eaec379',
                           'disk_format': 'raw', 'properties': {
                               'os_distro': 'rhel', 'hw_disk_bus': 'scsi',

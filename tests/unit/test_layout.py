@@ -12,10 +12,14 @@
 
 """The package layout keeps its promises: imports only go one way.
 
-``image_type_common`` imports neither half; the compute side never imports
-the scheduler side; on the scheduler side only the demo/test harness may
-import the reporter, and the runtime (with the Nova integration) imports
-neither diagnostics nor the harness. Only a command line imports the
+What doc/source/contributor/architecture.rst says, room by room
+(``MAY_IMPORT``): ``image_type_common`` imports nothing of ours; the
+compute side and the scheduler side import only it, never each other;
+``placement_runner`` only the floor; the demo the product and the runner;
+the benchmarks those and the demo; the tools the product; ``gate_cloud``
+nothing but the standard library. Inside the scheduler side, what
+nova-scheduler runs imports no client, diagnostics or command, and the
+client no diagnostics or command. Only a command line imports the
 command-line package (``image_type_common.cli``: cliff, yaml), and
 registering either side's options loads no command-line library. Nothing
 imports ``tests``. The Nova integration's own fresh-interpreter check is in
@@ -31,9 +35,23 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-#: The four rooms, and the runner and demo beside them.
-PACKAGES = ('image_type_common', 'virt_capabilities', 'image_type_filter',
-            'placement_runner', 'image_type_demo')
+#: The product's three packages.
+PRODUCT = ('image_type_common', 'virt_capabilities', 'image_type_filter')
+#: Every room whose Python the rules read, and the rooms each may import
+#: besides itself (the architecture page's "Who imports whom").
+MAY_IMPORT = {
+    'image_type_common': (),
+    'virt_capabilities': ('image_type_common',),
+    'image_type_filter': ('image_type_common',),
+    'placement_runner': ('image_type_common',),
+    'image_type_demo': PRODUCT + ('placement_runner',),
+    'benchmarks': PRODUCT + ('placement_runner', 'image_type_demo'),
+    'tools': PRODUCT,
+    'gate_cloud': (),
+}
+PACKAGES = tuple(MAY_IMPORT)
+#: Rooms that run from a bare python3: the standard library alone.
+STANDARD_LIBRARY_ONLY = ('gate_cloud',)
 #: What nova-scheduler loads: the request filters and the rebuild check.
 NOVA_RUNTIME = ('image_type_filter.conf', 'image_type_filter.exceptions',
                 'image_type_filter.settings', 'image_type_filter.scheduler',
@@ -58,7 +76,7 @@ OPTION_MODULES = ('image_type_filter.conf', 'virt_capabilities.conf',
 RUNTIME_MODULES = (
     'image_type_filter.conf',
     'image_type_filter.settings',
-    'image_type_filter.scheduler.hardware_properties',
+    'image_type_filter.scheduler.image_metadata_prefilter',
     'image_type_filter.scheduler.image_type_support',
     'image_type_filter.scheduler.isolation',
     'image_type_filter.scheduler.pipeline',
@@ -78,7 +96,7 @@ CLIENT_MODULES = (
 
 def package_modules():
     """(dotted module name, imported module names) for every package file."""
-    for package in PACKAGES + ('benchmarks',):
+    for package in PACKAGES:
         for root, _, files in os.walk(os.path.join(REPO, package)):
             for name in files:
                 if not name.endswith('.py'):
@@ -118,7 +136,11 @@ def rule(module, name):
     if _in(name, ('image_type_common.cli',)) and not _in(module,
                                                           COMMAND_LINES):
         return 'only a command line imports the command-line package'
-    if top not in PACKAGES or top == module.split('.')[0]:
+    room = module.split('.')[0]
+    if room in STANDARD_LIBRARY_ONLY and top != room and \
+            top not in sys.stdlib_module_names:
+        return '%s runs from a bare python3: the standard library only' % room
+    if top not in PACKAGES or top == room:
         if module.startswith('image_type_filter') and _in(
                 module, NOVA_RUNTIME) and _in(name, NOT_RUNTIME):
             return ('what nova-scheduler runs imports no client, '
@@ -128,12 +150,10 @@ def rule(module, name):
                        'image_type_filter.cmd')):
             return 'the client imports no diagnostics or CLI'
         return None
-    if module.startswith(('image_type_demo', 'benchmarks')):
-        return None  # above both halves
-    if top == 'image_type_common':
-        return None  # the shared floor, under everything
-    return '%s is a room of its own: it may import only image_type_common' \
-        % module.split('.')[0]
+    if top in MAY_IMPORT[room]:
+        return None
+    return '%s may import only %s of ours' % (
+        room, ', '.join(MAY_IMPORT[room]) or 'nothing')
 
 
 def test_imports_go_one_way():
@@ -155,6 +175,15 @@ def test_the_rule_catches_a_wrong_import():
     assert rule('placement_runner.embedded', 'image_type_filter.settings')
     assert rule('image_type_filter.cmd.main', 'image_type_demo.cmd')
     assert rule('virt_capabilities.service', 'placement_runner.embedded')
+    assert rule('placement_runner.embedded', 'virt_capabilities.settings')
+    assert rule('image_type_demo.cmd', 'benchmarks.run')
+    assert rule('tools.check_installed', 'placement_runner.embedded')
+    assert rule('gate_cloud.cloud', 'image_type_common.tls')
+    assert rule('gate_cloud.cloud', 'requests')
+    assert rule('gate_cloud.cloud', 'gate_cloud.layout') is None
+    assert rule('gate_cloud.cloud', 'subprocess') is None
+    assert rule('benchmarks.scale.build', 'image_type_demo.fleet') is None
+    assert rule('tools.check_installed', 'image_type_filter.nova') is None
     assert rule('image_type_demo.fleet', 'virt_capabilities.service') is None
     assert rule('benchmarks.run', 'placement_runner.embedded') is None
     assert rule('image_type_filter.cmd.status',

@@ -15,6 +15,7 @@
 from oslo_config import cfg
 
 from image_type_common import backoff
+from image_type_common import nova_releases
 from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
@@ -58,10 +59,11 @@ reporter_opts = [
         help='Who owns the image-type traits on this node\'s provider. Both '
              'give the same answer for the same nova.conf. The default, '
              '``nova-compute``, is right wherever nova-compute runs: every '
-             'supported Nova (31 to 34) reports them itself, so one writer '
-             'owns them. ``reporter`` is for a provider no nova-compute '
-             'reports image types for (a test bed, or a driver that reports '
-             'no capabilities); it is refused with '
+             'supported Nova (' + nova_releases.RANGE + ') reports them '
+             'itself, so one writer owns them. ``reporter`` is for a '
+             'provider no nova-compute reports image types for (a test '
+             'bed, or a driver that reports no capabilities); it is refused '
+             'with '
              '``compute_driver = ironic.IronicDriver``, whose image-type '
              'traits nova-compute\'s resource tracker always keeps.'),
     cfg.ListOpt(

@@ -22,16 +22,16 @@ from oslo_config import cfg
 import pytest
 
 from image_type_common import exceptions as common_exceptions
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import hardware_properties as im_filter
+from image_type_filter.scheduler import image_metadata_prefilter as prefilter
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import trait_catalog
 
-ALL = list(property_traits.NAMES)
+ALL = list(image_metadata.NAMES)
 
 #: (property, value as Glance may hold it) -> the one trait required.
 REQUIRED = [
@@ -84,7 +84,7 @@ class FakePlacement:
 
 def make(families=ALL, placement=None):
     conf = itf_conf.new_conf(image_metadata_prefilter__families=families)
-    return im_filter.RequireImageMetadataSupport(
+    return prefilter.ImageMetadataPrefilter(
         settings_mod.FilterSettings.from_conf(conf), placement=placement)
 
 
@@ -103,7 +103,7 @@ def test_each_property_requires_its_os_traits_trait(prop, value, trait):
 
 def test_off_by_default():
     conf = itf_conf.new_conf()
-    f = im_filter.RequireImageMetadataSupport(
+    f = prefilter.ImageMetadataPrefilter(
         settings_mod.FilterSettings.from_conf(conf))
     request = spec({'hw_disk_bus': 'scsi', 'hw_architecture': 'aarch64'})
     assert f(None, request) is False
@@ -295,7 +295,7 @@ def test_the_default_pipeline_runs_it_with_one_shared_catalogue():
     request = spec({'hw_disk_bus': 'scsi'})
     added = pipeline(None, request)
     assert added == ['require_image_type_support',
-                     'require_image_metadata_support']
+                     'image_metadata_prefilter']
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_QCOW2',
                                      'COMPUTE_STORAGE_BUS_SCSI'}
     catalogs = {id(f.catalog) for _, f in pipeline.filters}

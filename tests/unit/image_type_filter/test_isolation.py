@@ -72,7 +72,7 @@ def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
                                      'db=mysql:CUSTOM_TROVE',
                                      'gpu:CUSTOM_GPU', 'CUSTOM_DB'),
                 placement=None):
-    return isolation.IsolateImageProperties(settings.FilterSettings(
+    return isolation.IsolateImageProperties(settings.FilterSettings.defaults(
         isolation_enabled=enabled, isolation_rules=tuple(rules)),
         placement=placement)
 
@@ -250,7 +250,7 @@ def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
     catalog = trait_catalog.TraitCatalog(placement, interval=3600,
                                          clock=lambda: 0.0)
     image_filter = isolation.IsolateImageProperties(
-        settings.FilterSettings(isolation_enabled=True,
+        settings.FilterSettings.defaults(isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),
         catalog=catalog)
     tagged = {'trait:CUSTOM_TROVE': 'required'}
@@ -277,7 +277,7 @@ def test_the_pipelines_filters_share_one_cached_read():
     placement = TraitsPlacementKnows(set(), carried={
         'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'})
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(image_type_enabled=True,
+        settings.FilterSettings.defaults(image_type_enabled=True,
                                 isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),
         placement=placement)

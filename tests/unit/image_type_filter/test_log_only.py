@@ -27,7 +27,7 @@ from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import log_only
 from image_type_filter.scheduler import pipeline as filter_pipeline
 
-ALL_ON = settings.FilterSettings(
+ALL_ON = settings.FilterSettings.defaults(
     image_type_enabled=True, isolation_enabled=True,
     isolation_rules=('CUSTOM_TROVE',), unknown_format='reject')
 TAG = {'trait:CUSTOM_TROVE': 'required'}

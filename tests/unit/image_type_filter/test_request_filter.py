@@ -12,6 +12,7 @@
 
 """The image-type request filter, Nova's cases and ours."""
 
+import dataclasses
 import logging
 import types
 
@@ -45,6 +46,20 @@ def conf():
 def spec(disk_format='qcow2', **kwargs):
     return rs.RequestSpec.for_boot(disk_format, {'VCPU': 1}, **kwargs)
 
+
+def test_the_settings_write_no_default_of_their_own():
+    """The options' defaults live in image_type_filter/conf/ alone: a
+    settings field has none, and ``defaults`` reads the options'."""
+    for cls in (settings_mod.FilterSettings, settings_mod.ClientSettings):
+        assert [f.name for f in dataclasses.fields(cls)
+                if f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING] == []
+    conf = itf_conf.new_conf()
+    assert settings_mod.FilterSettings.defaults() == read(conf)
+    assert settings_mod.ClientSettings.defaults() == \
+        settings_mod.ClientSettings.from_conf(conf)
+    assert settings_mod.FilterSettings.defaults(
+        isolation_rules=('CUSTOM_X',)).isolation_rules == ('CUSTOM_X',)
 
 def test_disabled_adds_nothing(conf):
     conf.set_override('filter_hosts_by_image_type_support', False,
@@ -193,7 +208,7 @@ def test_the_pipeline_runs_the_three_filters_image_type_first(conf):
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(read(conf))
     assert [name for name, _ in pipeline.filters] == [
         'require_image_type_support', 'isolate_image_properties',
-        'require_image_metadata_support']
+        'image_metadata_prefilter']
 
 
 class CarriedTraits:

@@ -26,7 +26,7 @@ from image_type_common import exceptions
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import hardware_properties
+from image_type_filter.scheduler import image_metadata_prefilter
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import trait_catalog
@@ -102,7 +102,7 @@ def test_nobody_carries_it_is_read_again_before_each_refusal():
 def test_a_format_that_appears_is_booted_by_the_next_boot():
     placement = Placement(carried={RAW})
     image_filter = image_type_support.RequireImageTypeSupport(
-        settings.FilterSettings(image_type_enabled=True),
+        settings.FilterSettings.defaults(image_type_enabled=True),
         catalog=catalog_over(placement))
     with pytest.raises(filter_exceptions.NoValidHost,
                        match='No compute host boots vmdk images'):
@@ -116,8 +116,8 @@ def test_a_format_that_appears_is_booted_by_the_next_boot():
 def test_an_image_property_trait_that_appears_is_met_by_the_next_boot():
     bus = 'COMPUTE_STORAGE_BUS_SCSI'
     placement = Placement(known={bus}, carried={RAW})
-    image_filter = hardware_properties.RequireImageMetadataSupport(
-        settings.FilterSettings(image_metadata_families=('storage_bus',)),
+    image_filter = image_metadata_prefilter.ImageMetadataPrefilter(
+        settings.FilterSettings.defaults(image_metadata_families=('storage_bus',)),
         catalog=catalog_over(placement))
     scsi = {'hw_disk_bus': 'scsi'}
     with pytest.raises(filter_exceptions.NoValidHost, match=bus):
@@ -134,7 +134,7 @@ def test_a_reserved_trait_placement_learns_is_seen_by_the_next_boot():
     placement = Placement(creatable=False)
     catalog = catalog_over(placement)
     image_filter = isolation.IsolateImageProperties(
-        settings.FilterSettings(isolation_enabled=True,
+        settings.FilterSettings.defaults(isolation_enabled=True,
                                 isolation_rules=('CUSTOM_TROVE',)),
         catalog=catalog)
     tagged = {'trait:CUSTOM_TROVE': 'required'}
@@ -183,7 +183,7 @@ def test_while_placement_is_down_the_three_filters_add_no_request():
     from image_type_filter.scheduler import pipeline as filter_pipeline
     placement = Placement(carried={RAW})
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings(
+        settings.FilterSettings.defaults(
             image_type_enabled=True, isolation_enabled=True,
             isolation_rules=('CUSTOM_TROVE',),
             image_metadata_families=('architecture', 'storage_bus'),

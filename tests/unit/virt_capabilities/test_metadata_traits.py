@@ -326,10 +326,11 @@ def test_switched_off_without_state_removes_nothing(tmp_path):
 
 def test_every_row_is_a_trait_of_its_family_in_the_shared_catalogue():
     """What the reporter reports is what the request filter asks for."""
-    from image_type_common import property_traits
+    from image_type_common import image_metadata
     rows = metadata_traits.VMWARE_ROWS + tuple(
         r for rows in metadata_traits.LIBVIRT_ROWS_BY_MACHINE.values()
         for r in rows)
     for row in rows:
-        family = property_traits.FAMILIES[row.family]
-        assert any(row.trait in family.hosts_for(v) for v in family.values)
+        family = image_metadata.FAMILIES[row.family]
+        assert any(row.trait in family.serving_traits(value)
+                   for value in family.values)

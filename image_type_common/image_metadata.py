@@ -70,7 +70,7 @@ class Family:
             name = self.prefix + value.upper().replace('-', '_')
         return name if name in _ALL_TRAITS else None
 
-    def hosts_for(self, value):
+    def serving_traits(self, value):
         """Every trait whose hosts boot ``value`` (its own first), or ()."""
         trait = self.trait_for(value)
         if trait is None:
@@ -145,9 +145,9 @@ FAMILY_BY_PROPERTY = types.MappingProxyType(
 
 #: The legacy image properties Nova reads as another, legacy -> current
 #: (ImageMetaProps._legacy_property_map, nova/objects/image_meta.py; the
-#: same in Nova 31 to 34). Nova reads a legacy name only when the current
-#: one is unset. The project's one table of them: tests/nova compares it
-#: with Nova's.
+#: same in every supported Nova). Nova reads a legacy name only when the
+#: current one is unset. The project's one table of them: tests/nova
+#: compares it with Nova's.
 LEGACY_PROPERTIES = types.MappingProxyType({
     'architecture': 'hw_architecture',
     'owner_id': 'img_owner_id',

@@ -10,9 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Request filter: the image's hardware properties as traits, one by one.
+"""Request filter: the image-metadata prefilter, each property on its own.
 
-Nova's own ``image_metadata_prefilter`` builds each trait name by string
+Configured by ``[image_metadata_prefilter] families``. Nova's own
+``[scheduler] image_metadata_prefilter`` builds each trait name by string
 concatenation and drops every constraint of the request when one name is
 not in os-traits; it spells two families wrong (``COMPUTE_VIOMMU_X``,
 ``HW_ARCH_ARMV7L``) and makes an i686 image skip x86_64 hosts. Here each
@@ -36,7 +37,7 @@ in ``request_spec.image``.
 import dataclasses
 import logging
 
-from image_type_common import property_traits
+from image_type_common import image_metadata
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
@@ -55,31 +56,34 @@ NOVAS_PREFILTER_BESIDE = (
 class Need:
     """What one image property asks of the host."""
 
-    family: property_traits.Family
+    family: image_metadata.Family
     prop: str
     value: str
-    #: The traits whose hosts boot the value, its own first; () for none.
-    hosts: tuple
+    #: The traits that serve the value (a host with any of them boots it),
+    #: its own first; () for none.
+    serving_traits: tuple
 
     @property
     def _forbids(self):
         """Several traits boot the value (Nova's ``root_required`` has no
         any-of), or a host without any of the family's traits may boot it:
         then the family's other traits are forbidden instead."""
-        return bool(self.hosts) and (len(self.hosts) > 1 or
-                                     self.family.absent_means_unknown)
+        return bool(self.serving_traits) and (
+            len(self.serving_traits) > 1 or self.family.absent_means_unknown)
 
     @property
     def required(self):
         """The one trait a host must carry, or None."""
-        return None if not self.hosts or self._forbids else self.hosts[0]
+        if not self.serving_traits or self._forbids:
+            return None
+        return self.serving_traits[0]
 
     @property
     def forbidden(self):
         """The family's traits a host must not carry."""
         if not self._forbids:
             return frozenset()
-        return frozenset(self.family.traits) - set(self.hosts)
+        return frozenset(self.family.traits) - set(self.serving_traits)
 
     def __str__(self):
         return '%s=%s' % (self.prop, self.value)
@@ -87,7 +91,7 @@ class Need:
     def describe(self):
         """For faults and --explain: the property and the family."""
         boots_on = (' (boots on %s%s)' % (
-            ' or '.join(self.hosts), ' or a host with no %s* trait'
+            ' or '.join(self.serving_traits), ' or a host with no %s* trait'
             % self.family.prefix if self.family.absent_means_unknown
             else '') if self._forbids else '')
         return 'for %s%s, image_metadata_prefilter family %s' % (
@@ -103,31 +107,32 @@ def needs(properties, families):
     found = []
     for family in families:
         for prop in family.properties:
-            current = property_traits.LEGACY_PROPERTIES.get(prop)
+            current = image_metadata.LEGACY_PROPERTIES.get(prop)
             if current and spec_fields.image_property(
                     properties, current) is not None:
                 continue
             raw = spec_fields.image_property(properties, prop)
             if raw is None:
                 continue
-            value = property_traits.canonical(prop, raw)
-            hosts = family.hosts_for(value) if value is not None else ()
+            value = image_metadata.canonical(prop, raw)
+            serving = (family.serving_traits(value) if value is not None
+                       else ())
             found.append(Need(family, prop, value if value is not None
-                              else text.safe_repr(raw), hosts))
+                              else text.safe_repr(raw), serving))
     return found
 
 
-class RequireImageMetadataSupport:
-    """Require (or forbid) the traits the image's hardware properties need.
+class ImageMetadataPrefilter:
+    """Require (or forbid) the traits the image's properties need.
 
     Off unless ``[image_metadata_prefilter] families`` names a family.
     """
 
-    name = 'require_image_metadata_support'
+    name = 'image_metadata_prefilter'
 
     def __init__(self, settings, placement=None, catalog=None,
                  image_property_names=None):
-        self.families = tuple(property_traits.FAMILIES[name] for name in
+        self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog or trait_catalog.for_placement(placement,
@@ -147,7 +152,7 @@ class RequireImageMetadataSupport:
         for need in self.needs(request_spec):
             if need.required:
                 added |= self._require(need, request_spec)
-            elif need.hosts:
+            elif need.serving_traits:
                 added |= self._forbid(need, request_spec)
             else:
                 self._warn(need, 'has no os-traits trait')
@@ -186,7 +191,7 @@ class RequireImageMetadataSupport:
 
     def describe_trait(self, trait, request_spec=None):
         """Which of the request's properties asks for or forbids ``trait``."""
-        family = property_traits.family_of_trait(trait)
+        family = image_metadata.family_of_trait(trait)
         if family is None or family.name not in self.family_names:
             return None
         if request_spec is not None:
