@@ -19,7 +19,7 @@ with kolla 22.2.0 in a virtualenv of their own (``tests/deploy_tools.py``):
   merged over the cloud's own ``nova.conf`` override by kolla-ansible's
   ``merge_configs`` action plugin, run by ansible-core, with the sources in
   the order kolla-ansible's nova role gives them; the result is parsed as
-  Nova parses it (``tests/unit/test_config_blocks.py``);
+  Nova parses it (``tests/repository/test_config_blocks.py``);
 * the reporter container's recipe against what kolla-ansible's roles say
   about nova-compute (its config directory, ``compute_id``, the log
   volume, the paths of its ``nova.conf``), what kolla-ansible's systemd
@@ -39,8 +39,8 @@ import pytest
 import yaml
 
 from tests import deploy_tools
-from tests.functional import test_kolla_reporter as reporter
-from tests.unit import test_config_blocks as blocks
+from tests.repository import test_config_blocks as blocks
+from tests.repository import test_kolla_reporter as reporter
 
 pytestmark = pytest.mark.slow
 

@@ -19,8 +19,9 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests import helpers
+
+REPO = helpers.REPO
 
 STUBS = r'''
 set -euo pipefail

@@ -18,7 +18,7 @@ ansible-core templates it per host (the package list), and as the
 merges it into the role's ``[filter_scheduler]`` (ansible-config-template
 2.1.1 from the package index, with ansible-core 2.18:
 ``tests/deploy_tools.py``). The role itself is not on the package index:
-its template's lines come from ``tests/unit/openstack_ansible_facts.py``.
+its template's lines come from ``tests/repository/openstack_ansible_facts.py``.
 Then the reporter's playbook, run for real, and systemd reading the unit
 it leaves.
 """
@@ -34,9 +34,9 @@ import pytest
 import yaml
 
 from tests import deploy_tools
-from tests.unit import openstack_ansible_facts as facts
-from tests.unit import test_config_blocks as blocks
-from tests.unit import test_deploy_recipes as recipes
+from tests.repository import openstack_ansible_facts as facts
+from tests.repository import test_config_blocks as blocks
+from tests.repository import test_deploy_recipes as recipes
 
 pytestmark = pytest.mark.slow
 

@@ -30,11 +30,11 @@ from oslo_config import cfg
 import pytest
 
 from image_type_filter import conf as itf_conf
-from tests.unit import test_devstack_plugin as devstack
+from tests import helpers
+from tests.repository import test_devstack_plugin as devstack
 from virt_capabilities import conf as vc_conf
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 #: nova/conf/scheduler.py (nova 34.0.0): the options README's blocks set.
 NOVA_OPTS = {
     'filter_scheduler': [

@@ -12,17 +12,18 @@
 
 """candidates --server/--image/--flavor: what fails is one line.
 
-Real listeners on 127.0.0.1, as tests/functional/test_error_lines.py: a
-Keystone that is not there, and an endpoint that is not Nova's (the admin
-token plugin sends every service to one URL, here a real Placement). The
-answers of a real Nova are in tests/nova.
+Real listeners on 127.0.0.1, as
+tests/functional/image_type_common/test_error_lines.py: a Keystone that is
+not there, and an endpoint that is not Nova's (the admin token plugin sends
+every service to one URL, here a real Placement). The answers of a real
+Nova are in tests/nova.
 """
 
 import socket
 
 import pytest
 
-from tests.functional import test_error_lines as error_lines
+from tests.functional.image_type_common import test_error_lines as error_lines
 from tests.helpers import clean_env
 
 

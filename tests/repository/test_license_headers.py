@@ -19,8 +19,9 @@ stays empty, as OpenStack's hacking check H104 wants.
 
 import os
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests import helpers
+
+REPO = helpers.REPO
 HEADER_LINES = (
     '# Licensed under the Apache License, Version 2.0 (the "License"); you '
     'may',

@@ -16,9 +16,10 @@
 variables, groups and files the os_nova role has (the facts recorded in
 ``openstack_ansible_facts.py``, with the commit they were read at); the
 package version the recipes pin is this one; the unit the playbook copies
-is the one the package installs. What the tools do with the recipes is in
-the slow tier: ``tests/functional/test_kolla*.py`` and
-``test_openstack_ansible.py``.
+is the one the package installs. What the tools do with the recipes is
+checked beside this module: ``test_kolla.py``, ``test_kolla_ansible.py``
+and ``test_openstack_ansible.py`` (the slow tier), and
+``test_kolla_reporter.py``.
 """
 
 import configparser
@@ -29,8 +30,8 @@ import textwrap
 from packaging.requirements import Requirement
 import yaml
 
-from tests.unit import openstack_ansible_facts as facts
-from tests.unit import test_config_blocks as blocks
+from tests.repository import openstack_ansible_facts as facts
+from tests.repository import test_config_blocks as blocks
 
 REPO = blocks.REPO
 OSA_PAGE = 'doc/source/install/openstack-ansible.rst'

@@ -40,10 +40,9 @@ import uuid
 import pytest
 
 from tests import helpers
-from tests.unit import test_config_blocks
+from tests.repository import test_config_blocks
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 KOLLA = os.path.join(REPO, 'contrib', 'kolla')
 UNIT = os.path.join(KOLLA, 'kolla-virt_capabilities-container.service')
 CONFIG_JSON = os.path.join(KOLLA, 'virt-capabilities', 'config.json')

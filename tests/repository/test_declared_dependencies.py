@@ -32,10 +32,10 @@ import tomllib
 
 from image_type_common import startup
 import placement_runner
-from tests.unit import test_layout as layout
+from tests import helpers
+from tests.repository import test_layout as layout
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 OURS = {'image_type_common', 'image_type_filter', 'virt_capabilities',
         'placement_runner', 'image_type_demo', 'benchmarks', 'tests'}
 PRODUCT = ('image_type_common', 'image_type_filter', 'virt_capabilities')

@@ -21,9 +21,9 @@ import shutil
 import pytest
 
 from placement_runner import patched
+from tests import helpers
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 CONTRIB = os.path.join(REPO, 'contrib', 'placement')
 PATCH = os.path.join(CONTRIB, 'root-required-prefilter.patch')
 

@@ -27,8 +27,9 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests import helpers
+
+REPO = helpers.REPO
 FIGURES = os.path.join(REPO, 'benchmarks', 'figures')
 sys.path.insert(0, os.path.join(REPO, 'doc', 'source', '_ext'))
 import benchmark_tables  # noqa: E402

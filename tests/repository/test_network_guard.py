@@ -14,7 +14,6 @@
 a connection past loopback fails at once and fails the test, here and in
 a Python child; loopback and Unix sockets still work."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -24,8 +23,7 @@ import pytest
 from tests import helpers
 from tests import network_guard
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 # Documentation addresses (RFC 5737, RFC 3849): nothing answers there, so
 # even a broken guard sends nothing anywhere that matters.
 OUTSIDE_V4 = ('192.0.2.1', 80)

@@ -21,8 +21,9 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests import helpers
+
+REPO = helpers.REPO
 sys.path.insert(0, os.path.join(REPO, 'contrib', 'tempest'))
 from image_type_tempest_plugin import expectations  # noqa: E402
 from image_type_tempest_plugin import scheduler_log  # noqa: E402

@@ -84,5 +84,5 @@ NOVA_CONF = '/etc/nova/nova.conf'
 #: template (remove_option, then set); a list value is written as one line,
 #: its items joined by commas; a mapping whose values are all empty as one
 #: line per key, sorted; any other value as str(value). The slow tier runs
-#: 2.1.1 itself (tests/functional/test_openstack_ansible.py).
+#: 2.1.1 itself (tests/repository/test_openstack_ansible.py).
 CONFIG_TEMPLATE_LIST_JOIN = ','

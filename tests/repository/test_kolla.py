@@ -30,12 +30,12 @@ from packaging.requirements import Requirement
 import pytest
 
 from tests import deploy_tools
-from tests.functional import test_kolla_reporter
+from tests import helpers
+from tests.repository import test_kolla_reporter
 
 pytestmark = pytest.mark.slow
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 OVERRIDE = os.path.join(REPO, 'contrib', 'kolla', 'template-overrides.j2')
 #: The image's own constraints: openstack-base puts the requirements
 #: repository at /requirements and installs every library against them.

@@ -18,8 +18,9 @@ import sys
 
 import yaml
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+from tests import helpers
+
+REPO = helpers.REPO
 
 
 def zuul():
@@ -121,8 +122,29 @@ def test_zuul_functional_and_nova_jobs_run_those_suites():
         assert 'tests/nova' in tox_env_commands(
             jobs[name]['vars']['tox_envlist'])
     assert 'tests/unit' in tox_env_commands('py311')
+    assert 'tests/repository' in tox_env_commands('py311')
     project = [item['project'] for item in zuul() if 'project' in item][0]
     assert 'image-type-filter-tox-nova' in project['gate']['jobs']
+
+
+def test_every_suite_under_tests_runs_in_a_zuul_job():
+    """A new folder of tests under tests/ is run by some job's tox env
+    (openstack-python3-jobs runs py311, the project's jobs theirs)."""
+    jobs = {item['job']['name']: item['job'] for item in zuul()
+            if 'job' in item}
+    commands = tox_env_commands('py311') + ''.join(
+        tox_env_commands(job['vars']['tox_envlist'])
+        for job in jobs.values()
+        if 'tox_envlist' in job.get('vars', {}) and job['vars'][
+            'tox_envlist'] != 'all')
+    tests = os.path.join(REPO, 'tests')
+    suites = sorted(
+        name for name in os.listdir(tests)
+        if any(f.startswith('test_') and f.endswith('.py')
+               for _, _, files in os.walk(os.path.join(tests, name))
+               for f in files))
+    assert {'functional', 'nova', 'repository', 'unit'} <= set(suites)
+    assert [s for s in suites if 'tests/' + s not in commands] == []
 
 
 def generate(tmp_path, name):

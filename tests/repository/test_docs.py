@@ -36,10 +36,10 @@ from sphinx.cmd import build as sphinx_build
 from image_type_common import exceptions as common_exceptions
 from image_type_filter.cmd import candidates
 from image_type_filter.diagnostics import readiness
+from tests import helpers
 from virt_capabilities.cmd import report
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 SOURCE = os.path.join(REPO, 'doc', 'source')
 #: Command-line page of each command entry-point namespace, and how an
 #: entry point's name reads on the command line.

@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from image_type_common.cli import app as cli_app
+from tests import helpers
 from virt_capabilities.cmd import main as vc_main
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+REPO = helpers.REPO
 EXAMPLE = os.path.join(REPO, 'etc', 'examples', 'nova-libvirt-ceph.conf')
 #: Nova 34.0.0's libvirt driver on rbd with force_raw_images
 #: (nova/virt/libvirt/driver.py: aki, ami, ari, iso and raw always; qcow2

@@ -121,7 +121,7 @@ def test_a_service_that_starts_with_refused_credentials_keeps_trying(
     """A 401 at start-up is no configuration error to stop for good on
     (the unit's RestartPreventExitStatus=2 would): the service retries,
     with back-off, until stopped. (Its recovery, against a real Placement:
-    tests/functional/test_reporter_lifecycle.py.)"""
+    tests/functional/virt_capabilities/test_reporter_lifecycle.py.)"""
     path = node_conf(tmp_path, '[placement]\nauth_type = admin_token\n'
                      'endpoint = %s\ntoken = wrong\n' % refusing.endpoint)
     with report('--config-file', str(path), '--interval', '1') as child:

@@ -42,7 +42,8 @@ def test_benchmarks_smoke(tmp_path):
     assert reporter['changed_provider_requests'] == 2
     # 10 providers, 2 of them VMware-like: the 8 others re-synced, never
     # dearer than reading each once (what one query costs is the
-    # reporter's business; tests/functional/test_reporter.py holds it).
+    # reporter's business;
+    # tests/functional/virt_capabilities/test_reporter.py holds it).
     assert reporter['resync_providers'] == 8
     assert reporter['one_read_each_requests'] == 8
     assert 1 <= reporter['resync_requests'] <= 8

@@ -19,9 +19,9 @@ import sys
 import pytest
 
 from gate_cloud import tempest_run
+from tests import helpers
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 
 
 def cloud(tmp_path, **extra):
