@@ -39,10 +39,10 @@ import pytest
 from image_type_common import exceptions
 from image_type_common.cli import app as cli_app
 from image_type_filter.cmd import main as itf_main
+from tests import helpers
 from virt_capabilities.cmd import main as vc_main
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
+REPO = helpers.REPO
 #: Program -> (description, command entry-point namespace).
 PROGRAMS = {
     'virt-capabilities': (vc_main.DESCRIPTION, 'virt_capabilities.commands'),

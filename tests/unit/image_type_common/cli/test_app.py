@@ -22,9 +22,9 @@ import os
 import pytest
 
 from image_type_common.cli import app as cli_app
+from tests import helpers
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
+REPO = helpers.REPO
 
 
 def product_packages():
