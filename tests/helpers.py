@@ -25,6 +25,8 @@ import sys
 import threading
 import time
 
+#: The repository's root, wherever in tests/ a module sits.
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAFETY_TIMEOUT = 120
 #: Where the functional suites that race writers run: the embedded default,
 #: and PostgreSQL with several API workers (real concurrency, real 409s).

@@ -19,8 +19,8 @@ empty file (an ``__init__.py`` with no code: OpenStack's hacking check H104
 wants those without comments), are left exactly as they are.
 
 ``--check`` changes nothing: it lists the files that lack the header and
-exits 1 if there are any. ``tests/unit/test_license_headers.py`` makes the
-same check in the test suite.
+exits 1 if there are any. ``tests/repository/test_license_headers.py``
+makes the same check in the test suite.
 """
 
 import argparse

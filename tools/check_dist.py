@@ -73,7 +73,8 @@ WHEELS = {
 SDISTS = {
     PRODUCT: ('LICENSE', 'README.md', 'setup.cfg', 'tox.ini',
               'doc/source/conf.py', 'doc/requirements.txt',
-              'releasenotes/notes/', 'tests/unit/', 'etc/systemd/',
+              'releasenotes/notes/', 'tests/unit/', 'tests/repository/',
+              'etc/systemd/',
               'contrib/placement/root-required-prefilter.patch',
               'devstack/plugin.sh', 'tools/add_license_header.py',
               'demo/pyproject.toml', 'demo/image_type_demo/cmd.py',

@@ -14,5 +14,5 @@
 
 Nova-free and imported on every boot: it reads only ``image_type_common``
 and this side's settings, never the reporter, the client, the CLI or the
-runner (tests/unit/test_layout.py).
+runner (tests/repository/test_layout.py).
 """

@@ -31,7 +31,7 @@ from oslo_config import generator  # noqa: E402
 
 from image_type_filter import conf as itf_conf  # noqa: E402
 from tests import named_options  # noqa: E402
-from tests.unit import test_gate_cloud  # noqa: E402
+from tests.unit.gate_cloud import test_gate_cloud  # noqa: E402
 from virt_capabilities import conf as vc_conf  # noqa: E402
 
 #: The namespaces oslo-config-generator reads for Nova's sample nova.conf

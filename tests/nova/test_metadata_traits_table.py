@@ -27,6 +27,7 @@ import pytest
 pytest.importorskip('nova')
 pytest.importorskip('oslo_vmware')
 
+import fixtures  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova import exception  # noqa: E402
 from nova import objects  # noqa: E402
@@ -41,6 +42,7 @@ from nova.virt.vmwareapi import images as vmware_images  # noqa: E402
 from nova.virt.vmwareapi import vm_util  # noqa: E402
 import os_traits  # noqa: E402
 
+from tests.nova import virt_drivers  # noqa: E402
 from virt_capabilities import drivers  # noqa: E402
 from virt_capabilities import metadata_traits  # noqa: E402
 
@@ -120,31 +122,87 @@ class TestTableAgainstNova(test.NoDBTestCase):
                          self.prefilter(vmware_adaptertype='ide'))
 
     def test_cdroms_go_on_ide(self):
+        """The VMware driver's own _attach_cdrom_to_vm, called with vCenter
+        stood in: the controller it asks for is IDE."""
         from nova.virt.vmwareapi import vmops
-        source = inspect.getsource(vmops.VMwareVMOps._attach_cdrom_to_vm)
-        self.assertIn('constants.ADAPTER_TYPE_IDE', source)
+        asked, reconfigured = [], []
+
+        def allocate(client_factory, devices, adapter_type):
+            asked.append(adapter_type)
+            return 200, 0, None
+        for name, stand_in in (
+                ('allocate_controller_key_and_unit_number', allocate),
+                ('get_hardware_devices', lambda session, vm_ref: []),
+                ('get_cdrom_attach_config_spec',
+                 lambda *args: types.SimpleNamespace(deviceChange=[])),
+                ('reconfigure_vm',
+                 lambda session, vm_ref, spec: reconfigured.append(vm_ref))):
+            self.useFixture(fixtures.MonkeyPatch(
+                'nova.virt.vmwareapi.vm_util.' + name, stand_in))
+        ops = object.__new__(vmops.VMwareVMOps)
+        ops._session = types.SimpleNamespace(vim=types.SimpleNamespace(
+            client=types.SimpleNamespace(factory=object())))
+        ops._attach_cdrom_to_vm('vm-1', None, 'datastore1',
+                                '[datastore1] config-drive.iso')
+        self.assertEqual([constants.ADAPTER_TYPE_IDE], asked)
+        self.assertEqual(['vm-1'], reconfigured)
 
     def test_video_is_vsphere_card_the_driver_never_chooses(self):
+        """The driver's own extra specs and video card spec, called for
+        every video model Nova knows: the same vSphere card
+        (VirtualMachineVideoCard, which Nova's fields call vmvga) each
+        time. That no module of the driver reads hw_video_model at all, on
+        any path, only its text can say: that part reads the source."""
         import pkgutil
 
         import nova.virt.vmwareapi as package
+        from nova.virt.vmwareapi import vmops
         for info in pkgutil.iter_modules(package.__path__):
             module = __import__('nova.virt.vmwareapi.' + info.name,
                                 fromlist=['_'])
             self.assertNotIn('hw_video_model', inspect.getsource(module),
                              info.name)
-        self.assertIn("'ns0:VirtualMachineVideoCard'",
-                      inspect.getsource(vm_util.create_video_card_spec))
+
+        class Factory:
+            """vCenter's client factory: records what is created."""
+
+            def __init__(self):
+                self.created = []
+
+            def create(self, name):
+                self.created.append(name)
+                return types.SimpleNamespace()
+
+        ops = object.__new__(vmops.VMwareVMOps)
+        flavor = objects.Flavor(vcpus=1, memory_mb=512, extra_specs={
+            'hw_video:ram_max_mb': '64'})
+
+        def video_card(**properties):
+            image = objects.ImageMeta.from_dict({'properties': dict(
+                hw_video_ram=8, **properties)})
+            factory = Factory()
+            spec = vm_util.create_video_card_spec(
+                factory, ops._get_extra_specs(flavor, image))
+            return factory.created, spec.device.videoRamSizeInKB
+        card = video_card()
+        self.assertEqual(['ns0:VirtualMachineVideoCard',
+                          'ns0:VirtualDeviceConfigSpec'], card[0])
+        for model in fields.VideoModel.ALL:
+            self.assertEqual(card, video_card(hw_video_model=model), model)
         self.assertIn('vmvga', fields.VideoModel.ALL)
         self.assertEqual(self.prefilter(hw_video_model='vmvga'),
                          table(VMWARE, family='graphics_model'))
 
     def test_vmware_update_provider_tree_adds_only_hw_arch_x86_64(self):
-        from nova.virt.vmwareapi import driver as vmware_driver
-        source = inspect.getsource(
-            vmware_driver.VMwareVCDriver.update_provider_tree)
-        self.assertEqual(1, source.count('add_traits('))
-        self.assertIn("cpu_arch_trait = 'HW_ARCH_X86_64'", source)
+        """The VMware driver's own update_provider_tree, called as the
+        resource tracker calls it: the one trait it adds is
+        HW_ARCH_X86_64, which the table leaves to it."""
+        driver = virt_drivers.vmware(self)
+        self.assertEqual({'HW_ARCH_X86_64'},
+                         virt_drivers.traits_after_update(driver))
+        self.assertEqual({'CUSTOM_TROVE', 'HW_ARCH_X86_64'},
+                         virt_drivers.traits_after_update(
+                             driver, 'CUSTOM_TROVE'))
         self.assertNotIn('HW_ARCH_X86_64', metadata_traits.ALL_TRAITS)
 
     def test_only_armv7l_gets_a_name_os_traits_lacks(self):

@@ -60,8 +60,8 @@ from image_type_demo import fleet
 from placement_runner import embedded
 from tests import named_options
 from tests import text_files
-from tests.unit import test_config_blocks as config_blocks
-from tests.unit import test_docs
+from tests.repository import test_config_blocks as config_blocks
+from tests.repository import test_docs
 
 REPO = text_files.REPO
 #: Python packages and the top-level folders a dotted path may start with.

@@ -18,7 +18,7 @@ from keystoneauth1.identity import generic
 import pytest
 
 from image_type_common import exceptions
-from tests.unit import test_config_blocks as blocks
+from tests.repository import test_config_blocks as blocks
 from virt_capabilities import ironic_node_traits
 from virt_capabilities import plan as plan_mod
 from virt_capabilities.conf import ironic as ironic_conf

@@ -1,0 +1,151 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The deployment recipes name only what exists.
+
+``doc/source/install/openstack-ansible.rst`` and its playbook use only
+variables, groups and files the os_nova role has (the facts recorded in
+``openstack_ansible_facts.py``, with the commit they were read at); the
+package version the recipes pin is this one; the unit the playbook copies
+is the one the package installs. What the tools do with the recipes is
+checked beside this module: ``test_kolla.py``, ``test_kolla_ansible.py``
+and ``test_openstack_ansible.py`` (the slow tier), and
+``test_kolla_reporter.py``.
+"""
+
+import configparser
+import os
+import re
+import textwrap
+
+from packaging.requirements import Requirement
+import yaml
+
+from tests.repository import openstack_ansible_facts as facts
+from tests.repository import test_config_blocks as blocks
+
+REPO = blocks.REPO
+OSA_PAGE = 'doc/source/install/openstack-ansible.rst'
+USER_VARIABLES = '/etc/openstack_deploy/user_variables.yml'
+OSA_RESULT = ('/etc/nova/nova.conf on a nova_scheduler host (the lines '
+              'that change)')
+OSA_PLAYBOOK = os.path.join(REPO, 'contrib', 'openstack-ansible',
+                            'virt-capabilities.yml')
+KOLLA_OVERRIDE = os.path.join(REPO, 'contrib', 'kolla',
+                              'template-overrides.j2')
+SHIPPED_UNIT = os.path.join(REPO, 'etc', 'systemd',
+                            'virt-capabilities.service')
+
+
+def version():
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(REPO, 'setup.cfg'))
+    return parser['metadata']['version']
+
+
+def page_yaml(page):
+    """{caption: text} of a page's ``.. code-block:: yaml`` blocks."""
+    with open(os.path.join(REPO, page)) as f:
+        text = f.read()
+    found = {}
+    for match in re.finditer(
+            r'^\.\. code-block:: yaml\n((?:   :.*\n)*)\n((?:(?:   .*)?\n)+)',
+            text + '\n', re.M):
+        caption = re.search(r':caption: (.*)', match.group(1))
+        found[caption.group(1) if caption else None] = \
+            textwrap.dedent(match.group(2))
+    return found
+
+
+def osa_result_block():
+    return {caption: body for page, caption, body
+            in blocks.captioned_doc_blocks()
+            if page == OSA_PAGE}[OSA_RESULT]
+
+
+def user_variables():
+    return yaml.safe_load(page_yaml(OSA_PAGE)[USER_VARIABLES])
+
+
+def test_every_variable_the_page_sets_is_os_novas():
+    assert set(user_variables()) <= set(facts.VARIABLES)
+    assert {'nova_user_pip_packages', 'nova_nova_conf_overrides'} <= \
+        set(user_variables())
+
+
+def test_the_pages_result_is_the_roles_list_with_ours(tmp_path):
+    """The nova.conf lines the page shows follow from the role's default
+    list and the page's extra filter (the slow tier has config_template
+    write them)."""
+    variables = user_variables()
+    values = blocks.parse_as_nova(tmp_path, osa_result_block())
+    assert values[('filter_scheduler', 'enabled_filters')] == \
+        facts.VARIABLES['nova_scheduler_default_filters'] + \
+        variables['nova_scheduler_extra_filters']
+    overrides = variables['nova_nova_conf_overrides']
+    mapping = overrides['filter_scheduler']['available_filters']
+    assert isinstance(mapping, dict) and not any(mapping.values())
+    assert values[('filter_scheduler', 'available_filters')] == \
+        sorted(mapping)
+    assert values[('scheduler', 'filter_hosts_by_image_type_support')] is \
+        True
+
+
+def test_the_package_list_names_this_release_for_each_group():
+    [entry] = user_variables()['nova_user_pip_packages']
+    found = [Requirement(r) for r in re.findall(r"'(image-type-filter[^']*)'",
+                                                entry)]
+    assert [r.extras for r in found] == [{'cli'}, set()]
+    assert {str(r.specifier) for r in found} == {'==' + version()}
+    assert "'%s' in group_names" % facts.GROUPS['nova-compute'] in entry
+
+
+def test_the_kolla_override_pins_this_release():
+    with open(KOLLA_OVERRIDE) as f:
+        pins = re.findall(r'image-type-filter(?:\[cli\])?==([\w.]+)', f.read())
+    assert pins and set(pins) == {version()}
+
+
+def test_the_playbook_uses_only_what_the_role_has():
+    with open(OSA_PLAYBOOK) as f:
+        text = f.read()
+    [play] = yaml.safe_load(text)
+    assert play['hosts'] == facts.GROUPS['nova-compute']
+    used = set(re.findall(r'\b(nova_\w+)\b', text)) - set(
+        facts.GROUPS.values())
+    assert used <= set(facts.VARIABLES), used - set(facts.VARIABLES)
+    # The role's own default for the venv's bin directory, when
+    # user_variables.yml does not set nova_bin.
+    default = ' '.join(play['vars']['virt_capabilities_venv_bin'].split())
+    before, after = facts.NOVA_BIN.split('%s')
+    expected = ("default('%s' ~ (nova_venv_tag | default(venv_tag | "
+                "default('untagged'))) ~ '%s')" % (before, after))
+    assert expected in default
+    assert '--config-file %s ' % facts.NOVA_CONF in text
+    assert 'PartOf=%s' % facts.NOVA_COMPUTE_UNIT in text
+
+
+def test_the_unit_the_playbook_copies_is_the_one_the_package_installs():
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(REPO, 'setup.cfg'))
+    data_files = parser['options.data_files']
+    assert data_files['share/image-type-filter/systemd'].strip() == \
+        os.path.relpath(SHIPPED_UNIT, REPO)
+    with open(OSA_PLAYBOOK) as f:
+        assert '/share/image-type-filter/systemd/virt-capabilities.service' \
+            in re.sub(r'\s+', '', f.read()).replace('}}/', '/')
+    # It runs as the user nova-compute runs as, after nova-compute.
+    with open(SHIPPED_UNIT) as f:
+        unit = f.read()
+    assert 'User=%s\n' % facts.VARIABLES['nova_system_user_name'] in unit
+    assert facts.NOVA_COMPUTE_UNIT in re.search(r'^After=(.*)$', unit,
+                                                re.M).group(1)

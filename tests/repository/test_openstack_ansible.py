@@ -1,0 +1,245 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""OpenStack-Ansible's recipe, run by Ansible and config_template.
+
+``doc/source/install/openstack-ansible.rst``'s ``user_variables.yml``, as
+ansible-core templates it per host (the package list), and as the
+``config_template`` plugin the os_nova role writes ``nova.conf`` with
+merges it into the role's ``[filter_scheduler]`` (ansible-config-template
+2.1.1 from the package index, with ansible-core 2.18:
+``tests/deploy_tools.py``). The role itself is not on the package index:
+its template's lines come from ``tests/repository/openstack_ansible_facts.py``.
+Then the reporter's playbook, run for real, and systemd reading the unit
+it leaves.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from packaging.requirements import Requirement
+import pytest
+import yaml
+
+from tests import deploy_tools
+from tests.repository import openstack_ansible_facts as facts
+from tests.repository import test_config_blocks as blocks
+from tests.repository import test_deploy_recipes as recipes
+
+pytestmark = pytest.mark.slow
+
+NOVAS = 'nova.scheduler.filters.all_filters'
+OURS = 'image_type_filter.nova.all_filters'
+BLAZAR = 'blazarnova.scheduler.filters.blazar_filter.BlazarFilter'
+
+
+@pytest.fixture(scope='module')
+def venv(tmp_path_factory):
+    return deploy_tools.install(
+        'openstack-ansible', str(tmp_path_factory.mktemp('osa')))
+
+
+def ansible_env(venv, home):
+    plugins = deploy_tools.share(venv, 'ansible', 'plugins')
+    home.mkdir(exist_ok=True)
+    return dict(os.environ, HOME=str(home),
+                ANSIBLE_ACTION_PLUGINS=os.path.join(plugins, 'action'),
+                ANSIBLE_LIBRARY=os.path.join(plugins, 'modules'),
+                ANSIBLE_LOCAL_TEMP=str(home / 'tmp'),
+                ANSIBLE_REMOTE_TEMP=str(home / 'tmp'),
+                # Modules run by this virtualenv's Python, not whichever
+                # python3 the machine's PATH finds.
+                ANSIBLE_PYTHON_INTERPRETER=os.path.join(venv, 'bin',
+                                                        'python'),
+                ANSIBLE_LOCALHOST_WARNING='False',
+                ANSIBLE_INVENTORY_UNPARSED_WARNING='False',
+                # One line per host: "host | SUCCESS => {json}".
+                ANSIBLE_STDOUT_CALLBACK='oneline',
+                ANSIBLE_LOAD_CALLBACK_PLUGINS='True',
+                ANSIBLE_NOCOLOR='True')
+
+
+def run(venv, tmp_path, command, *args):
+    proc = subprocess.run(
+        [os.path.join(venv, 'bin', command), *args], capture_output=True,
+        text=True, timeout=300, env=ansible_env(venv, tmp_path / 'home'),
+        cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def results(output):
+    """{host: module result} of an ad-hoc command's output."""
+    found = {}
+    for line in output.splitlines():
+        host, result = re.match(r'^(\S+) \| SUCCESS => (\{.*\})$',
+                                line).groups()
+        found[host] = json.loads(result)
+    return found
+
+
+def user_variables(tmp_path):
+    path = tmp_path / 'user_variables.yml'
+    path.write_text(recipes.page_yaml(recipes.OSA_PAGE)[
+        recipes.USER_VARIABLES])
+    return path
+
+
+def test_each_host_gets_the_package_its_groups_need(venv, tmp_path):
+    inventory = tmp_path / 'inventory'
+    inventory.write_text(
+        '[nova_scheduler]\nsched-1\naio-1\n[nova_compute]\ncompute-1\n'
+        'aio-1\n[nova_api_os_compute]\napi-1\n[all:vars]\n'
+        'ansible_connection=local\n')
+    output = run(venv, tmp_path, 'ansible', 'all', '-i', str(inventory),
+                 '-m', 'debug', '-a', 'var=nova_user_pip_packages',
+                 '-e', '@%s' % user_variables(tmp_path))
+    extras = {}
+    for host, result in results(output).items():
+        [requirement] = [Requirement(r)
+                         for r in result['nova_user_pip_packages']]
+        assert requirement.name == 'image-type-filter'
+        assert str(requirement.specifier) == '==' + recipes.version()
+        extras[host] = requirement.extras
+    assert extras == {'sched-1': set(), 'api-1': set(),
+                      'compute-1': {'cli'}, 'aio-1': {'cli'}}
+
+
+def scheduler_template(extra_filters=(), blazar=False):
+    """[filter_scheduler] as os_nova's template writes it on a
+    nova_scheduler host (openstack_ansible_facts)."""
+    enabled = list(facts.VARIABLES['nova_scheduler_default_filters'])
+    available = ''
+    if blazar:
+        enabled += facts.VARIABLES['nova_blazar_scheduler_filters']
+        available = 'available_filters = %s\navailable_filters = %s\n' % (
+            NOVAS, BLAZAR)
+    enabled += list(extra_filters)
+    return ('[DEFAULT]\n%s\n[filter_scheduler]\n%senabled_filters = %s\n'
+            'host_subset_size = 1\n' % (
+                ''.join('%s = %s\n' % kv
+                        for kv in facts.NOVA_CONF_DEFAULTS.items()),
+                available, ','.join(enabled)))
+
+
+def config_template(venv, tmp_path, template, overrides):
+    """The nova.conf config_template writes from ``template`` with
+    ``overrides`` (nova_nova_conf_overrides)."""
+    src = tmp_path / 'nova.conf.j2'
+    src.write_text(template)
+    dest = tmp_path / 'nova.conf'
+    run(venv, tmp_path, 'ansible', 'localhost', '-c', 'local', '-m',
+        'config_template', '-a', json.dumps({
+            'src': str(src), 'dest': str(dest), 'config_type': 'ini',
+            'config_overrides': overrides}))
+    return dest.read_text()
+
+
+def test_the_overrides_load_both_filter_sets(venv, tmp_path):
+    variables = yaml.safe_load(recipes.page_yaml(recipes.OSA_PAGE)[
+        recipes.USER_VARIABLES])
+    written = config_template(
+        venv, tmp_path,
+        scheduler_template(variables['nova_scheduler_extra_filters']),
+        variables['nova_nova_conf_overrides'])
+    values = blocks.parse_as_nova(tmp_path, written)
+    assert sorted(values[('filter_scheduler', 'available_filters')]) == \
+        [OURS, NOVAS]
+    assert values[('filter_scheduler', 'enabled_filters')] == \
+        facts.VARIABLES['nova_scheduler_default_filters'] + [
+            'ImageTypeRebuildFilter']
+    assert values[('scheduler', 'filter_hosts_by_image_type_support')] is \
+        True
+    # What the page says nova-scheduler's nova.conf then has.
+    documented = blocks.parse_as_nova(tmp_path, recipes.osa_result_block())
+    assert documented and all(values[key] == value
+                              for key, value in documented.items())
+
+
+def test_a_list_would_be_one_filter_path_nova_cannot_import(venv,
+                                                             tmp_path):
+    """Why the page gives available_filters as a mapping."""
+    written = config_template(venv, tmp_path, scheduler_template(), {
+        'filter_scheduler': {'available_filters': [NOVAS, OURS]}})
+    assert blocks.parse_as_nova(tmp_path, written)[
+        ('filter_scheduler', 'available_filters')] == ['%s,%s' % (NOVAS,
+                                                                  OURS)]
+
+
+def test_with_blazar_the_override_replaces_its_line(venv, tmp_path):
+    """Why the page says to add Blazar's path to the mapping."""
+    overrides = yaml.safe_load(recipes.page_yaml(recipes.OSA_PAGE)[
+        recipes.USER_VARIABLES])['nova_nova_conf_overrides']
+    written = config_template(venv, tmp_path,
+                              scheduler_template(blazar=True), overrides)
+    assert BLAZAR not in blocks.parse_as_nova(tmp_path, written)[
+        ('filter_scheduler', 'available_filters')]
+    with_blazar = json.loads(json.dumps(overrides))
+    with_blazar['filter_scheduler']['available_filters'][BLAZAR] = None
+    written = config_template(venv, tmp_path,
+                              scheduler_template(blazar=True), with_blazar)
+    assert sorted(blocks.parse_as_nova(tmp_path, written)[
+        ('filter_scheduler', 'available_filters')]) == sorted(
+        [NOVAS, OURS, BLAZAR])
+
+
+def test_the_playbook_installs_the_reporter_beside_nova_compute(venv,
+                                                                tmp_path):
+    """ansible-playbook runs it (all but the systemd start) on a
+    nova_compute host whose nova venv has the package's unit; systemd
+    reads the unit and drop-in it leaves."""
+    bin_dir = tmp_path / 'openstack' / 'venvs' / 'nova-32.0.0' / 'bin'
+    shipped = bin_dir.parent / 'share' / 'image-type-filter' / 'systemd'
+    shipped.mkdir(parents=True)
+    shutil.copy(recipes.SHIPPED_UNIT, shipped)
+    bin_dir.mkdir()
+    systemd_dir = tmp_path / 'systemd'
+    systemd_dir.mkdir()  # /etc/systemd/system on a host
+    inventory = tmp_path / 'inventory'
+    inventory.write_text('[nova_compute]\ncompute-1 '
+                         'ansible_connection=local\n')
+    run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+        recipes.OSA_PLAYBOOK, '--skip-tags', 'service',
+        '-e', 'nova_bin=%s' % bin_dir,
+        '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    unit = systemd_dir / 'virt-capabilities.service'
+    drop_in = systemd_dir / 'virt-capabilities.service.d' / \
+        'openstack-ansible.conf'
+    assert unit.read_text() == open(recipes.SHIPPED_UNIT).read()
+    text = drop_in.read_text()
+    assert re.findall(r'^ExecStart=(.*)$', text, re.M) == [
+        '', '%s/virt-capabilities report --config-file %s --wait 300 '
+        '--interval 300' % (bin_dir, facts.NOVA_CONF)]
+    assert re.findall(r'^PartOf=(.*)$', text, re.M) == [
+        facts.NOVA_COMPUTE_UNIT]
+    # systemd's own reading, in a root of the test's own.
+    analyze = shutil.which('systemd-analyze')
+    assert analyze, 'systemd-analyze is needed (Debian: systemd)'
+    root = tmp_path / 'root'
+    shutil.copytree('/usr/lib/systemd/system',
+                    root / 'usr' / 'lib' / 'systemd' / 'system',
+                    symlinks=True)
+    shutil.copytree(systemd_dir, root / 'etc' / 'systemd' / 'system')
+    for program in re.findall(r'^Exec\w+=-?(\S+)',
+                              unit.read_text() + text, re.M):
+        stand_in = root / program.lstrip('/')
+        stand_in.parent.mkdir(parents=True, exist_ok=True)
+        stand_in.write_text('#!/bin/sh\n')
+        stand_in.chmod(0o755)
+    proc = subprocess.run(
+        [analyze, 'verify', '--root', str(root),
+         '/etc/systemd/system/virt-capabilities.service'],
+        capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, '', '')
