@@ -1,0 +1,250 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The monitoring page's command lines, run as written against the status
+file a real reporter wrote (doc/source/admin/monitoring.rst): the
+Nagios/Icinga check, the node_exporter textfile writer (its output parsed
+by Prometheus's own client library, and every metric the alerting rules
+name written by it), and ``report --check`` as a periodic check, through
+a sync that succeeds, drift, a sync that fails, a reporter that stopped
+and a file that is not there.
+
+Only the paths change: the page's nova.conf, status file and textfile
+directory become this test's. The scripts come from contrib/monitoring,
+put on PATH as the page asks.
+"""
+
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from prometheus_client import parser as prometheus_parser
+import pytest
+import yaml
+
+from tests import helpers
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+PAGE = os.path.join(REPO, 'doc', 'source', 'admin', 'monitoring.rst')
+SCRIPTS = os.path.join(REPO, 'contrib', 'monitoring')
+CONF, STATUS, TEXTFILE_DIR = ('/etc/nova/nova.conf',
+                              '/var/lib/nova/virt_capabilities_status.json',
+                              '/var/lib/prometheus/node-exporter')
+NAGIOS = 'check_virt_capabilities_status'
+TEXTFILE = 'virt_capabilities_status_textfile'
+CHECK = 'virt-capabilities report --config-file %s --check' % CONF
+# Nagios's plugin exit codes: literal, not the scripts'.
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+DRIFT = 3  # report --check
+
+pytestmark = pytest.mark.skipif(
+    shutil.which('jq') is None, reason='the recipes run jq (Debian: jq)')
+
+
+def page():
+    with open(PAGE) as f:
+        return f.read()
+
+
+def console_lines(text):
+    """The ``$`` lines of the page's console blocks."""
+    lines = []
+    for block in re.finditer(r'^\.\. code-block:: console\n\n((?: +.*\n|\n)+)',
+                             text, re.M):
+        lines += [line.strip()[2:] for line in block.group(1).splitlines()
+                  if line.strip().startswith('$ ')]
+    return lines
+
+
+def alerting_rules(text):
+    [block] = re.findall(r'^\.\. code-block:: yaml\n\n((?: +.*\n|\n)+)',
+                         text, re.M)
+    return yaml.safe_load(block)['groups']
+
+
+def lines_by_kind():
+    """The page's lines, by what they run; each kind is run below."""
+    kinds = {}
+    for line in console_lines(page()):
+        kind = CHECK if line.startswith(CHECK) else line.split()[0]
+        kinds.setdefault(kind, []).append(line)
+    assert sorted(kinds) == sorted([NAGIOS, TEXTFILE, CHECK, 'sh']), \
+        'a command line on the page this test does not run: %s' % kinds
+    [wrapped] = kinds.pop('sh')
+    assert CHECK in wrapped
+    kinds = {k: v for k, [v] in kinds.items()}
+    kinds['wrapped'] = wrapped
+    return kinds
+
+
+class Node:
+    """A fake-driver compute node whose reporter keeps a custom trait, its
+    state (and status file) in tmp_path, and the page's lines run for
+    it."""
+
+    def __init__(self, placement, tmp_path, unique):
+        self.client = placement.client()
+        self.name = 'monitored-' + unique
+        self.trait = 'CUSTOM_MONITORED_' + unique.upper()
+        rp = self.client.create_resource_provider(self.name)
+        self.uuid = rp['uuid']
+        self.conf = tmp_path / 'nova.conf'
+        self.conf.write_text(
+            '[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = %s\n'
+            'state_path = %s\n[virt_capabilities]\ncustom_traits = %s\n%s'
+            % (self.name, tmp_path, self.trait,
+               placement.nova_conf_section()))
+        self.status = tmp_path / 'virt_capabilities_status.json'
+        self.textfile_dir = tmp_path / 'textfile'
+        self.textfile_dir.mkdir()
+        self.env = helpers.clean_env(PATH=os.pathsep.join([
+            SCRIPTS, os.path.dirname(sys.executable), os.environ['PATH']]))
+
+    def report(self):
+        return subprocess.run(
+            ['virt-capabilities', 'report', '--config-file', str(self.conf)],
+            env=self.env, capture_output=True, text=True, timeout=120)
+
+    def run(self, line):
+        for documented, here in ((CONF, self.conf), (STATUS, self.status),
+                                 (TEXTFILE_DIR, self.textfile_dir)):
+            line = line.replace(documented, str(here))
+        return subprocess.run(['sh', '-c', line], env=self.env,
+                              capture_output=True, text=True, timeout=120)
+
+    def metrics(self, line):
+        proc = self.run(line)
+        assert proc.returncode == 0 and proc.stdout == '', proc.stderr
+        # Replaced whole: nothing else is left in the directory.
+        assert os.listdir(self.textfile_dir) == ['virt_capabilities.prom']
+        with open(self.textfile_dir / 'virt_capabilities.prom') as f:
+            families = list(prometheus_parser.text_string_to_metric_families(
+                f.read()))
+        found = {}
+        for family in families:
+            assert family.type == 'gauge' and family.documentation
+            [sample] = family.samples
+            assert sample.labels == {'status_file': str(self.status)}
+            found[sample.name] = sample.value
+        return found
+
+    def rewrite(self, **fields):
+        """The reporter's own file with some fields changed: a state only
+        time would bring (a reporter stopped an hour ago)."""
+        document = json.loads(self.status.read_text())
+        document.update(fields)
+        self.status.write_text(json.dumps(document))
+
+
+def ago(seconds):
+    """A time as the reporter writes it, ``seconds`` ago."""
+    return (datetime.datetime.now(datetime.timezone.utc)
+            - datetime.timedelta(seconds=seconds)).isoformat(
+                timespec='seconds')
+
+
+def epoch(text):
+    return datetime.datetime.fromisoformat(text).timestamp()
+
+
+def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
+    lines = lines_by_kind()
+    node = Node(placement, tmp_path, unique)
+
+    # A sync that succeeded, and changed the node's provider.
+    assert node.report().returncode == 0
+    status = json.loads(node.status.read_text())
+    nagios = node.run(lines[NAGIOS])
+    assert (nagios.returncode, nagios.stdout) == (
+        OK, 'OK - last sync %s, 1 provider(s) changed\n' % status['time'])
+    metrics = node.metrics(lines[TEXTFILE])
+    assert metrics == {
+        'virt_capabilities_status_readable': 1,
+        'virt_capabilities_last_sync_timestamp_seconds':
+            epoch(status['time']),
+        'virt_capabilities_last_success_timestamp_seconds':
+            epoch(status['last_ok']),
+        'virt_capabilities_last_sync_ok': 1,
+        'virt_capabilities_last_sync_changed_providers': 1,
+        'virt_capabilities_last_sync_failed_providers': 0}
+    # Every metric the page's alerting rules name is one the script writes.
+    rules = [rule for group in alerting_rules(page())
+             for rule in group['rules']]
+    named = {name for rule in rules
+             for name in re.findall(r'virt_capabilities_\w+', rule['expr'])}
+    assert len(rules) == 3 and named and named <= set(metrics)
+    check = node.run(lines[CHECK])
+    assert check.returncode == 0 and check.stdout.startswith('in sync: ')
+    assert node.run(lines['wrapped']).returncode == OK
+
+    # Somebody takes the reporter's trait off: drift, a WARNING in Nagios.
+    traits, generation = node.client.get_provider_traits(node.uuid)
+    node.client.put_provider_traits(node.uuid, traits - {node.trait},
+                                    generation)
+    check = node.run(lines[CHECK])
+    assert check.returncode == DRIFT and check.stdout.startswith('drift: ')
+    wrapped = node.run(lines['wrapped'])
+    assert wrapped.returncode == WARNING and wrapped.stdout == check.stdout
+
+    # A sync that fails (the provider is gone): WARNING, naming the error.
+    node.client.request('DELETE', '/resource_providers/%s' % node.uuid,
+                        ok=(204,))
+    assert node.report().returncode == 1
+    failed = json.loads(node.status.read_text())
+    assert failed['result'] == 'failed' and node.name in failed['error']
+    nagios = node.run(lines[NAGIOS])
+    assert (nagios.returncode, nagios.stdout) == (
+        WARNING, 'WARNING - last sync failed: %s\n' % failed['error'])
+    metrics = node.metrics(lines[TEXTFILE])
+    assert metrics['virt_capabilities_last_sync_ok'] == 0
+    assert metrics['virt_capabilities_last_success_timestamp_seconds'] == \
+        epoch(status['last_ok'])
+    assert node.run(lines['wrapped']).returncode == WARNING  # not found: 1
+
+    # Failing for longer than the page's critical threshold (1800 s).
+    node.rewrite(last_ok=ago(3600))
+    nagios = node.run(lines[NAGIOS])
+    assert nagios.returncode == CRITICAL
+    assert re.fullmatch(r'CRITICAL - last successful sync 36\d\d s ago: %s\n'
+                        % re.escape(failed['error']), nagios.stdout)
+    # A reporter that stopped: its last sync succeeded, long ago.
+    node.rewrite(result='ok', error=None, time=ago(1000), last_ok=ago(1000))
+    nagios = node.run(lines[NAGIOS])
+    assert nagios.returncode == WARNING
+    assert 'is the reporter running?' in nagios.stdout
+    node.rewrite(time=ago(3600), last_ok=ago(3600))
+    assert node.run(lines[NAGIOS]).returncode == CRITICAL
+    # No sync has succeeded yet.
+    node.rewrite(result='failed', error='the error', time=ago(0),
+                 last_ok=None)
+    nagios = node.run(lines[NAGIOS])
+    assert (nagios.returncode, nagios.stdout) == (
+        CRITICAL, 'CRITICAL - no sync has succeeded yet: the error\n')
+    assert node.metrics(lines[TEXTFILE])[
+        'virt_capabilities_last_success_timestamp_seconds'] == 0
+
+    # Not a status file, or none: UNKNOWN, and only "not readable".
+    node.status.write_text('{"format": "something else"}')
+    assert node.run(lines[NAGIOS]).returncode == UNKNOWN
+    node.status.unlink()
+    nagios = node.run(lines[NAGIOS])
+    assert nagios.returncode == UNKNOWN
+    assert nagios.stdout.startswith('UNKNOWN - cannot read %s: '
+                                    % node.status)
+    assert nagios.stdout.count('\n') == 1
+    assert node.metrics(lines[TEXTFILE]) == {
+        'virt_capabilities_status_readable': 0}
