@@ -28,18 +28,18 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
 from prometheus_client import parser as prometheus_parser
 import pytest
-import yaml
 
 from tests import helpers
+from tests import monitoring_page
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-PAGE = os.path.join(REPO, 'doc', 'source', 'admin', 'monitoring.rst')
 SCRIPTS = os.path.join(REPO, 'contrib', 'monitoring')
 CONF, STATUS, TEXTFILE_DIR = ('/etc/nova/nova.conf',
                               '/var/lib/nova/virt_capabilities_status.json',
@@ -55,31 +55,10 @@ pytestmark = pytest.mark.skipif(
     shutil.which('jq') is None, reason='the recipes run jq (Debian: jq)')
 
 
-def page():
-    with open(PAGE) as f:
-        return f.read()
-
-
-def console_lines(text):
-    """The ``$`` lines of the page's console blocks."""
-    lines = []
-    for block in re.finditer(r'^\.\. code-block:: console\n\n((?: +.*\n|\n)+)',
-                             text, re.M):
-        lines += [line.strip()[2:] for line in block.group(1).splitlines()
-                  if line.strip().startswith('$ ')]
-    return lines
-
-
-def alerting_rules(text):
-    [block] = re.findall(r'^\.\. code-block:: yaml\n\n((?: +.*\n|\n)+)',
-                         text, re.M)
-    return yaml.safe_load(block)['groups']
-
-
 def lines_by_kind():
     """The page's lines, by what they run; each kind is run below."""
     kinds = {}
-    for line in console_lines(page()):
+    for line in monitoring_page.console_lines():
         kind = CHECK if line.startswith(CHECK) else line.split()[0]
         kinds.setdefault(kind, []).append(line)
     assert sorted(kinds) == sorted([NAGIOS, TEXTFILE, CHECK, 'sh']), \
@@ -182,8 +161,7 @@ def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
         'virt_capabilities_last_sync_changed_providers': 1,
         'virt_capabilities_last_sync_failed_providers': 0}
     # Every metric the page's alerting rules name is one the script writes.
-    rules = [rule for group in alerting_rules(page())
-             for rule in group['rules']]
+    rules = monitoring_page.alerting_rules()
     named = {name for rule in rules
              for name in re.findall(r'virt_capabilities_\w+', rule['expr'])}
     assert len(rules) == 3 and named and named <= set(metrics)
@@ -248,3 +226,99 @@ def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
     assert nagios.stdout.count('\n') == 1
     assert node.metrics(lines[TEXTFILE]) == {
         'virt_capabilities_status_readable': 0}
+
+
+# -- the lines a failing reporter writes are the page's ---------------------
+
+def said(lines):
+    """(level, line) of the WARNING and ERROR lines of a command's stderr
+    (``LEVEL logger: message`` with no log destination in nova.conf)."""
+    return [(line.split()[0], line) for line in lines
+            if line.split()[:1] in (['WARNING'], ['ERROR'])]
+
+
+def node_conf(tmp_path, placement_section, host='h', extra=''):
+    tmp_path.mkdir()
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = %s\n'
+                    'state_path = %s\n[virt_capabilities]\ncustom_traits = '
+                    'CUSTOM_PAGED\n%s%s' % (host, tmp_path, extra,
+                                            placement_section))
+    return str(path)
+
+
+def service_lines(conf, until):
+    """The stderr of ``report --interval`` until it says ``until``, then
+    stopped (SIGTERM, exit 0)."""
+    with helpers.Child.module('virt_capabilities.cmd.main', 'report',
+                              '--config-file', conf, '--interval',
+                              '3600') as child:
+        child.err.wait_for(until)
+        child.send(signal.SIGTERM)
+        assert child.finish() == 0
+        return child.err.text().splitlines()
+
+
+def oneshot_lines(*argv):
+    proc = subprocess.run([sys.executable, '-m', *argv], capture_output=True,
+                          text=True, timeout=120, env=helpers.clean_env())
+    assert proc.returncode != 0
+    return proc.stderr.splitlines()
+
+
+@pytest.fixture
+def failing():
+    """A Placement that answers 503 to everything."""
+    server = helpers.RecordingServer(status=503)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def refusing():
+    """One that answers 401 to everything."""
+    server = helpers.RecordingServer(status=401)
+    yield server
+    server.stop()
+
+
+def test_a_failing_reporter_says_only_lines_the_page_lists(
+        placement, failing, refusing, tmp_path, unique):
+    """Produced by running the code, not read from it: every WARNING and
+    ERROR the reporter (service and one-shot) and ``status`` write when
+    Placement fails, refuses, or lacks the provider, or the state cannot
+    be saved, is a line the page lists at that level."""
+    runs = {
+        'service, Placement failing': service_lines(
+            node_conf(tmp_path / 'a', failing.nova_conf_section()),
+            'sync failed'),
+        'service, credentials refused': service_lines(
+            node_conf(tmp_path / 'b', refusing.nova_conf_section()),
+            'refused the credentials'),
+        'one-shot, no provider': oneshot_lines(
+            'virt_capabilities.cmd.main', 'report', '--config-file',
+            node_conf(tmp_path / 'c', placement.nova_conf_section(),
+                      host='never-' + unique)),
+        'one-shot, state not saved': oneshot_lines(
+            'virt_capabilities.cmd.main', 'report', '--config-file',
+            node_conf(tmp_path / 'd', placement.nova_conf_section(),
+                      host=placement.client().create_resource_provider(
+                          'unsaved-' + unique)['name'],
+                      extra='state_file = /proc/nonexistent/state.json\n')),
+        'status, Placement failing': oneshot_lines(
+            'image_type_filter.cmd.main', 'status', '--config-file',
+            node_conf(tmp_path / 'e', failing.nova_conf_section())),
+    }
+    matched, unlisted = set(), []
+    for run, lines in runs.items():
+        assert said(lines), '%s said nothing: %s' % (run, lines)
+        for level, line in said(lines):
+            found = monitoring_page.rows_saying(line, level)
+            matched.update(text for text, _, _ in found)
+            if not found:
+                unlisted.append('%s: %s' % (run, line))
+    assert not unlisted, 'lines not on the page: %s' % unlisted
+    assert {'sync failed, next attempt at the next interval',
+            'retrying with back-off', 'no resource provider found for',
+            'sync stopped, since a trait set and not remembered',
+            'could not check:'} <= matched

@@ -31,9 +31,10 @@ import ast
 import os
 import re
 
+from tests import monitoring_page
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-PAGE = os.path.join(REPO, 'doc', 'source', 'admin', 'monitoring.rst')
 PRODUCT = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 LEVELS = {'debug': 'DEBUG', 'info': 'INFO', 'warning': 'WARNING',
           'error': 'ERROR', 'exception': 'ERROR', 'critical': 'CRITICAL'}
@@ -171,40 +172,8 @@ def product():
     return sites, messages
 
 
-def page_rows():
-    """(text, level or None, line) of every row of the page's tables whose
-    first column is "Text"."""
-    with open(PAGE) as f:
-        lines = f.read().splitlines()
-    rows, in_table, row = [], False, None
-    for number, line in enumerate(lines, 1):
-        cell = re.match(r'^   (\*| ) - (.*)$', line)
-        if line.startswith('.. list-table::'):
-            in_table, row = None, None
-            continue
-        if cell is None:
-            continue
-        if cell.group(1) == '*':
-            row = [cell.group(2)]
-            if in_table is None:
-                in_table = row[0] == 'Text'
-            elif in_table:
-                rows.append((row, number))
-        elif row is not None:
-            row.append(cell.group(2))
-    found = []
-    for row, number in rows:
-        literal = re.fullmatch(r'``(.+?)``', row[0])
-        assert literal, 'monitoring.rst:%d: a Text cell is one ``literal``' \
-            % number
-        level = row[1] if len(row) > 1 and row[1] in LEVELS.values() \
-            else None
-        found.append((literal.group(1), level, number))
-    return found
-
-
 SITES, MESSAGES = product()
-ROWS = page_rows()
+ROWS = monitoring_page.rows()
 
 
 def test_the_page_has_the_tables_this_test_reads():
