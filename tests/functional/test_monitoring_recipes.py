@@ -16,7 +16,9 @@ Nagios/Icinga check, the node_exporter textfile writer (its output parsed
 by Prometheus's own client library, and every metric the alerting rules
 name written by it), and ``report --check`` as a periodic check, through
 a sync that succeeds, drift, a sync that fails, a reporter that stopped
-and a file that is not there.
+and a file that is not there. And the page's tables of log lines against
+the lines the code writes when run: the reporter (service and one-shot),
+``status`` and the request filters, each made to fail.
 
 Only the paths change: the page's nova.conf, status file and textfile
 directory become this test's. The scripts come from contrib/monitoring,
@@ -25,6 +27,7 @@ put on PATH as the page asks.
 
 import datetime
 import json
+import logging
 import os
 import re
 import shutil
@@ -32,9 +35,16 @@ import signal
 import subprocess
 import sys
 
+from keystoneauth1 import adapter
+from keystoneauth1 import session
+from keystoneauth1 import token_endpoint
 from prometheus_client import parser as prometheus_parser
 import pytest
 
+from image_type_common import placement_client
+from image_type_filter import settings
+from image_type_filter.client import request_spec as rs
+from image_type_filter.scheduler import pipeline as filter_pipeline
 from tests import helpers
 from tests import monitoring_page
 
@@ -51,8 +61,6 @@ CHECK = 'virt-capabilities report --config-file %s --check' % CONF
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
 DRIFT = 3  # report --check
 
-pytestmark = pytest.mark.skipif(
-    shutil.which('jq') is None, reason='the recipes run jq (Debian: jq)')
 
 
 def lines_by_kind():
@@ -140,6 +148,8 @@ def epoch(text):
     return datetime.datetime.fromisoformat(text).timestamp()
 
 
+@pytest.mark.skipif(shutil.which('jq') is None,
+                    reason='the recipes run jq (Debian: jq)')
 def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
     lines = lines_by_kind()
     node = Node(placement, tmp_path, unique)
@@ -322,3 +332,41 @@ def test_a_failing_reporter_says_only_lines_the_page_lists(
             'retrying with back-off', 'no resource provider found for',
             'sync stopped, since a trait set and not remembered',
             'could not check:'} <= matched
+
+
+def test_the_filters_facing_a_failing_placement_say_only_lines_the_page_lists(
+        failing, caplog):
+    """The request filters as nova-scheduler builds them, with isolation
+    and two image-metadata families, over a Placement that answers 503,
+    asked for a boot, and one of an image they cannot turn into traits:
+    every WARNING and ERROR they log is a line the page lists at that
+    level."""
+    caplog.set_level(logging.WARNING, 'image_type_filter')
+    auth = token_endpoint.Token(failing.endpoint, 'admin')
+    client = placement_client.PlacementClient(adapter.Adapter(
+        session.Session(auth=auth), service_type='placement'))
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+        settings.FilterSettings.defaults(
+            image_type_enabled=True, isolation_enabled=True,
+            isolation_rules=('CUSTOM_TROVE',),
+            image_metadata_families=('architecture', 'storage_bus'),
+            traits_refresh_interval=3600),
+        placement=client)
+    for disk_format, properties in (('vmdk', {'hw_disk_bus': 'scsi'}),
+                                    ('nosuchformat',
+                                     {'hw_architecture': 'nosucharch'})):
+        pipeline(None, rs.RequestSpec.for_boot(
+            disk_format, properties=properties,
+            extra_specs={'trait:CUSTOM_TROVE': 'required'}))
+    matched, unlisted = set(), []
+    for record in caplog.records:
+        found = monitoring_page.rows_saying(record.getMessage(),
+                                            record.levelname)
+        matched.update(text for text, _, _ in found)
+        if not found:
+            unlisted.append('%s %s' % (record.levelname,
+                                       record.getMessage()))
+    assert not unlisted, 'lines not on the page: %s' % unlisted
+    assert {'could not create reserved trait', 'asking Placement again in',
+            'maps to no known COMPUTE_IMAGE_TYPE_* trait',
+            'no host is filtered by it'} <= matched
