@@ -61,7 +61,7 @@ PASSES_ON = {
     ('virt_capabilities/service.py', '_try_record_status'):
         'the status file that cannot be written',
     ('virt_capabilities/service.py', '_cycle_done'):
-        'the failure tuples of run_service, and the status file',
+        'the status file that cannot be written',
     ('virt_capabilities/service.py', 'run_remove'):
         'remove\'s provider errors and its ownership state error',
 }
@@ -227,3 +227,26 @@ def test_the_lists_name_only_what_exists():
     texts = {s.text for s in SITES}
     assert set(PASSES_ON) <= keys and FORWARDERS <= keys
     assert set(NOT_ALERTING) <= texts
+
+
+def test_the_reader_finds_every_form_of_log_call():
+    source = ast.parse(
+        "BESIDE = 'a named line'\n"
+        "def one():\n"
+        "    LOG.warning('plain %s', x)\n"
+        "    self.app.LOG.error('%s', exc)\n"
+        "    LOG.warning(BESIDE)\n"
+        "    failures.failed(key, logging.ERROR, 'said once: %s', exc)\n"
+        "    failed = (exc, logging.WARNING, 'a tuple: %s')\n"
+        "    LOG.log(level, msg)\n"
+        "    LOG.debug('quiet')\n")
+    found = [(s.function, s.level, s.text, s.has_words())
+             for s in _sites_of('x.py', source)]
+    assert sorted(found, key=str) == sorted([
+        ('one', 'WARNING', 'plain %s', True),
+        ('one', 'ERROR', '%s', False),
+        ('one', 'WARNING', 'a named line', True),
+        ('one', 'ERROR', 'said once: %s', True),
+        ('one', 'WARNING', 'a tuple: %s', True),
+        ('one', None, None, False),
+        ('one', 'DEBUG', 'quiet', True)], key=str)
