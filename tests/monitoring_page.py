@@ -83,3 +83,14 @@ def rows_saying(line, level):
     that level or of none."""
     return [row for row in rows()
             if row[0] in line and row[1] in (None, level)]
+
+
+def check_lines(lines):
+    """(the rows matched, the lines no row says) of (level, line) pairs."""
+    matched, unlisted = set(), []
+    for level, line in lines:
+        found = rows_saying(line, level)
+        matched.update(text for text, _, _ in found)
+        if not found:
+            unlisted.append('%s %s' % (level, line))
+    return matched, unlisted

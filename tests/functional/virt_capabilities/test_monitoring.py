@@ -17,8 +17,9 @@ by Prometheus's own client library, and every metric the alerting rules
 name written by it), and ``report --check`` as a periodic check, through
 a sync that succeeds, drift, a sync that fails, a reporter that stopped
 and a file that is not there. And the page's tables of log lines against
-the lines the code writes when run: the reporter (service and one-shot),
-``status`` and the request filters, each made to fail.
+the lines the reporter (service and one-shot) writes when run and made to
+fail (the request filters' and ``status``'s:
+tests/functional/image_type_filter/test_alert_lines.py).
 
 Only the paths change: the page's nova.conf, status file and textfile
 directory become this test's. The scripts come from contrib/monitoring,
@@ -27,7 +28,6 @@ put on PATH as the page asks.
 
 import datetime
 import json
-import logging
 import os
 import re
 import shutil
@@ -35,22 +35,13 @@ import signal
 import subprocess
 import sys
 
-from keystoneauth1 import adapter
-from keystoneauth1 import session
-from keystoneauth1 import token_endpoint
 from prometheus_client import parser as prometheus_parser
 import pytest
 
-from image_type_common import placement_client
-from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
-from image_type_filter.scheduler import pipeline as filter_pipeline
 from tests import helpers
 from tests import monitoring_page
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-SCRIPTS = os.path.join(REPO, 'contrib', 'monitoring')
+SCRIPTS = os.path.join(helpers.REPO, 'contrib', 'monitoring')
 CONF, STATUS, TEXTFILE_DIR = ('/etc/nova/nova.conf',
                               '/var/lib/nova/virt_capabilities_status.json',
                               '/var/lib/prometheus/node-exporter')
@@ -295,9 +286,9 @@ def refusing():
 def test_a_failing_reporter_says_only_lines_the_page_lists(
         placement, failing, refusing, tmp_path, unique):
     """Produced by running the code, not read from it: every WARNING and
-    ERROR the reporter (service and one-shot) and ``status`` write when
-    Placement fails, refuses, or lacks the provider, or the state cannot
-    be saved, is a line the page lists at that level."""
+    ERROR the reporter (service and one-shot) writes when Placement fails,
+    refuses, or lacks the provider, or the state cannot be saved, is a line
+    the page lists at that level."""
     runs = {
         'service, Placement failing': service_lines(
             node_conf(tmp_path / 'a', failing.nova_conf_section()),
@@ -315,58 +306,12 @@ def test_a_failing_reporter_says_only_lines_the_page_lists(
                       host=placement.client().create_resource_provider(
                           'unsaved-' + unique)['name'],
                       extra='state_file = /proc/nonexistent/state.json\n')),
-        'status, Placement failing': oneshot_lines(
-            'image_type_filter.cmd.main', 'status', '--config-file',
-            node_conf(tmp_path / 'e', failing.nova_conf_section())),
     }
-    matched, unlisted = set(), []
     for run, lines in runs.items():
         assert said(lines), '%s said nothing: %s' % (run, lines)
-        for level, line in said(lines):
-            found = monitoring_page.rows_saying(line, level)
-            matched.update(text for text, _, _ in found)
-            if not found:
-                unlisted.append('%s: %s' % (run, line))
+    matched, unlisted = monitoring_page.check_lines(
+        [pair for lines in runs.values() for pair in said(lines)])
     assert not unlisted, 'lines not on the page: %s' % unlisted
     assert {'sync failed, next attempt at the next interval',
             'retrying with back-off', 'no resource provider found for',
-            'sync stopped, since a trait set and not remembered',
-            'could not check:'} <= matched
-
-
-def test_the_filters_facing_a_failing_placement_say_only_lines_the_page_lists(
-        failing, caplog):
-    """The request filters as nova-scheduler builds them, with isolation
-    and two image-metadata families, over a Placement that answers 503,
-    asked for a boot, and one of an image they cannot turn into traits:
-    every WARNING and ERROR they log is a line the page lists at that
-    level."""
-    caplog.set_level(logging.WARNING, 'image_type_filter')
-    auth = token_endpoint.Token(failing.endpoint, 'admin')
-    client = placement_client.PlacementClient(adapter.Adapter(
-        session.Session(auth=auth), service_type='placement'))
-    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-        settings.FilterSettings.defaults(
-            image_type_enabled=True, isolation_enabled=True,
-            isolation_rules=('CUSTOM_TROVE',),
-            image_metadata_families=('architecture', 'storage_bus'),
-            traits_refresh_interval=3600),
-        placement=client)
-    for disk_format, properties in (('vmdk', {'hw_disk_bus': 'scsi'}),
-                                    ('nosuchformat',
-                                     {'hw_architecture': 'nosucharch'})):
-        pipeline(None, rs.RequestSpec.for_boot(
-            disk_format, properties=properties,
-            extra_specs={'trait:CUSTOM_TROVE': 'required'}))
-    matched, unlisted = set(), []
-    for record in caplog.records:
-        found = monitoring_page.rows_saying(record.getMessage(),
-                                            record.levelname)
-        matched.update(text for text, _, _ in found)
-        if not found:
-            unlisted.append('%s %s' % (record.levelname,
-                                       record.getMessage()))
-    assert not unlisted, 'lines not on the page: %s' % unlisted
-    assert {'could not create reserved trait', 'asking Placement again in',
-            'maps to no known COMPUTE_IMAGE_TYPE_* trait',
-            'no host is filtered by it'} <= matched
+            'sync stopped, since a trait set and not remembered'} <= matched
