@@ -13,8 +13,8 @@
 """The monitoring page's command lines, run as written against the status
 file a real reporter wrote (doc/source/admin/monitoring.rst): the
 Nagios/Icinga check, the node_exporter textfile writer (its output parsed
-by Prometheus's own client library, and every metric the alerting rules
-name written by it), and ``report --check`` as a periodic check, through
+by Prometheus's own client library; the alerting rules parsed as PromQL,
+and every metric they name written by it), and ``report --check`` as a periodic check, through
 a sync that succeeds, drift, a sync that fails, a reporter that stopped
 and a file that is not there. And the page's tables of log lines against
 the lines the reporter (service and one-shot) writes when run and made to
@@ -36,6 +36,7 @@ import subprocess
 import sys
 
 from prometheus_client import parser as prometheus_parser
+import promql_parser
 import pytest
 
 from tests import helpers
@@ -163,6 +164,8 @@ def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
         'virt_capabilities_last_sync_failed_providers': 0}
     # Every metric the page's alerting rules name is one the script writes.
     rules = monitoring_page.alerting_rules()
+    for rule in rules:
+        promql_parser.parse(rule['expr'])  # ValueError if not PromQL
     named = {name for rule in rules
              for name in re.findall(r'virt_capabilities_\w+', rule['expr'])}
     assert len(rules) == 4 and named and named <= set(metrics)
