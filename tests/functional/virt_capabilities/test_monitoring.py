@@ -168,7 +168,7 @@ def test_the_pages_lines_alert_as_it_says(placement, tmp_path, unique):
         promql_parser.parse(rule['expr'])  # ValueError if not PromQL
     named = {name for rule in rules
              for name in re.findall(r'virt_capabilities_\w+', rule['expr'])}
-    assert len(rules) == 4 and named and named <= set(metrics)
+    assert len(rules) == 5 and named and named <= set(metrics)
     check = node.run(lines[CHECK])
     assert check.returncode == 0 and check.stdout.startswith('in sync: ')
     assert node.run(lines['wrapped']).returncode == OK
