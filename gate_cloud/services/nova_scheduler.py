@@ -24,6 +24,7 @@ DEBIAN = ()
 #: series' virtualenv (``gate_cloud.series.EDITABLE``).
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'nova-api')
+UPGRADE = 'nova'
 USERS = nova.USERS
 #: How many workers (two: the tempest plugin checks both run the filters).
 WORKERS = 2
@@ -67,7 +68,9 @@ def log_file():
     return layout.path('logs', 'nova-scheduler-app.log')
 
 
-def conf(creds, filters_on=True):
+def conf(creds, filters_on=True, extra=None):
+    """Its nova.conf; ``extra``: sections merged last (the rollback's
+    Nova options)."""
     return inifile.merge(
         nova.common(creds, 'scheduler'),
         # debug: the tempest plugin tells the workers apart by the pid on
@@ -75,7 +78,7 @@ def conf(creds, filters_on=True):
         {'DEFAULT': {'debug': 'True'},
          'scheduler': {'workers': str(WORKERS),
                        'discover_hosts_in_cells_interval': '-1'}},
-        FILTERS_ON if filters_on else FILTERS_OFF)
+        FILTERS_ON if filters_on else FILTERS_OFF, extra or {})
 
 
 def configure(cloud, filters_on=True):
