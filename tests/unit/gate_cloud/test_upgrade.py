@@ -29,7 +29,7 @@ from gate_cloud import upgrade
 from gate_cloud.processes import GateError
 
 UPGRADE_DOC = layout.REPO / 'doc' / 'source' / 'install' / 'upgrade.rst'
-#: Nova's upgrade guide (doc/source/admin/upgrades.rst): "start
+#: Nova's upgrade guide (its admin guide's "Upgrades" page): "start
 #: nova-conductor first and nova-api last".
 NOVA_GUIDE_ORDER = ['nova-conductor', 'nova-scheduler', 'nova-api']
 
