@@ -286,8 +286,8 @@ def run(what, argv, env=None, timeout=600, log=None):
 def run_for_status(what, argv, env=None, timeout=600, log=None):
     """Run a one-shot command whose exit code means something (a status
     check's): returns (exit code, its output), the output also appended
-    to ``log``."""
-    log = log or layout.path('logs', 'setup.log')
+    to ``log`` (a path or a string)."""
+    log = pathlib.Path(log or layout.path('logs', 'setup.log'))
     log.parent.mkdir(parents=True, exist_ok=True)
     try:
         proc = subprocess.run(
