@@ -74,7 +74,7 @@ class TestUpdateProviderTree(test.NoDBTestCase):
 
     def test_fake_single_node(self):
         self.check('fake.FakeDriverWithoutFakeNodes',
-                   fake_driver.FakeDriverWithoutFakeNodes(None))
+                   virt_drivers.fake_single_node())
 
     def test_zvm(self):
         self.check('zvm.ZVMDriver', virt_drivers.zvm())

@@ -16,7 +16,8 @@ queries a boot made, read back from Placement's own log."""
 from gate_cloud import boot_cases
 
 #: cloud.json's computes as the gate cloud describes them (the image types
-#: nova-compute 34 reports: tests/unit/test_gate_cloud.py NOVA_FORMATS).
+#: nova-compute 34 reports: NOVA_FORMATS in
+#: tests/unit/gate_cloud/test_gate_cloud.py).
 CLOUD = {
     'computes': [
         {'host': 'libvirt-qemu', 'image_types': ['aki', 'ami', 'ari', 'iso',

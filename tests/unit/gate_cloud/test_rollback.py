@@ -22,8 +22,8 @@ from oslo_config import cfg
 from gate_cloud import inifile
 from gate_cloud import rollback
 from image_type_filter import conf as itf_conf
-from tests.unit import test_config_blocks
-from tests.unit import test_gate_cloud
+from tests.repository import test_config_blocks
+from tests.unit.gate_cloud import test_gate_cloud
 
 CREDS = test_gate_cloud.CREDS
 #: nova/conf/scheduler.py (34.0.0): the options Nova's own mechanisms are.
