@@ -36,6 +36,7 @@ beside the old computes, and after; every provider's traits are read
 after each step and none may be lost.
 """
 
+import contextlib
 import os
 import signal
 import time
@@ -145,14 +146,19 @@ class Upgrade:
         svc = self.ctx.service(name)
         # An RPC worker takes work from a queue: the stream's boot in
         # flight ends before it stops. An API (it has ports) finishes its
-        # requests itself, and refuses new ones while down.
+        # requests itself, and refuses new ones while down. A compute node
+        # is out of rotation for its whole restart: a boot placed on it
+        # while it starts is put in ERROR by its start-up (Nova errors out
+        # builds it finds interrupted), so the stream holds until it is up.
         drain = self.stream.drained if not svc.PORTS and self.stream \
             else None
+        whole = drain if hosts is not None else None
         label = name if hosts is None else '%s %s' % (name, ','.join(hosts))
         started = time.monotonic()
-        with self.windows.restart(name):
+        with self.windows.restart(name), \
+                (whole or contextlib.nullcontext)():
             cloud_mod.restart(self.ctx, name, self.to, hosts=hosts,
-                              drain=drain)
+                              drain=None if whole else drain)
         log('%s: on %s in %.0f s' % (label, self.to,
                                      time.monotonic() - started))
 

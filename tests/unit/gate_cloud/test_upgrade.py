@@ -14,6 +14,7 @@
 walk, the walk is Nova's documented order, the steps are the documented
 ones, and a boot's queries are judged by what the filters must add."""
 
+import contextlib
 import pathlib
 import re
 import types
@@ -208,18 +209,28 @@ def test_an_rpc_worker_is_drained_before_it_stops_an_api_is_not(
         monkeypatch):
     up = fake_upgrade()
     calls = []
-    up.stream = types.SimpleNamespace(drained='drain')
+    held = []
+
+    @contextlib.contextmanager
+    def drained():
+        held.append(True)
+        yield
+        held.pop()
+    up.stream = types.SimpleNamespace(drained=drained)
     monkeypatch.setattr(upgrade.cloud_mod, 'restart',
                         lambda ctx, name, series, hosts=None, drain=None:
-                        calls.append((name, series, hosts, drain)))
+                        calls.append((name, series, hosts, drain, bool(held))))
     up.restart('nova-conductor')
     up.restart('nova-api')
     up.restart('nova-compute', hosts=['fake-raw'])
     up.restart('placement')
-    assert calls == [('nova-conductor', '2026.2', None, 'drain'),
-                     ('nova-api', '2026.2', None, None),
-                     ('nova-compute', '2026.2', ['fake-raw'], 'drain'),
-                     ('placement', '2026.2', None, None)]
+    # The conductor drained for its stop; a compute node held out of
+    # rotation for its whole restart (its start errors out a build placed
+    # on it meanwhile); the APIs not at all.
+    assert calls == [('nova-conductor', '2026.2', None, drained, False),
+                     ('nova-api', '2026.2', None, None, False),
+                     ('nova-compute', '2026.2', ['fake-raw'], None, True),
+                     ('placement', '2026.2', None, None, False)]
     assert [name for name, _, _ in up.windows.spans] == [
         'nova-conductor', 'nova-api', 'nova-compute', 'placement']
 
