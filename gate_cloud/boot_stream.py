@@ -37,8 +37,9 @@ from gate_cloud import rest
 #: Services whose restart may refuse a boot made meanwhile: the APIs a
 #: boot goes through synchronously (nova-api, and Keystone, Glance,
 #: Placement behind it and behind nova-scheduler) and nova-scheduler.
-#: nova-conductor and nova-compute are drained first and queue what comes
-#: while they are down: a boot lost there fails the phase.
+#: nova-conductor is drained before it stops and queues what comes while
+#: it is down; a compute node is out of rotation (the stream held) for its
+#: whole restart: a boot lost to either fails the phase.
 REFUSERS = ('keystone', 'placement', 'glance', 'nova-api', 'nova-scheduler')
 #: After an API error, before the next boot.
 RETRY_PAUSE = 1.0
