@@ -34,6 +34,7 @@ from gate_cloud import processes
 from gate_cloud import series as series_mod
 from gate_cloud.processes import GateError
 from gate_cloud.services import glance
+from gate_cloud.services import ironic
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import mariadb
@@ -53,6 +54,7 @@ SERVICES = (
     keystone,
     placement,
     glance,
+    ironic,
     network_standin,
     libvirt,
     nova_api,

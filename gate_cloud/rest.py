@@ -25,12 +25,15 @@ TIMEOUT = 30.0
 
 
 class Client:
-    """Admin (or any) password auth against Keystone; re-auths on 401."""
+    """Admin (or any) password auth against Keystone; re-auths on 401.
+    Its token is scoped to ``project``, or with ``system`` to the whole
+    deployment (what Ironic's system administrator holds)."""
 
     def __init__(self, username, password, project='admin',
-                 auth_url=keystone.AUTH_URL):
+                 auth_url=keystone.AUTH_URL, system=False):
         self.username, self.password = username, password
         self.project, self.auth_url = project, auth_url
+        self.system = system
         self.token = None
         self.token_at = 0.0
 
@@ -39,8 +42,9 @@ class Client:
             'identity': {'methods': ['password'], 'password': {'user': {
                 'name': self.username, 'domain': {'name': 'Default'},
                 'password': self.password}}},
-            'scope': {'project': {'name': self.project,
-                                  'domain': {'name': 'Default'}}}}}
+            'scope': {'system': {'all': True}} if self.system else {
+                'project': {'name': self.project,
+                            'domain': {'name': 'Default'}}}}}
         status, headers, _ = self._raw('POST', self.auth_url + '/auth/tokens',
                                        body, token=None)
         self.token = headers['X-Subject-Token']

@@ -38,6 +38,7 @@ from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import series
 from gate_cloud.services import glance
+from gate_cloud.services import ironic
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import network_standin
@@ -211,6 +212,7 @@ def test_every_written_ini_parses(tmp_path):
             ('keystone.conf', keystone.conf(CREDS)),
             ('placement.conf', placement.conf(CREDS)),
             ('glance-api.conf', glance.conf(CREDS)),
+            ('ironic.conf', ironic.conf(CREDS)),
             ('api.conf', nova_api.conf(CREDS)),
             ('conductor.conf', nova_conductor.conf(CREDS))):
         path = written(tmp_path, sections, name)
@@ -469,7 +471,8 @@ def test_the_catalog_has_what_nova_and_tempest_call():
         'compute': 'http://127.0.0.1:8774/v2.1',
         'image': 'http://127.0.0.1:9292',
         'placement': 'http://127.0.0.1:8778',
-        'network': 'http://127.0.0.1:9696'}
+        'network': 'http://127.0.0.1:9696',
+        'baremetal': 'http://127.0.0.1:6385'}
 
 
 def fake_service(name, needs, events, fail=False):
