@@ -342,11 +342,20 @@ def _own_allocation(placement, server_id):
 
 
 def _disabled_services(compute):
+    """{name: reason} of the disabled compute services, by service host
+    and by the name of each of their compute nodes (a provider is named
+    after its compute node: the hypervisor hostname, which is not the
+    service's host on libvirt or ironic)."""
     found = {}
     for service in compute.compute_services():
         if service.get('status') == 'disabled':
             found[service.get('host')] = service.get('disabled_reason') or \
                 'no reason given'
+    if found:
+        for node in compute.hypervisors():
+            host = (node.get('service') or {}).get('host')
+            if host in found and node.get('hypervisor_hostname'):
+                found.setdefault(node['hypervisor_hostname'], found[host])
     return found
 
 
