@@ -76,18 +76,30 @@ class Client:
         except OSError as exc:
             raise GateError('%s %s: %s' % (method, url, exc)) from None
 
-    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
-        if self.token is None or time.monotonic() - self.token_at > 1800:
+    def valid_token(self):
+        """A token well inside its lifetime (a new one when the last is
+        past half of Keystone's ``[token] expiration``)."""
+        if self.token is None or time.monotonic() - self.token_at > \
+                keystone.TOKEN_EXPIRATION / 2:
             self.authenticate()
+        return self.token
+
+    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
+        return self.call_full(method, url, body, headers, timeout)[2]
+
+    def call_full(self, method, url, body=None, headers=None,
+                  timeout=TIMEOUT):
+        """(status, response headers, body) of one request."""
+        self.valid_token()
         try:
             return self._raw(method, url, body, self.token, headers,
-                             timeout)[2]
+                             timeout)
         except HTTPError as exc:
             if exc.code != 401:
                 raise
             self.authenticate()
             return self._raw(method, url, body, self.token, headers,
-                             timeout)[2]
+                             timeout)
 
     def get(self, url, **kw):
         return self.call('GET', url, **kw)
