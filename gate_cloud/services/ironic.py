@@ -63,7 +63,8 @@ RESERVED_NODE = 'bm-trove'
 RESOURCE_CLASS = 'baremetal'
 NODE_PROPERTIES = {'cpus': 1, 'memory_mb': 1024, 'local_gb': 10,
                    'cpu_arch': 'x86_64'}
-#: fake-hardware's interfaces, the others off.
+#: fake-hardware's interfaces, the others off: one enabled of each kind,
+#: so every node gets it without naming it.
 INTERFACES = {
     'bios': 'no-bios', 'boot': 'fake', 'console': 'no-console',
     'deploy': 'fake', 'firmware': 'no-firmware', 'inspect': 'no-inspect',
@@ -92,7 +93,6 @@ def conf(creds):
         'rbac_service_role_elevated_access': 'True',
         # This machine may have less free memory than a conductor wants.
         'minimum_memory_warning_only': 'True',
-        'graceful_shutdown_timeout': '5',
         'log_file': str(log_file()),
     }
     default.update({'enabled_%s_interfaces' % kind: value
@@ -192,13 +192,12 @@ def populate(cloud):
     for name, node_uuid in NODES.items():
         found = node(admin, node_uuid)
         if found is None:
-            body = {'uuid': node_uuid, 'name': name,
-                    'driver': 'fake-hardware',
-                    'resource_class': RESOURCE_CLASS,
-                    'properties': NODE_PROPERTIES}
-            body.update({'%s_interface' % kind: value
-                         for kind, value in INTERFACES.items()})
-            found = admin.post(api('nodes'), body, headers=HEADERS)
+            # Each interface is the one enabled of its kind (``conf``):
+            # Ironic gives the node those by default.
+            found = admin.post(api('nodes'), {
+                'uuid': node_uuid, 'name': name, 'driver': 'fake-hardware',
+                'resource_class': RESOURCE_CLASS,
+                'properties': NODE_PROPERTIES}, headers=HEADERS)
         for verb, state in PROVIDE:
             if found['provision_state'] in ('available', 'active'):
                 break
