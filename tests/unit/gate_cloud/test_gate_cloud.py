@@ -39,6 +39,7 @@ from gate_cloud import processes
 from gate_cloud import series
 from gate_cloud.services import glance
 from gate_cloud.services import ironic
+from gate_cloud.services import ironic_compute
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import network_standin
@@ -47,6 +48,7 @@ from gate_cloud.services import nova_compute
 from gate_cloud.services import nova_conductor
 from gate_cloud.services import nova_scheduler
 from gate_cloud.services import placement
+from gate_cloud.services import reporters
 from image_type_filter import conf as itf_conf
 from virt_capabilities import conf as vc_conf
 
@@ -565,11 +567,13 @@ def test_each_compute_runs_from_its_own_series(tmp_path):
 NOVA_OPTIONS_IN_SHARED_GROUPS = {
     'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
                 'heal_instance_info_cache_interval', 'my_ip', 'host',
-                'compute_driver', 'instances_path', 'shutdown_timeout'},
+                'compute_driver', 'instances_path', 'shutdown_timeout',
+                'update_resources_interval'},
     'scheduler': {'workers', 'discover_hosts_in_cells_interval'},
     'libvirt': {'cpu_mode', 'connection_uri'},
-    'compute': set(),
+    'compute': {'resource_provider_association_refresh'},
     'placement': set(),
+    'ironic': {'api_retry_interval'},
 }
 
 
@@ -579,11 +583,17 @@ def gate_nova_confs(tmp_path):
              'conductor': nova_conductor.conf(CREDS),
              'scheduler (filters on)': nova_scheduler.conf(CREDS),
              'scheduler (filters off)': nova_scheduler.conf(
-                 CREDS, filters_on=False)}
+                 CREDS, filters_on=False),
+             'scheduler (log-only)': nova_scheduler.conf(CREDS,
+                                                         enforce=False),
+             'compute ironic': ironic_compute.conf(CREDS),
+             'reporter ironic': ironic_compute.reporter_conf(CREDS)}
     for compute in nova_compute.COMPUTES:
         rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
         confs['compute ' + compute['host']] = nova_compute.conf(CREDS, rec,
                                                                 VENV)
+        confs['reporter ' + compute['host']] = reporters.conf(
+            CREDS, compute['host'])
     return confs
 
 
