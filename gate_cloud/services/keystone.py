@@ -37,7 +37,7 @@ ROLES = ('service', 'reader', 'member')
 SERVICE_PROJECT = 'service'
 APP = 'keystone.wsgi.api:application'
 #: Seconds a token lives (Keystone's default is 3600). Short, so that every
-#: long-running client renews its token several times in one gate run and
+#: long-running client renews its token at least once in a gate run and
 #: the figures can measure the reporters' steady rate from renewals
 #: (``figures.py``); well above the two minutes before its end at which
 #: keystoneauth1 renews a token, or every request would fetch one.
