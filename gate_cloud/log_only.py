@@ -35,7 +35,10 @@ For each:
 nova-scheduler is switched back to the filters on at the end.
 """
 
+import dataclasses
+import json
 import os
+import subprocess
 
 from gate_cloud import access_log
 from gate_cloud import boots
@@ -46,7 +49,6 @@ from gate_cloud import rest
 from gate_cloud.processes import GateError
 from gate_cloud.services import nova
 from gate_cloud.services import nova_scheduler
-from image_type_filter.scheduler import log_only as product_log_only
 
 #: Trait prefixes only this project's filters add to a query here (Nova's
 #: own image-type and image-metadata prefilters are off in this cloud).
@@ -80,15 +82,58 @@ def refused(disk_format, properties, carried):
     return any(t not in carried for t in wanted)
 
 
-def lines_about(log_lines, server_id):
-    """The log-only verdicts (verdict, detail) the scheduler logged for
-    one server."""
-    out = []
-    for line in log_lines:
-        match = product_log_only.PATTERN.search(line.rstrip('\n'))
-        if match and match['server'] == server_id:
-            out.append((match['verdict'], match['detail'] or ''))
-    return out
+#: The product's own reading of its log-only lines
+#: (``image_type_filter.scheduler.log_only``: its ``PATTERN`` and verdict
+#: words, one place for the wording), run by nova-scheduler's Python:
+#: ``python3 -m gate_cloud`` imports the standard library only. stdin:
+#: log lines; stdout: JSON ``{"lines": [[server, verdict, detail], ...],
+#: "add": ..., "refuse": ...}``.
+READER = (
+    'import json, sys\n'
+    'from image_type_filter.scheduler import log_only as lo\n'
+    'found = [[m["server"], m["verdict"], m["detail"] or ""]\n'
+    '         for m in (lo.PATTERN.search(line.rstrip("\\n"))\n'
+    '                   for line in sys.stdin) if m]\n'
+    'print(json.dumps({"lines": found, "add": lo.ADD,'
+    ' "refuse": lo.REFUSE}))\n')
+READER_TIMEOUT = 60
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdicts:
+    """The log-only lines of a log, read by the product: (server,
+    verdict, detail) each, and the words of its verdicts."""
+    lines: tuple
+    add: str
+    refuse: str
+
+    def about(self, server_id):
+        """(verdict, detail) of each line about one server."""
+        return [(verdict, detail) for server, verdict, detail in self.lines
+                if server == server_id]
+
+    def refusals(self):
+        return [line for line in self.lines if line[1] == self.refuse]
+
+
+def read_verdicts(python, log_lines):
+    """Verdicts of ``log_lines``, read by ``python`` (an interpreter
+    with this project installed: nova-scheduler's)."""
+    try:
+        proc = subprocess.run([str(python), '-c', READER],
+                              input='\n'.join(log_lines),
+                              capture_output=True, text=True,
+                              timeout=READER_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise GateError('reading the log-only lines with %s: no answer in '
+                        '%d s' % (python, READER_TIMEOUT)) from None
+    if proc.returncode != 0:
+        raise GateError('reading the log-only lines with %s: exit %d: %s'
+                        % (python, proc.returncode,
+                           proc.stderr.strip()[-300:]))
+    found = json.loads(proc.stdout)
+    return Verdicts(tuple(tuple(line) for line in found['lines']),
+                    found['add'], found['refuse'])
 
 
 def added_constraints(detail):
@@ -161,6 +206,7 @@ def run(cloud, ctx):
     images, servers, records = {}, [], []
     expected_refusals = 0
     log = nova_scheduler.log_file()
+    python = ctx.bin(nova_scheduler.NAME, 'python')
     nova_scheduler.set_filters(ctx, True, enforce=False)
     try:
         start = _size(log)
@@ -175,13 +221,14 @@ def run(cloud, ctx):
                 admin, 'gate-log-only-' + label, images[label])
             servers.append(sid)
             server = boots.wait(admin, sid)
-            verdicts = lines_about(_read_from(log, start), sid)
+            read = read_verdicts(python, _read_from(log, start))
+            verdicts = read.about(sid)
             if len(verdicts) != 1:
                 raise GateError('log-only, %s boot: %d log-only line(s) for '
                                 'server %s in %s, one wanted' % (
                                     label, len(verdicts), sid, log))
             verdict, detail = verdicts[0]
-            if (verdict == product_log_only.REFUSE) != would_refuse:
+            if (verdict == read.refuse) != would_refuse:
                 raise GateError('log-only, %s boot: the scheduler logged '
                                 '"%s: %s", the image is %s' % (
                                     label, verdict, detail,
@@ -194,7 +241,7 @@ def run(cloud, ctx):
                                 'Placement nothing (was it refused?)'
                                 % label)
             problems = query_problems(sent, added_constraints(detail)
-                                      if verdict == product_log_only.ADD
+                                      if verdict == read.add
                                       else {})
             if problems:
                 raise GateError('log-only, %s boot changed the query: %s'
@@ -207,9 +254,7 @@ def run(cloud, ctx):
                                          if detail else '')
             records.append(record)
             boots.delete(admin, servers.pop())
-        refusals = [v for line in _read_from(log, start)
-                    for v in [product_log_only.PATTERN.search(line)]
-                    if v and v['verdict'] == product_log_only.REFUSE]
+        refusals = read_verdicts(python, _read_from(log, start)).refusals()
         if len(refusals) != expected_refusals:
             raise GateError('log-only: %d "would refuse" line(s) in %s, %d '
                             'boot(s) the filters would refuse'

@@ -354,12 +354,18 @@ def test_the_lines_the_filters_write_are_read_per_server():
         refusal='No compute host boots vmdk images'))
     lines = ['2026-11-26 07:12:01.123 4242 INFO image_type_filter.x '
              '[req-1 - - - - -] %s' % text for text in (add, refuse)]
-    assert log_only.lines_about(lines, 's1') == [
+    lines.append('2026-11-26 07:12:02.001 4242 INFO nova.scheduler '
+                 '[req-2 - - - - -] server s3: would refuse nothing')
+    # Read as the phase reads them: by the product's own module, in an
+    # interpreter that has it (nova-scheduler's; this test's here).
+    read = log_only.read_verdicts(sys.executable, lines)
+    assert read.about('s1') == [
         ('would add', 'root_required=COMPUTE_IMAGE_TYPE_RAW '
                       'root_forbidden=CUSTOM_TROVE')]
-    assert log_only.lines_about(lines, 's2')[0][0] == 'would refuse'
-    assert log_only.added_constraints(
-        log_only.lines_about(lines, 's1')[0][1]) == {
+    assert read.about('s2')[0][0] == 'would refuse'
+    assert read.about('s3') == []
+    assert read.refusals() == [read.lines[1]]
+    assert log_only.added_constraints(read.about('s1')[0][1]) == {
             'root_required': {'COMPUTE_IMAGE_TYPE_RAW'},
             'root_forbidden': {'CUSTOM_TROVE'}}
 
