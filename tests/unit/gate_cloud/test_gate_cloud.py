@@ -36,6 +36,7 @@ from gate_cloud import context
 from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
+from gate_cloud import rest
 from gate_cloud import series
 from gate_cloud.services import glance
 from gate_cloud.services import ironic
@@ -539,6 +540,30 @@ def test_down_stops_a_service_only_after_everything_that_needs_it():
     for svc in cloud.SERVICES:
         for need in svc.NEEDS:
             assert wave_of[need] > wave_of[svc.NAME], (svc.NAME, need)
+
+
+def test_the_libvirt_provider_is_found_beside_the_ironic_nodes(
+        private_state, monkeypatch):
+    """The ironic nova-compute's providers (named by node uuid) may reach
+    Placement first: the libvirt node's provider is still the one left
+    over, found at the first look."""
+    (private_state / 'nova').mkdir(parents=True)
+    libvirt_host = [c['host'] for c in nova_compute.COMPUTES
+                    if c['driver'] == nova_compute.LIBVIRT][0]
+    names = [c['host'] for c in nova_compute.COMPUTES
+             if c['host'] != libvirt_host]
+    names += list(ironic.NODES.values()) + ['the-libvirt-node']
+    monkeypatch.setattr(rest, 'providers',
+                        lambda client: [{'name': n} for n in names])
+    monkeypatch.setattr(processes, 'started', lambda name: None)
+
+    def once(what, probe, **kw):
+        assert probe(), what
+    monkeypatch.setattr(processes, 'wait_for', once)
+    nova_compute.wait(types.SimpleNamespace(admin=None))
+    found = json.loads(layout.path('nova', nova_compute.PROVIDERS)
+                       .read_text())
+    assert found[libvirt_host] == 'the-libvirt-node'
 
 
 def test_each_compute_runs_from_its_own_series(tmp_path):
