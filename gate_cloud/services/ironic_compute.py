@@ -46,8 +46,11 @@ REPORTER_USER = 'virt-capabilities-ironic'
 PORTS = {}
 DEBIAN = ()
 PYPI = nova.PYPI
+#: After the other nova-computes: its ``populate`` maps hosts as theirs
+#: does (``nova-manage cell_v2 discover_hosts``), which fails when two run
+#: at once.
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'ironic', 'nova-api',
-         'nova-conductor')
+         'nova-conductor', 'nova-compute')
 USERS = dict(nova.USERS, **{REPORTER_USER: ('service',)})
 DRIVER = 'ironic.IronicDriver'
 #: Seconds: nova-compute's resource update, and how old its cache of a

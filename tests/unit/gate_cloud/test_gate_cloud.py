@@ -20,6 +20,7 @@ the services come up after what they need and go down before it.
 """
 
 import configparser
+import inspect
 import json
 import socket
 import subprocess
@@ -540,6 +541,27 @@ def test_down_stops_a_service_only_after_everything_that_needs_it():
     for svc in cloud.SERVICES:
         for need in svc.NEEDS:
             assert wave_of[need] > wave_of[svc.NAME], (svc.NAME, need)
+
+
+def test_hosts_are_mapped_by_one_service_at_a_time():
+    """``nova-manage cell_v2 discover_hosts`` fails ("Duplicate host
+    mapping") when two run at once: of the services whose ``populate``
+    runs it, each comes up after the others it could overlap with."""
+    by_name = {svc.NAME: svc for svc in cloud.SERVICES}
+
+    def needs(name):
+        out = set()
+        for need in by_name[name].NEEDS:
+            out |= {need} | needs(need)
+        return out
+    mappers = [svc.NAME for svc in cloud.SERVICES
+               if 'discover_hosts' in inspect.getsource(
+                   getattr(svc, 'populate', lambda c: None))]
+    assert len(mappers) >= 2
+    for n, first in enumerate(mappers):
+        for second in mappers[n + 1:]:
+            assert first in needs(second) or second in needs(first), (
+                first, second)
 
 
 def test_the_libvirt_provider_is_found_beside_the_ironic_nodes(
