@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python3 -m gate_cloud run|up [--keep]|down|prepare|pin``."""
+"""``python3 -m gate_cloud run|up [--keep]|phase NAME|down|prepare|pin``."""
 
 import argparse
 import signal
@@ -53,6 +53,10 @@ def main(argv=None):
                     help='leave it running and print a clouds.yaml')
     _series_option(up)
     sub.add_parser('down', help='stop everything the cloud started')
+    one = sub.add_parser('phase', help='run one phase of `run` against the '
+                                       'cloud `up --keep` left')
+    one.add_argument('name', help='the phase (see gate_cloud/runner.py '
+                                  'PHASES)')
     prepare = sub.add_parser(
         'prepare', help='only install what the cloud needs (Debian '
                         'packages, .venv-cloud-<series>)')
@@ -100,6 +104,11 @@ def _command(args):
                 cloud.down()
             return 0
         from gate_cloud import runner
+        if args.command == 'phase':
+            if args.name not in runner.PHASES:
+                raise GateError('no phase %r (there are: %s)' % (
+                    args.name, ', '.join(runner.PHASES)))
+            return runner.phase(args.name)
         return runner.run(args.series)
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)
