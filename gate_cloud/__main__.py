@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python3 -m gate_cloud run|upgrade|up [--keep]|down|prepare|pin``."""
+"""``python3 -m gate_cloud run|upgrade|up [--keep]|phase NAME|down|prepare|
+pin``."""
 
 import argparse
 import signal
@@ -63,6 +64,10 @@ def main(argv=None):
                     help='leave it running and print a clouds.yaml')
     _series_option(up)
     sub.add_parser('down', help='stop everything the cloud started')
+    one = sub.add_parser('phase', help='run one phase of `run` against the '
+                                       'cloud `up --keep` left')
+    one.add_argument('name', help='the phase (see gate_cloud/runner.py '
+                                  'PHASES)')
     prepare = sub.add_parser(
         'prepare', help='only install what the cloud needs (Debian '
                         'packages, .venv-cloud-<series>)')
@@ -113,6 +118,11 @@ def _command(args):
             from gate_cloud import upgrade_job
             return upgrade_job.run(args.series, args.upgrade_from)
         from gate_cloud import runner
+        if args.command == 'phase':
+            if args.name not in runner.PHASES:
+                raise GateError('no phase %r (there are: %s)' % (
+                    args.name, ', '.join(runner.PHASES)))
+            return runner.phase(args.name)
         return runner.run(args.series)
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)

@@ -32,14 +32,12 @@ def upload_image(client, name, disk_format, path, properties=None):
     image = client.post(glance.URL + '/v2/images', body)
     with open(path, 'rb') as f:
         data = f.read()
-    if client.token is None:
-        client.authenticate()
     # Every URL here is the cloud's own http://127.0.0.1 endpoint.
     req = urllib.request.Request(  # noqa: S310
         glance.URL + '/v2/images/%s/file' % image['id'],
         data=data, method='PUT', headers={
             'Content-Type': 'application/octet-stream',
-            'X-Auth-Token': client.token})
+            'X-Auth-Token': client.valid_token()})
     with urllib.request.urlopen(req, timeout=120):  # noqa: S310
         pass
     return image['id']
@@ -51,10 +49,51 @@ def server_url(server_id=''):
 
 
 def create(client, name, image_id, flavor_id=layout.FLAVOR['id']):
-    out = client.post(server_url(), {'server': {
-        'name': name, 'imageRef': image_id, 'flavorRef': flavor_id,
-        'networks': 'none'}}, headers=rest.COMPUTE_HEADERS)
-    return out['server']['id']
+    return create_server(client, name, image_id, flavor_id)[0]
+
+
+def create_server(client, name, image_id, flavor_id=layout.FLAVOR['id'],
+                  availability_zone=None):
+    """(server id, the request id nova-api gave the boot): the global
+    request id nova-scheduler sends Placement while it schedules it."""
+    body = {'name': name, 'imageRef': image_id, 'flavorRef': flavor_id,
+            'networks': 'none'}
+    if availability_zone:
+        body['availability_zone'] = availability_zone
+    _, headers, out = client.call_full('POST', server_url(),
+                                       {'server': body},
+                                       headers=rest.COMPUTE_HEADERS)
+    return out['server']['id'], headers.get('x-openstack-request-id')
+
+
+def create_flavor(client, flavor_id, name, ram, vcpus, disk,
+                  extra_specs=None):
+    """A public flavor, with its extra specs."""
+    client.post(nova.API_URL + '/flavors', {'flavor': {
+        'name': name, 'id': flavor_id, 'ram': ram, 'vcpus': vcpus,
+        'disk': disk}}, headers=rest.COMPUTE_HEADERS)
+    if extra_specs:
+        client.post(nova.API_URL + '/flavors/%s/os-extra_specs' % flavor_id,
+                    {'extra_specs': extra_specs},
+                    headers=rest.COMPUTE_HEADERS)
+    return flavor_id
+
+
+def delete_flavor(client, flavor_id):
+    try:
+        client.delete(nova.API_URL + '/flavors/%s' % flavor_id,
+                      headers=rest.COMPUTE_HEADERS)
+    except rest.HTTPError as exc:
+        if exc.code != 404:
+            raise
+
+
+def delete_image(client, image_id):
+    try:
+        client.delete(glance.URL + '/v2/images/%s' % image_id)
+    except rest.HTTPError as exc:
+        if exc.code != 404:
+            raise
 
 
 def wait(client, server_id, deadline=BOOT_DEADLINE):
@@ -83,6 +122,12 @@ def boot(client, name, image_id, deadline=BOOT_DEADLINE):
 
 def host_of(server):
     return server.get('OS-EXT-SRV-ATTR:host')
+
+
+def host_of_node(server):
+    """The compute node a server is on (its resource provider's name; an
+    ironic node's uuid), or None."""
+    return server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
 
 
 def delete(client, server_id, deadline=120.0):

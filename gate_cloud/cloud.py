@@ -35,6 +35,8 @@ from gate_cloud import processes
 from gate_cloud import series as series_mod
 from gate_cloud.processes import GateError
 from gate_cloud.services import glance
+from gate_cloud.services import ironic
+from gate_cloud.services import ironic_compute
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import mariadb
@@ -54,12 +56,14 @@ SERVICES = (
     keystone,
     placement,
     glance,
+    ironic,
     network_standin,
     libvirt,
     nova_api,
     nova_conductor,
     nova_scheduler,
     nova_compute,
+    ironic_compute,
     reporters,
 )
 #: Each service's steps on the way up, in order (each optional but

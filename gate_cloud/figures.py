@@ -16,20 +16,32 @@
   goal <= 1.05);
 * nova-scheduler's resident memory, all its processes (parent and
   workers), after those boots, filters on and off;
-* Keystone token requests per reporter per hour, counted in Keystone's
-  access log (the reporters' keystoneauth user agent names the program).
+* Keystone tokens per reporter per hour, steady: Keystone's own record of
+  each reporter user's authentications (``keystone_audit.py``), renewals
+  only: the tokens each reporter process got after its first, over the
+  time from its first to its last. Counted from process start, the
+  start-up token dominates a short run; Keystone's tokens here live
+  ``keystone.TOKEN_EXPIRATION`` seconds, so every reporter renews at least
+  once in a run (about 480 s after it starts), and the rate at another
+  lifetime follows from it
+  (keystoneauth1 renews a token two minutes before it ends: about 3600 /
+  (lifetime - 120) an hour). The gate fails when a reporter renews more
+  often than that (a token per request, per cycle).
 """
 
 import json
 import re
 import statistics
-import time
 
 from gate_cloud import boots
 from gate_cloud import inifile
+from gate_cloud import keystone_audit
 from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import wsgi_server
+from gate_cloud.services import ironic_compute
+from gate_cloud.services import keystone
+from gate_cloud.services import nova_compute
 from gate_cloud.services import nova_scheduler
 from gate_cloud.services import reporters
 
@@ -59,7 +71,8 @@ def scheduler_rss_mib():
 
 
 def token_requests():
-    """(reporter token requests, first and last reporter start, now)."""
+    """How many tokens the reporters asked Keystone for (its access log:
+    the reporters' keystoneauth1 user agent names the program)."""
     count = 0
     path = wsgi_server.access_log('keystone')
     with open(path, errors='replace') as f:
@@ -70,25 +83,44 @@ def token_requests():
     return count
 
 
-def reporter_hours(computes):
-    """Sum over reporters of how long each has run, in hours."""
-    total = 0.0
-    now = time.time()
-    for c in computes:
-        started = services_start_time(reporters.process_name(c['host']))
-        total += (now - started) / 3600.0
-    return total
+def reporter_users():
+    """{Keystone user: reporter process name} of every reporter."""
+    out = {reporters.user(c['host']): reporters.process_name(c['host'])
+           for c in nova_compute.COMPUTES}
+    out[ironic_compute.REPORTER_USER] = ironic_compute.REPORTER
+    return out
 
 
-def services_start_time(name):
-    pid = processes.pid_of(name)
-    with open('/proc/%d/stat' % pid) as f:
-        start_ticks = int(f.read().rsplit(')', 1)[1].split()[19])
-    import os
-    hz = os.sysconf('SC_CLK_TCK')
-    with open('/proc/uptime') as f:
-        uptime = float(f.read().split()[0])
-    return time.time() - uptime + start_ticks / hz
+def steady_token_rate(tokens, started, lifetime=keystone.TOKEN_EXPIRATION,
+                      interval=reporters.INTERVAL):
+    """The steady rate from renewals only.
+
+    ``tokens``: {user: epoch seconds of each token Keystone gave it};
+    ``started``: {user: when its reporter process started}. Each
+    reporter's tokens since its process started: the first is its
+    start-up token, each later one a renewal, ended by the time since the
+    token before it. Returns a dict: ``per_hour`` (renewals over the
+    time they took, all reporters, per reporter per hour; None without a
+    renewal), ``renewals``, ``hours``, ``shortest_s`` (the shortest time
+    between two tokens), ``floor_s`` (what a renewal may not come sooner
+    than: a token's life less keystoneauth1's two minutes and one
+    cycle) and ``too_soon`` (reporters that renewed sooner)."""
+    renewals, seconds, shortest, too_soon = 0, 0.0, None, []
+    floor = lifetime - 120 - interval
+    for user, times in sorted(tokens.items()):
+        mine = sorted(t for t in times if t >= started.get(user, 0) - 1)
+        gaps = [b - a for a, b in zip(mine, mine[1:], strict=False)]
+        renewals += len(gaps)
+        seconds += sum(gaps)
+        if gaps:
+            shortest = min([shortest] + gaps if shortest else gaps)
+            if min(gaps) < floor:
+                too_soon.append(user)
+    return {'per_hour': round(renewals / (seconds / 3600.0), 2)
+            if seconds else None,
+            'renewals': renewals, 'hours': round(seconds / 3600.0, 3),
+            'shortest_s': round(shortest, 1) if shortest else None,
+            'floor_s': floor, 'too_soon': too_soon, 'lifetime_s': lifetime}
 
 
 def run(cloud, ctx, images):
@@ -115,16 +147,38 @@ def run(cloud, ctx, images):
     figures['boot_ratio_goal'] = GOAL_RATIO
     figures['scheduler_rss_delta_mib'] = round(
         figures['scheduler_rss_mib_on'] - figures['scheduler_rss_mib_off'], 1)
-    count = token_requests()
-    hours = reporter_hours(cloud['computes'])
-    figures['reporter_token_requests'] = count
-    figures['reporter_hours'] = round(hours, 3)
-    figures['tokens_per_reporter_hour'] = round(count / hours, 2) \
-        if hours else None
+    users = reporter_users()
+    tokens = {user: times for user, times in keystone_audit.by_user(
+        a for a in keystone_audit.read()
+        if a.program == REPORTER_AGENT).items() if user in users}
+    started = {user: processes.started_at(name)
+               for user, name in users.items()}
+    steady = steady_token_rate(tokens, started)
+    figures['reporter_token_requests'] = token_requests()
+    figures['reporter_tokens'] = steady
+    figures['tokens_per_reporter_hour'] = steady['per_hour']
     figures['reporter_interval_s'] = reporters.INTERVAL
     inifile.write(layout.path('figures.json'),
                    json.dumps(figures, indent=2), mode=0o644)
     return figures
+
+
+def problems(figures):
+    """What in the figures fails the gate: a reporter renewing its token
+    more often than once a token lifetime, or no renewal to measure."""
+    steady = figures['reporter_tokens']
+    out = []
+    if steady['too_soon']:
+        out.append('reporter(s) %s renewed a Keystone token sooner than %d s '
+                   'after the last (tokens live %d s): more than one token '
+                   'per token lifetime' % (', '.join(steady['too_soon']),
+                                           steady['floor_s'],
+                                           steady['lifetime_s']))
+    if steady['per_hour'] is None:
+        out.append('no reporter renewed its Keystone token (tokens live %d '
+                   's): the run was too short to measure the steady rate'
+                   % steady['lifetime_s'])
+    return out
 
 
 def table(figures):
@@ -137,7 +191,8 @@ def table(figures):
          figures['scheduler_rss_mib_off']),
         ('nova-scheduler RSS, filters on (MiB)',
          figures['scheduler_rss_mib_on']),
-        ('Keystone tokens per reporter per hour',
+        ('Keystone tokens per reporter per hour (steady: renewals, '
+         '%d s tokens)' % figures['reporter_tokens']['lifetime_s'],
          figures['tokens_per_reporter_hour']),
     ]
     width = max(len(r[0]) for r in rows)

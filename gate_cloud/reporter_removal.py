@@ -17,7 +17,11 @@ As ``doc/source/install/upgrade.rst`` says (a test holds its list and
 config files it ran with. Then no trait a reporter set is left on any
 provider, and every other trait (nova-compute's own) is exactly as before.
 What the reporters set is read from the cloud's own config (each
-compute's ``[virt_capabilities] custom_traits``), not from the reporter.
+compute's ``[virt_capabilities] custom_traits``, the reserved Ironic
+node's reserved trait), not from the reporter. The ironic node's reporter
+removes its trait from the Ironic node, where it wrote it; nova-compute
+then copies the node's traits to the provider at its next update, so the
+check waits for that (bounded by the gate's start deadline).
 
 Placement keeps trait definitions: the reserved CUSTOM trait the
 reporters and nova-scheduler created stays defined, unused, after the
@@ -30,9 +34,12 @@ import time
 
 from gate_cloud import boot_cases
 from gate_cloud import boots
+from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import rest
 from gate_cloud.processes import GateError
+from gate_cloud.services import ironic
+from gate_cloud.services import ironic_compute
 from gate_cloud.services import placement
 from gate_cloud.services import reporters
 
@@ -52,10 +59,20 @@ def log(msg):
           flush=True)
 
 
+def reporters_traits(computes):
+    """{provider: traits a reporter set}: each compute's configured custom
+    traits, and the reserved trait of the reserved Ironic node (whose
+    provider is named by the node's uuid)."""
+    theirs = {c['provider']: set(c['custom_traits']) for c in computes}
+    theirs.setdefault(ironic.NODES[ironic.RESERVED_NODE], set()).add(
+        layout.RESERVED_TRAIT)
+    return theirs
+
+
 def expected_after(before, computes):
     """Every provider's traits once the reporters are gone: before, minus
-    each compute's configured custom traits on its provider."""
-    theirs = {c['provider']: set(c['custom_traits']) for c in computes}
+    what a reporter set on it."""
+    theirs = reporters_traits(computes)
     return {provider: sorted(set(traits) - theirs.get(provider, set()))
             for provider, traits in before.items()}
 
@@ -83,37 +100,69 @@ class Removal:
 
     def before_removal(self):
         self.before = rest.all_traits(self.ctx.admin)
-        for c in self.cloud['computes']:
-            missing = set(c['custom_traits']) - set(
-                self.before.get(c['provider'], ()))
+        for provider, traits in reporters_traits(
+                self.cloud['computes']).items():
+            missing = traits - set(self.before.get(provider, ()))
             if missing:
                 raise GateError('before the removal %s lacks %s' % (
-                    c['provider'], sorted(missing)))
+                    provider, sorted(missing)))
 
     def stop(self):
         reporters.stop(self.ctx)
-        for c in self.cloud['computes']:
-            if processes.pid_of(reporters.process_name(c['host'])):
-                raise GateError('reporter %s still runs' % c['host'])
+        processes.stop(ironic_compute.REPORTER)
+        names = [reporters.process_name(c['host'])
+                 for c in self.cloud['computes']]
+        for name in names + [ironic_compute.REPORTER]:
+            if processes.pid_of(name):
+                raise GateError('%s still runs' % name)
 
     def remove(self):
         codes = {}
         for c in self.cloud['computes']:
             key = reporters.series_key(self.ctx, c['host'])
-            code, output = processes.run_for_status(
-                'virt-capabilities remove (%s)' % c['host'], [
-                    self.ctx.bin(key, 'virt-capabilities'), 'remove',
-                    '--config-file', c['nova_conf']],
-                env=self.ctx.env(key), timeout=300, log=c['reporter_log'])
-            codes[c['host']] = code
-            if code != 0:
-                raise GateError('virt-capabilities remove on %s exited %d: '
-                                '%s' % (c['host'], code,
-                                        output.strip()[-300:]))
+            codes[c['host']] = self._remove(
+                c['host'], key, ['--config-file', c['nova_conf'],
+                                 '--config-file',
+                                 reporters.conf_path(c['host'])],
+                c['reporter_log'])
+        codes[ironic_compute.HOST] = self._remove(
+            ironic_compute.HOST, ironic_compute.NAME, [
+                '--config-file', ironic_compute.conf_path(),
+                '--config-file', ironic_compute.reporter_conf_path(),
+                '--provider', ironic.NODES[ironic.RESERVED_NODE]],
+            ironic_compute.reporter_log())
         self.checks['remove exit codes'] = codes
+
+    def _remove(self, host, key, args, log_path):
+        """``virt-capabilities remove`` as the reporter of ``host`` ran
+        (its series, its config files, its provider)."""
+        code, output = processes.run_for_status(
+            'virt-capabilities remove (%s)' % host,
+            [self.ctx.bin(key, 'virt-capabilities'), 'remove'] + args,
+            env=self.ctx.env(key), timeout=300, log=log_path)
+        if code != 0:
+            raise GateError('virt-capabilities remove on %s exited %d: %s'
+                            % (host, code, output.strip()[-300:]))
+        return code
 
     def after(self):
         expected = expected_after(self.before, self.cloud['computes'])
+        reserved = ironic.NODES[ironic.RESERVED_NODE]
+        left = set(ironic.node_traits(ironic.client(self.ctx), reserved)) \
+            & {layout.RESERVED_TRAIT}
+        if left:
+            raise GateError('the Ironic node %s still has %s' % (
+                ironic.RESERVED_NODE, sorted(left)))
+        # nova-compute copies the node's traits to its provider at its
+        # next update: wait for the providers to match, then judge.
+        try:
+            processes.wait_for(
+                'providers as expected after the removal',
+                lambda: not compare(expected,
+                                    rest.all_traits(self.ctx.admin)),
+                log=ironic_compute.log_file())
+        except GateError:
+            pass
         differences = compare(expected, rest.all_traits(self.ctx.admin))
         self.checks['differences'] = differences
         if differences:

@@ -25,12 +25,15 @@ TIMEOUT = 30.0
 
 
 class Client:
-    """Admin (or any) password auth against Keystone; re-auths on 401."""
+    """Admin (or any) password auth against Keystone; re-auths on 401.
+    Its token is scoped to ``project``, or with ``system`` to the whole
+    deployment (what Ironic's system administrator holds)."""
 
     def __init__(self, username, password, project='admin',
-                 auth_url=keystone.AUTH_URL):
+                 auth_url=keystone.AUTH_URL, system=False):
         self.username, self.password = username, password
         self.project, self.auth_url = project, auth_url
+        self.system = system
         self.token = None
         self.token_at = 0.0
 
@@ -39,8 +42,9 @@ class Client:
             'identity': {'methods': ['password'], 'password': {'user': {
                 'name': self.username, 'domain': {'name': 'Default'},
                 'password': self.password}}},
-            'scope': {'project': {'name': self.project,
-                                  'domain': {'name': 'Default'}}}}}
+            'scope': {'system': {'all': True}} if self.system else {
+                'project': {'name': self.project,
+                            'domain': {'name': 'Default'}}}}}
         status, headers, _ = self._raw('POST', self.auth_url + '/auth/tokens',
                                        body, token=None)
         self.token = headers['X-Subject-Token']
@@ -72,18 +76,30 @@ class Client:
         except OSError as exc:
             raise GateError('%s %s: %s' % (method, url, exc)) from None
 
-    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
-        if self.token is None or time.monotonic() - self.token_at > 1800:
+    def valid_token(self):
+        """A token well inside its lifetime (a new one when the last is
+        past half of Keystone's ``[token] expiration``)."""
+        if self.token is None or time.monotonic() - self.token_at > \
+                keystone.TOKEN_EXPIRATION / 2:
             self.authenticate()
+        return self.token
+
+    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
+        return self.call_full(method, url, body, headers, timeout)[2]
+
+    def call_full(self, method, url, body=None, headers=None,
+                  timeout=TIMEOUT):
+        """(status, response headers, body) of one request."""
+        self.valid_token()
         try:
             return self._raw(method, url, body, self.token, headers,
-                             timeout)[2]
+                             timeout)
         except HTTPError as exc:
             if exc.code != 401:
                 raise
             self.authenticate()
             return self._raw(method, url, body, self.token, headers,
-                             timeout)[2]
+                             timeout)
 
     def get(self, url, **kw):
         return self.call('GET', url, **kw)

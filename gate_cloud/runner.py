@@ -10,12 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``run``: up, the tempest suites, faults, figures, down; one verdict.
+"""``run``: up, the tempest suites, the phases, faults, figures, down; one
+verdict.
 
 Order: the plugin suite and the peer suite with the filters on, the peer
 suite with the filters off (nova-scheduler's config switched, restarted:
-the same pass count is required), then the faults, then the figures, then
+the same pass count is required), then the phases of ``PHASES`` (each
+leaves the cloud as it found it), then the faults, then the figures, then
 down, whatever happened. Non-zero exit if anything failed.
+``phase(name)`` runs one phase against the cloud ``up --keep`` left.
 """
 
 import json
@@ -25,12 +28,26 @@ import traceback
 
 from gate_cloud import boots
 from gate_cloud import cloud as cloud_mod
+from gate_cloud import content
+from gate_cloud import explain
 from gate_cloud import faults
 from gate_cloud import figures
 from gate_cloud import inifile
 from gate_cloud import layout
+from gate_cloud import log_only
+from gate_cloud import privilege
+from gate_cloud import reserved_ironic
 from gate_cloud.processes import GateError
 from gate_cloud.services import nova_scheduler
+
+#: The phases after the tempest suites, in order: ``run(cloud, ctx)``
+#: each, its record kept in run.json under its name.
+PHASES = {
+    'ironic': reserved_ironic.run,
+    'candidates': explain.run,
+    'log-only': log_only.run,
+    'privilege': privilege.run,
+}
 
 
 def _tempest_run():
@@ -58,6 +75,33 @@ def _suite(tempest_run, cloud, suite, label, failures, results):
         failures.append('tempest %s: %s passed, %s failed' % (
             label, result.get('passed'), result.get('failed')))
     return result
+
+
+def _phase(name, cloud, ctx, failures, results):
+    started = time.monotonic()
+    try:
+        results[name] = PHASES[name](cloud, ctx)
+    except GateError as exc:
+        failures.append('%s: %s' % (name, exc))
+    except Exception as exc:  # a bug of ours: the other phases still run
+        traceback.print_exc()
+        failures.append('%s: internal error %s: %s' % (
+            name, type(exc).__name__, exc))
+    results.setdefault('phase_seconds', {})[name] = round(
+        time.monotonic() - started)
+    print('== phase %s: %d s ==' % (name, results['phase_seconds'][name]),
+          flush=True)
+
+
+def phase(name):
+    """One phase against the running cloud (``up --keep``)."""
+    failures, results = [], {}
+    _phase(name, content.load(), cloud_mod.current(), failures, results)
+    if failures:
+        print('gate_cloud phase %s: FAILED: %s' % (name, '; '.join(failures)))
+        return 1
+    print('gate_cloud phase %s: passed' % name)
+    return 0
 
 
 def _upload_images(admin, cloud):
@@ -93,6 +137,8 @@ def run(series=None):
                 failures.append('peer suite: %s passed with the filters on, '
                                 '%s with them off' % (on.get('passed'),
                                                       off.get('passed')))
+        for name in PHASES:
+            _phase(name, cloud, ctx, failures, results)
         images = _upload_images(admin, cloud)
         try:
             results['faults'] = faults.run(cloud, ctx, images)
@@ -100,6 +146,7 @@ def run(series=None):
             failures.append('faults: %s' % exc)
         try:
             figs = figures.run(cloud, ctx, images)
+            failures += ['figures: %s' % p for p in figures.problems(figs)]
         except GateError as exc:
             failures.append('figures: %s' % exc)
     except Exception as exc:

@@ -24,8 +24,10 @@ the same titles (a test holds them equal).
 Every service of ``cloud.SERVICES`` says where it moves (``UPGRADE`` in
 its module): ``kept`` (Debian's, not part of a series), ``before-nova``
 (a service Nova calls: moved first, in the list's order), ``nova``
-(Nova's control services, in ``NOVA_ORDER``) or ``per-compute`` (moves
-with each compute node, one node at a time). A service that says nothing
+(Nova's control services, in ``NOVA_ORDER``), ``per-compute`` (moves
+with each compute node, one node at a time) or ``whole-compute`` (a
+compute node that is a service of its own, the ironic nova-compute with
+its reporter: moved whole, after the others). A service that says nothing
 stops the phase before anything moves.
 
 Throughout, a stream of boots runs (``boot_stream``): each format some
@@ -60,7 +62,8 @@ KEPT = 'kept'
 BEFORE_NOVA = 'before-nova'
 NOVA = 'nova'
 PER_COMPUTE = 'per-compute'
-STAGES = (KEPT, BEFORE_NOVA, NOVA, PER_COMPUTE)
+WHOLE_COMPUTE = 'whole-compute'
+STAGES = (KEPT, BEFORE_NOVA, NOVA, PER_COMPUTE, WHOLE_COMPUTE)
 #: Nova's guide: "It is safest to start nova-conductor first and nova-api
 #: last".
 NOVA_ORDER = ('nova-conductor', 'nova-scheduler', 'nova-api')
@@ -298,6 +301,9 @@ class Upgrade:
             self.traits_check('after compute %s' % host)
         for svc in per_compute:
             self.ctx.run_from(svc.NAME, self.to)
+        for svc in services_in(self.ctx.services, WHOLE_COMPUTE):
+            self.restart(svc.NAME)
+            self.traits_check('after %s' % svc.NAME)
 
     def reporter_synced(self, compute, mark):
         from gate_cloud.services import reporters

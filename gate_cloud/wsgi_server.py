@@ -21,7 +21,14 @@ service's module.
 from gate_cloud import layout
 from gate_cloud import processes
 
-ACCESS_FORMAT = '%(t)s "%(r)s" %(s)s %(L)s "%(a)s"'
+#: Each request: its line as sent (the query string as the client encoded
+#: it), status, seconds, user agent, the global request id the client sent
+#: (nova-scheduler sends its boot's), and the Keystone user and roles
+#: keystonemiddleware found in its token (``-`` where there is none).
+#: ``gate_cloud/access_log.py`` reads it.
+ACCESS_FORMAT = ('%(t)s "%(r)s" %(s)s %(L)s "%(a)s" '
+                 '%({x-openstack-request-id}i)s '
+                 'user=%({http_x_user_name}e)s roles=%({http_x_roles}e)s')
 
 
 def log(name):

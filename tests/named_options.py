@@ -48,6 +48,7 @@ OTHERS = {
     ('DEFAULT', 'namespace'): 'oslo-config-generator',
     ('api', 'auth_strategy'): 'Placement (placement.conf)',
     ('compute', 'flavor_ref_alt'): 'tempest (tempest.conf)',
+    ('DEFAULT', 'rbac_service_role_elevated_access'): 'Ironic (ironic.conf)',
     ('compute', 'image_ref'): 'tempest (tempest.conf)',
     ('image_format', 'disk_formats'): 'Glance (glance-api.conf)',
     ('oslo_policy', 'enforce_scope'): 'oslo.policy (every service)',

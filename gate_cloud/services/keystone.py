@@ -37,6 +37,18 @@ ROLES = ('service', 'reader', 'member')
 #: The project service users live in.
 SERVICE_PROJECT = 'service'
 APP = 'keystone.wsgi.api:application'
+#: Seconds a token lives (Keystone's default is 3600). Short, so that every
+#: long-running client renews its token at least once in a gate run and
+#: the figures can measure the reporters' steady rate from renewals
+#: (``figures.py``); well above the two minutes before its end at which
+#: keystoneauth1 renews a token, or every request would fetch one.
+TOKEN_EXPIRATION = 600
+#: Keystone says who authenticated, when and with which program: its CADF
+#: ``identity.authenticate`` notifications (which it leaves out by
+#: default), through oslo.messaging's log driver into its own log
+#: (``keystone_audit.py`` reads them).
+AUDIT = {'DEFAULT': {'notification_opt_out': 'identity.authenticate.pending'},
+         'oslo_messaging_notifications': {'driver': 'log'}}
 
 
 def conf_dir():
@@ -73,17 +85,21 @@ def authtoken(creds, user):
     return auth
 
 
+def log_file():
+    return layout.path('logs', 'keystone-app.log')
+
+
 def conf(creds):
     keys = conf_dir()
-    return {
-        'DEFAULT': {'log_file': str(layout.path('logs', 'keystone-app.log')),
-                    'debug': 'False'},
+    return inifile.merge({
+        'DEFAULT': {'log_file': str(log_file()), 'debug': 'False'},
         'database': {'connection': mariadb.db_url('keystone', creds)},
-        'token': {'provider': 'fernet'},
+        'token': {'provider': 'fernet',
+                  'expiration': str(TOKEN_EXPIRATION)},
         'fernet_tokens': {'key_repository': str(keys / 'fernet-keys')},
         'fernet_receipts': {'key_repository': str(keys / 'fernet-keys')},
         'credential': {'key_repository': str(keys / 'credential-keys')},
-    }
+    }, AUDIT)
 
 
 def configure(cloud):

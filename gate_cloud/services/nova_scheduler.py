@@ -25,7 +25,11 @@ DEBIAN = ()
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'nova-api')
 UPGRADE = 'nova'
-USERS = nova.USERS
+#: Its [placement] user: the ``service`` role alone (least privilege: it
+#: asks for allocation candidates and, at start, makes the reserved
+#: CUSTOM_* traits; Placement's default policy gives both to ``service``).
+PLACEMENT_USER = 'nova-scheduler-placement'
+USERS = dict(nova.USERS, **{PLACEMENT_USER: ('service',)})
 #: How many workers (two: the tempest plugin checks both run the filters).
 WORKERS = 2
 
@@ -49,6 +53,10 @@ FILTERS_ON = {
     'image_metadata_prefilter': {'families': layout.IMAGE_METADATA_FAMILY},
 }
 
+#: The filters loaded but in log-only mode: they change no request and
+#: log what they would do (the roll-out mode, ``log_only.py``'s phase).
+LOG_ONLY = {'image_type_filter': {'enforce': 'False'}}
+
 #: Nova's own scheduler and nothing of ours.
 FILTERS_OFF = {
     'filter_scheduler': {
@@ -68,21 +76,24 @@ def log_file():
     return layout.path('logs', 'nova-scheduler-app.log')
 
 
-def conf(creds, filters_on=True, extra=None):
-    """Its nova.conf; ``extra``: sections merged last (the rollback's
-    Nova options)."""
+def conf(creds, filters_on=True, enforce=True, extra=None):
+    """Its nova.conf: the filters on (enforcing, or with ``enforce``
+    False in log-only mode) or off; ``extra``: sections merged last (the
+    rollback's Nova options)."""
     return inifile.merge(
         nova.common(creds, 'scheduler'),
         # debug: the tempest plugin tells the workers apart by the pid on
         # the log lines that carry a boot's request id.
         {'DEFAULT': {'debug': 'True'},
          'scheduler': {'workers': str(WORKERS),
-                       'discover_hosts_in_cells_interval': '-1'}},
-        FILTERS_ON if filters_on else FILTERS_OFF, extra or {})
+                       'discover_hosts_in_cells_interval': '-1'},
+         'placement': {'username': PLACEMENT_USER}},
+        FILTERS_ON if filters_on else FILTERS_OFF,
+        LOG_ONLY if filters_on and not enforce else {}, extra or {})
 
 
-def configure(cloud, filters_on=True):
-    inifile.write_conf(conf_path(), conf(cloud.creds, filters_on))
+def configure(cloud, filters_on=True, enforce=True):
+    inifile.write_conf(conf_path(), conf(cloud.creds, filters_on, enforce))
     nova.make_state('scheduler')
 
 
@@ -99,9 +110,10 @@ def stop(cloud):
     processes.stop(NAME)
 
 
-def set_filters(cloud, on):
-    """Restart it with the filters switched on or off."""
-    configure(cloud, filters_on=on)
+def set_filters(cloud, on, enforce=True):
+    """Restart it with the filters switched on or off (or, on, in log-only
+    mode)."""
+    configure(cloud, filters_on=on, enforce=enforce)
     stop(cloud)
     start(cloud)
     wait(cloud)

@@ -12,11 +12,16 @@
 
 """The trait reporters: ``virt-capabilities report`` beside each
 nova-compute, from that compute's own nova.conf (its ``[placement]``
-password auth, its log options)."""
+password auth, its log options) and, read after it, a file of its own
+(``reporter-<host>.conf``) naming its own Keystone user, with the
+``service`` role alone in project ``service``: least privilege, what
+Placement's default policy asks of traits reads and writes."""
 
+from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import rest
+from gate_cloud.services import nova
 from gate_cloud.services import nova_compute
 
 NAME = 'reporters'
@@ -44,13 +49,41 @@ def series_key(cloud, host):
     return own if own in cloud.series else NAME
 
 
+def user(host):
+    """The Keystone user of the reporter beside compute ``host``."""
+    return 'virt-capabilities-' + host
+
+
+#: Each reporter's own user: ``service`` alone.
+USERS = {user(c['host']): ('service',) for c in nova_compute.COMPUTES}
+
+
+def conf_path(host):
+    return nova.conf_path('reporter-' + host)
+
+
+def conf(creds, host):
+    """reporter-<host>.conf: read after the compute's nova.conf (later
+    files win), so only its user differs from nova-compute's."""
+    return {'placement': {'username': user(host),
+                          'password': creds['service_password']}}
+
+
+def configure(cloud, hosts=None):
+    for c in nova_compute.records():
+        if hosts is None or c['host'] in hosts:
+            inifile.write_conf(conf_path(c['host']),
+                               conf(cloud.creds, c['host']))
+
+
 def start(cloud, hosts=None):
     for c in nova_compute.records():
         if hosts is None or c['host'] in hosts:
             key = series_key(cloud, c['host'])
             processes.start(process_name(c['host']), [
                 cloud.bin(key, 'virt-capabilities'), 'report',
-                '--config-file', c['nova_conf'], '--wait',
+                '--config-file', c['nova_conf'],
+                '--config-file', conf_path(c['host']), '--wait',
                 str(PROVIDER_WAIT), '--interval', str(INTERVAL)],
                 env=cloud.env(key), log=c['reporter_log'])
 

@@ -208,6 +208,12 @@ class Compute(_Api):
         return self._get('/os-services?binary=nova-compute').get(
             'services', [])
 
+    def hypervisors(self):
+        """Each compute node: its hypervisor hostname (its resource
+        provider's name, which is not its service's host on libvirt or
+        ironic) and its service's host."""
+        return self._get('/os-hypervisors/detail').get('hypervisors', [])
+
 
 class Image(_Api):
     service = 'Glance'

@@ -259,9 +259,16 @@ def explain(subject, compute, placement, settings):
     verdicts = verdicts_mod.judge(placement, fleet, queries, offered,
                                   give_back, services, current_uuid)
     document['hosts'] = [dataclasses.asdict(v) for v in verdicts]
-    if not offered:
+    if not offered and not fits_its_own_host(verdicts):
         document['no_valid_host'] = _no_valid_host(verdicts, answered)
     return document
+
+
+def fits_its_own_host(verdicts):
+    """Whether the server's own host fits it with its allocation given
+    back: then the server has a valid host, even where Placement offers
+    no other (the last free ironic node taken, say)."""
+    return any(v.result == verdicts_mod.FITS_WITH_OWN for v in verdicts)
 
 
 def _refused_by_nova_api(subject, release, options):
@@ -335,11 +342,20 @@ def _own_allocation(placement, server_id):
 
 
 def _disabled_services(compute):
+    """{name: reason} of the disabled compute services, by service host
+    and by the name of each of their compute nodes (a provider is named
+    after its compute node: the hypervisor hostname, which is not the
+    service's host on libvirt or ironic)."""
     found = {}
     for service in compute.compute_services():
         if service.get('status') == 'disabled':
             found[service.get('host')] = service.get('disabled_reason') or \
                 'no reason given'
+    if found:
+        for node in compute.hypervisors():
+            host = (node.get('service') or {}).get('host')
+            if host in found and node.get('hypervisor_hostname'):
+                found.setdefault(node['hypervisor_hostname'], found[host])
     return found
 
 

@@ -155,6 +155,13 @@ class _Judge:
         inventory = inventories.get(rc)
         used = usages.get(rc, 0)
         own = self.give_back.get(host.uuid, {}).get(rc, 0)
+        if own and inventory and \
+                inventory.get('reserved', 0) >= inventory['total']:
+            # Nova's ironic driver reserves a node's whole inventory while
+            # an instance is on it (``_node_resources_used``): on the
+            # server's own node that reservation is the server's, and goes
+            # with its allocation.
+            inventory = dict(inventory, reserved=0)
         free, max_unit = _free(inventory, used - own)
         if inventory and own and free >= amount and amount <= max_unit:
             return None  # fits once the server's own allocation is back

@@ -133,6 +133,52 @@ def test_the_servers_own_host_is_judged_with_its_allocation_back(fleet):
     assert judged['full'].result == verdicts.EXCLUDED_WITH_OWN
 
 
+def test_an_ironic_node_reserved_for_its_own_instance_fits_it(
+        sqlite_placement):
+    """Nova's ironic driver reserves a node's whole inventory while an
+    instance is on it (nova/virt/ironic/driver.py, _node_resources_used):
+    the instance's own node still fits it; another node so reserved does
+    not."""
+    client = sqlite_placement.client()
+    tag = uuid.uuid4().hex[:8]
+    client.create_resource_class('CUSTOM_BAREMETAL')
+    nodes = {}
+    for name in ('mine', 'other'):
+        rp = client.create_resource_provider('%s-%s' % (name, tag))
+        generation = client.put_inventories(rp['uuid'], rp['generation'], {
+            'CUSTOM_BAREMETAL': {'total': 1}})[
+                'resource_provider_generation']
+        client.put_provider_traits(
+            rp['uuid'], ['COMPUTE_NODE', RAW], generation)
+        nodes[name] = rp['uuid']
+    server = str(uuid.uuid4())
+    client.put_allocations(server, {
+        'allocations': {nodes['mine']: {'resources': {
+            'CUSTOM_BAREMETAL': 1}}},
+        'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})
+    # Then nova-compute reports both nodes in use (or unavailable).
+    for rp_uuid in nodes.values():
+        generation = client.request(
+            'GET', '/resource_providers/%s' % rp_uuid).json()['generation']
+        client.put_inventories(rp_uuid, generation, {
+            'CUSTOM_BAREMETAL': {'total': 1, 'reserved': 1}})
+    survey = survey_mod.Survey(
+        {u: survey_mod.Host(u, name, {'raw'}) for name, u in nodes.items()},
+        nested=False, sharing=[])
+    query = _query(specs={'resources:CUSTOM_BAREMETAL': '1',
+                          'resources:VCPU': '0', 'resources:MEMORY_MB': '0',
+                          'resources:DISK_GB': '0'})
+    found = verdicts.judge(client, survey, [query], set(),
+                           current_host=nodes['mine'],
+                           give_back={nodes['mine']: {'CUSTOM_BAREMETAL': 1}})
+    judged = {v.uuid: v for v in found}
+    assert judged[nodes['mine']].result == verdicts.FITS_WITH_OWN
+    assert judged[nodes['other']].result == verdicts.EXCLUDED
+    assert judged[nodes['other']].reasons[0].startswith(
+        'resources CUSTOM_BAREMETAL:1: needs 1, has 0 free')
+
+
 def test_member_of_names_the_aggregate(fleet):
     _, _, _, aggregate, _ = fleet
     judged = _judge(fleet, _query(aggregates=[aggregate]))

@@ -10,20 +10,20 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The monitoring page's command lines, run as written against the status
-file a real reporter wrote (doc/source/admin/monitoring.rst): the
-Nagios/Icinga check, the node_exporter textfile writer (its output parsed
-by Prometheus's own client library; the alerting rules parsed as PromQL,
-and every metric they name written by it), and ``report --check`` as a periodic check, through
-a sync that succeeds, drift, a sync that fails, a reporter that stopped
-and a file that is not there. And the page's tables of log lines against
-the lines the reporter (service and one-shot) writes when run and made to
-fail (the request filters' and ``status``'s:
+"""The monitoring page's command lines, run as written against the status file
+a real reporter wrote (doc/source/admin/monitoring.rst): the Nagios/Icinga
+check, the node_exporter textfile writer (its output parsed by Prometheus's
+own client library; the alerting rules parsed as PromQL, and every metric
+they name written by it), and ``report --check`` as a periodic check,
+through a sync that succeeds, drift, a sync that fails, a reporter that
+stopped and a file that is not there. And the page's tables of log lines
+against the lines the reporter (service and one-shot) writes when run and
+made to fail (the request filters' and ``status``'s:
 tests/functional/image_type_filter/test_alert_lines.py).
 
 Only the paths change: the page's nova.conf, status file and textfile
-directory become this test's. The scripts come from contrib/monitoring,
-put on PATH as the page asks.
+directory become this test's. The scripts come from contrib/monitoring, put
+on PATH as the page asks.
 """
 
 import datetime

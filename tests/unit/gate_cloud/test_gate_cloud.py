@@ -20,6 +20,7 @@ the services come up after what they need and go down before it.
 """
 
 import configparser
+import inspect
 import json
 import os
 import socket
@@ -37,9 +38,12 @@ from gate_cloud import context
 from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
+from gate_cloud import rest
 from gate_cloud import rollback
 from gate_cloud import series
 from gate_cloud.services import glance
+from gate_cloud.services import ironic
+from gate_cloud.services import ironic_compute
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import network_standin
@@ -48,6 +52,7 @@ from gate_cloud.services import nova_compute
 from gate_cloud.services import nova_conductor
 from gate_cloud.services import nova_scheduler
 from gate_cloud.services import placement
+from gate_cloud.services import reporters
 from image_type_filter import conf as itf_conf
 from virt_capabilities import conf as vc_conf
 
@@ -213,6 +218,7 @@ def test_every_written_ini_parses(tmp_path):
             ('keystone.conf', keystone.conf(CREDS)),
             ('placement.conf', placement.conf(CREDS)),
             ('glance-api.conf', glance.conf(CREDS)),
+            ('ironic.conf', ironic.conf(CREDS)),
             ('api.conf', nova_api.conf(CREDS)),
             ('conductor.conf', nova_conductor.conf(CREDS))):
         path = written(tmp_path, sections, name)
@@ -472,7 +478,8 @@ def test_the_catalog_has_what_nova_and_tempest_call():
         'compute': 'http://127.0.0.1:8774/v2.1',
         'image': 'http://127.0.0.1:9292',
         'placement': 'http://127.0.0.1:8778',
-        'network': 'http://127.0.0.1:9696'}
+        'network': 'http://127.0.0.1:9696',
+        'baremetal': 'http://127.0.0.1:6385'}
 
 
 def fake_service(name, needs, events, fail=False):
@@ -579,6 +586,51 @@ def test_a_restart_moves_one_service_or_some_hosts_to_a_series(
     assert [e[0] for e in events] == ['stop', 'start', 'wait']
 
 
+def test_hosts_are_mapped_by_one_service_at_a_time():
+    """``nova-manage cell_v2 discover_hosts`` fails ("Duplicate host
+    mapping") when two run at once: of the services whose ``populate``
+    runs it, each comes up after the others it could overlap with."""
+    by_name = {svc.NAME: svc for svc in cloud.SERVICES}
+
+    def needs(name):
+        out = set()
+        for need in by_name[name].NEEDS:
+            out |= {need} | needs(need)
+        return out
+    mappers = [svc.NAME for svc in cloud.SERVICES
+               if 'discover_hosts' in inspect.getsource(
+                   getattr(svc, 'populate', lambda c: None))]
+    assert len(mappers) >= 2
+    for n, first in enumerate(mappers):
+        for second in mappers[n + 1:]:
+            assert first in needs(second) or second in needs(first), (
+                first, second)
+
+
+def test_the_libvirt_provider_is_found_beside_the_ironic_nodes(
+        private_state, monkeypatch):
+    """The ironic nova-compute's providers (named by node uuid) may reach
+    Placement first: the libvirt node's provider is still the one left
+    over, found at the first look."""
+    (private_state / 'nova').mkdir(parents=True)
+    libvirt_host = [c['host'] for c in nova_compute.COMPUTES
+                    if c['driver'] == nova_compute.LIBVIRT][0]
+    names = [c['host'] for c in nova_compute.COMPUTES
+             if c['host'] != libvirt_host]
+    names += list(ironic.NODES.values()) + ['the-libvirt-node']
+    monkeypatch.setattr(rest, 'providers',
+                        lambda client: [{'name': n} for n in names])
+    monkeypatch.setattr(processes, 'started', lambda name: None)
+
+    def once(what, probe, **kw):
+        assert probe(), what
+    monkeypatch.setattr(processes, 'wait_for', once)
+    nova_compute.wait(types.SimpleNamespace(admin=None))
+    found = json.loads(layout.path('nova', nova_compute.PROVIDERS)
+                       .read_text())
+    assert found[libvirt_host] == 'the-libvirt-node'
+
+
 def test_each_compute_runs_from_its_own_series(tmp_path):
     """A compute moved to another series alone (an upgrade, computes last)
     runs nova-compute and privsep from that series' virtualenv."""
@@ -626,14 +678,15 @@ NOVA_OPTIONS_IN_SHARED_GROUPS = {
     'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
                 'heal_instance_info_cache_interval', 'my_ip', 'host',
                 'compute_driver', 'instances_path', 'shutdown_timeout',
-                'cpu_allocation_ratio'},
+                'update_resources_interval', 'cpu_allocation_ratio'},
     'scheduler': {'workers', 'discover_hosts_in_cells_interval',
                   'query_placement_for_image_type_support',
                   'enable_isolated_aggregate_filtering',
                   'image_metadata_prefilter'},
     'libvirt': {'cpu_mode', 'connection_uri'},
-    'compute': set(),
+    'compute': {'resource_provider_association_refresh'},
     'placement': set(),
+    'ironic': {'api_retry_interval'},
 }
 
 
@@ -644,6 +697,10 @@ def gate_nova_confs(tmp_path):
              'scheduler (filters on)': nova_scheduler.conf(CREDS),
              'scheduler (filters off)': nova_scheduler.conf(
                  CREDS, filters_on=False),
+             'scheduler (log-only)': nova_scheduler.conf(CREDS,
+                                                         enforce=False),
+             'compute ironic': ironic_compute.conf(CREDS),
+             'reporter ironic': ironic_compute.reporter_conf(CREDS),
              # The rollback's: Nova's own mechanisms, ours in, then out.
              'scheduler (rollback, ours in)': rollback.scheduler_conf(
                  CREDS, True, True),
@@ -653,6 +710,8 @@ def gate_nova_confs(tmp_path):
         rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
         confs['compute ' + compute['host']] = nova_compute.conf(CREDS, rec,
                                                                 VENV)
+        confs['reporter ' + compute['host']] = reporters.conf(
+            CREDS, compute['host'])
     return confs
 
 
