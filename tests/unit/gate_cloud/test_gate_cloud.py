@@ -47,6 +47,7 @@ from gate_cloud.services import ironic_compute
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import network_standin
+from gate_cloud.services import nova
 from gate_cloud.services import nova_api
 from gate_cloud.services import nova_compute
 from gate_cloud.services import nova_conductor
@@ -629,6 +630,31 @@ def test_the_libvirt_provider_is_found_beside_the_ironic_nodes(
     found = json.loads(layout.path('nova', nova_compute.PROVIDERS)
                        .read_text())
     assert found[libvirt_host] == 'the-libvirt-node'
+
+
+def test_the_ironic_compute_is_up_only_once_its_record_is_new(
+        monkeypatch):
+    """Its nodes' providers and the reserved node's trait outlive a
+    restart: the ironic nova-compute is up again only when its service
+    record was updated after its start (after an upgrade, the record
+    carries the service version nova-scheduler's OWNER_NOVA rule reads)."""
+    monkeypatch.setattr(rest, 'providers', lambda client: [
+        {'name': n} for n in ironic.NODES.values()])
+    monkeypatch.setattr(ironic, 'client', lambda cloud: None)
+    monkeypatch.setattr(ironic, 'node_traits',
+                        lambda admin, node: [layout.RESERVED_TRAIT])
+    monkeypatch.setattr(processes, 'started', lambda name: None)
+
+    def once(what, probe, **kw):
+        assert probe(), what
+    monkeypatch.setattr(processes, 'wait_for', once)
+    reported = []
+    monkeypatch.setattr(nova, 'wait_reported',
+                        lambda cloud, name, binary, host=None:
+                        reported.append((name, binary, host)))
+    ironic_compute.wait(types.SimpleNamespace(admin=None))
+    assert reported == [(ironic_compute.NAME, 'nova-compute',
+                         ironic_compute.HOST)]
 
 
 def test_each_compute_runs_from_its_own_series(tmp_path):
