@@ -320,14 +320,20 @@ class Upgrade:
                             compute['service_log']))
 
     def sighup(self):
+        """SIGHUP restarts an oslo.service's workers: an RPC call in
+        flight to nova-conductor may be lost (the compute then times out
+        and the boot fails), so the stream holds its boots meanwhile, as
+        an operator takes the signal in a quiet moment."""
         pids = {}
-        for name in NOVA_ORDER:
-            pid = processes.pid_of(name)
-            if pid is None:
-                raise GateError('%s is not running' % name)
-            os.kill(pid, signal.SIGHUP)
-            pids[name] = pid
-        time.sleep(SIGHUP_SETTLE)
+        with (self.stream.drained if self.stream
+              else contextlib.nullcontext)():
+            for name in NOVA_ORDER:
+                pid = processes.pid_of(name)
+                if pid is None:
+                    raise GateError('%s is not running' % name)
+                os.kill(pid, signal.SIGHUP)
+                pids[name] = pid
+            time.sleep(SIGHUP_SETTLE)
         for name, pid in pids.items():
             if not processes.alive(pid):
                 raise GateError('%s exited after SIGHUP' % name)
