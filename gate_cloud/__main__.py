@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python3 -m gate_cloud run|up [--keep]|phase NAME|down|prepare|pin``."""
+"""``python3 -m gate_cloud run|upgrade|up [--keep]|phase NAME|down|prepare|
+pin``."""
 
 import argparse
 import signal
@@ -47,6 +48,16 @@ def main(argv=None):
                                      'figures, down; non-zero exit if '
                                      'anything failed')
     _series_option(run)
+    upgrade = sub.add_parser(
+        'upgrade', help='up on the series before, upgraded to --series with '
+                        'boots running, the filters rolled back, the '
+                        'reporters removed, down; non-zero exit if anything '
+                        'failed')
+    _series_option(upgrade)
+    upgrade.add_argument(
+        '--from', dest='upgrade_from', default=None,
+        help='the series the cloud comes up on (default: the one pinned '
+             'before --series)')
     up = sub.add_parser('up', help='bring the cloud up (and down again '
                                    'unless --keep)')
     up.add_argument('--keep', action='store_true',
@@ -103,6 +114,9 @@ def _command(args):
             else:
                 cloud.down()
             return 0
+        if args.command == 'upgrade':
+            from gate_cloud import upgrade_job
+            return upgrade_job.run(args.series, args.upgrade_from)
         from gate_cloud import runner
         if args.command == 'phase':
             if args.name not in runner.PHASES:

@@ -22,6 +22,7 @@ naming the part.
 """
 
 import concurrent.futures
+import contextlib
 import shutil
 import threading
 import time
@@ -216,20 +217,28 @@ def _up_one(cloud, svc):
     log('%s: up in %.0f s' % (svc.NAME, time.monotonic() - started))
 
 
-def restart(cloud, name, series=None):
+def restart(cloud, name, series=None, hosts=None, drain=None):
     """Stop service ``name`` and start it again; from ``series`` if given,
     its config written and its schema upgraded first (``configure``,
-    ``bootstrap``): what an upgrade does to one service."""
+    ``bootstrap``): what an upgrade does to one service. ``hosts``: only
+    those hosts' processes of a per-host service (nova-compute, the
+    reporters), each moving to ``series`` alone (its ``process_name``
+    becomes its series key). ``drain``: a context manager the stop runs
+    in (the upgrade's boot stream holds its boots meanwhile)."""
     svc = cloud.service(name)
-    svc.stop(cloud)
+    kw = {} if hosts is None else {'hosts': list(hosts)}
+    with (drain or contextlib.nullcontext)():
+        svc.stop(cloud, **kw)
     if series is not None:
-        cloud.run_from(name, series)
+        for key in ([svc.process_name(h) for h in hosts] if hosts
+                    else [name]):
+            cloud.run_from(key, series)
         for step in ('configure', 'bootstrap'):
             function = getattr(svc, step, None)
             if function is not None:
-                function(cloud)
-    svc.start(cloud)
-    svc.wait(cloud)
+                function(cloud, **(kw if step == 'configure' else {}))
+    svc.start(cloud, **kw)
+    svc.wait(cloud, **kw)
 
 
 def _stop_waves():

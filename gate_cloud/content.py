@@ -39,6 +39,19 @@ QEMU_IMG_FORMATS = ('qcow2', 'vmdk', 'vdi', 'vhdx')
 def make(cloud):
     """Flavors and image files in the running ``cloud``; cloud.json."""
     flavors(cloud.admin)
+    return describe(cloud, computes_as_placement_says(cloud), image_files())
+
+
+def refresh(cloud):
+    """cloud.json again, for the cloud as it runs now (after an upgrade:
+    the series, the clients' virtualenv, the image types reported)."""
+    return describe(cloud, computes_as_placement_says(cloud),
+                    load()['image_files'])
+
+
+def computes_as_placement_says(cloud):
+    """nova_compute.records(), each with the image types its provider
+    carries in Placement."""
     computes = nova_compute.records()
     traits = rest.all_traits(cloud.admin)
     for c in computes:
@@ -46,7 +59,7 @@ def make(cloud):
             t[len('COMPUTE_IMAGE_TYPE_'):].lower()
             for t in traits.get(c['provider'], ())
             if t.startswith('COMPUTE_IMAGE_TYPE_'))
-    return describe(cloud, computes, image_files())
+    return computes
 
 
 def flavors(admin):

@@ -281,3 +281,25 @@ def run(what, argv, env=None, timeout=600, log=None):
     if proc.returncode:
         raise GateError('%s failed (exit %d); see %s'
                         % (what, proc.returncode, log))
+
+
+def run_for_status(what, argv, env=None, timeout=600, log=None):
+    """Run a one-shot command whose exit code means something (a status
+    check's): returns (exit code, its output), the output also appended
+    to ``log`` (a path or a string)."""
+    log = pathlib.Path(log or layout.path('logs', 'setup.log'))
+    log.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run(
+            [str(a) for a in argv], stdin=subprocess.DEVNULL,
+            capture_output=True, env=env or layout.env_for_services(),
+            cwd=str(layout.STATE), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GateError('%s timed out after %ds' % (what, timeout)) from None
+    except OSError as exc:
+        raise GateError('%s could not start: %s' % (what, exc)) from None
+    output = (proc.stdout + proc.stderr).decode('utf-8', 'replace')
+    with open(log, 'a') as out:
+        out.write('\n$ %s\n%s[exit %d]\n' % (' '.join(str(a) for a in argv),
+                                             output, proc.returncode))
+    return proc.returncode, output

@@ -34,6 +34,8 @@ NOVA = {
                   'limit_tenants_to_placement_aggregate',
                   'max_placement_results',
                   'query_placement_for_routed_network_aggregates'},
+    'service_user': {'send_service_user_token'},
+    'upgrade_levels': {'compute'},
     'workarounds': {'disable_fallback_pcpu_query'},
     'wsgi': {'api_paste_config'},
 }

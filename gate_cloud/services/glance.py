@@ -27,6 +27,7 @@ PORTS = {'glance': PORT}
 DEBIAN = ()
 PYPI = ('glance', 'gunicorn', 'PyMySQL')
 NEEDS = ('mariadb',)
+UPGRADE = 'before-nova'
 DATABASES = ('glance',)
 USERS = {'glance': ('admin', 'service')}
 URL = layout.url(PORT)

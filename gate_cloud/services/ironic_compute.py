@@ -52,6 +52,7 @@ PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'ironic', 'nova-api',
          'nova-conductor', 'nova-compute')
 USERS = dict(nova.USERS, **{REPORTER_USER: ('service',)})
+UPGRADE = 'whole-compute'
 DRIVER = 'ironic.IronicDriver'
 #: Seconds: nova-compute's resource update, and how old its cache of a
 #: provider's traits may get before the update re-reads them.
@@ -119,8 +120,9 @@ def start(cloud):
 
 
 def wait(cloud):
-    """Until every node has its provider in Placement, and the reporter
-    has put the reserved trait on the reserved Ironic node."""
+    """Until every node has its provider in Placement, the reporter has
+    put the reserved trait on the reserved Ironic node, and the service
+    record is up and updated since the start."""
     node_admin = ironic.client(cloud)
     reserved = ironic.NODES[ironic.RESERVED_NODE]
 
@@ -141,6 +143,11 @@ def wait(cloud):
     processes.wait_for('ironic nodes in Placement, %s on node %s'
                        % (layout.RESERVED_TRAIT, ironic.RESERVED_NODE),
                        probe, log=log_file())
+    # The providers outlive a restart: the proof this nova-compute runs
+    # (and, after an upgrade, reports its new service version, which
+    # nova-scheduler's OWNER_NOVA rule reads) is its service record,
+    # updated since it started.
+    nova.wait_reported(cloud, NAME, 'nova-compute', host=HOST)
 
 
 def populate(cloud):

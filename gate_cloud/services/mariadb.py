@@ -25,6 +25,7 @@ PORTS = {'mariadb': PORT}
 DEBIAN = ('mariadb-server',)
 PYPI = ()
 NEEDS = ()
+UPGRADE = 'kept'
 
 
 def socket_path():

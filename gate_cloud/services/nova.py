@@ -68,6 +68,9 @@ def common(creds, name):
                      if name == 'cell0' else mariadb.db_url('nova', creds)},
         'keystone_authtoken': keystone.authtoken(creds, 'nova'),
         'placement': keystone.password_auth('nova', creds['service_password']),
+        # Service tokens beside the user's, as Nova requires of every
+        # service since 2023.1 (nova-status upgrade check fails without).
+        'service_user': service_user(creds),
         'neutron': keystone.password_auth(
             'nova', creds['service_password'],
             {'endpoint_override': network_standin.URL, 'timeout': '30'}),
@@ -78,7 +81,19 @@ def common(creds, name):
         'wsgi': {'api_paste_config': str(layout.path('nova',
                                                      'api-paste.ini'))},
         'oslo_messaging_rabbit': {'heartbeat_timeout_threshold': '30'},
+        # A rolling upgrade's RPC pin (Nova's upgrade guide): each service
+        # speaks the compute RPC version of the oldest nova-compute.
+        'upgrade_levels': {'compute': 'auto'},
     }
+
+
+def service_user(creds):
+    """[service_user]: keystoneauth's password options (no region: the
+    group registers none) and the switch."""
+    section = keystone.password_auth('nova', creds['service_password'],
+                                     {'send_service_user_token': 'True'})
+    del section['region_name']
+    return section
 
 
 def make_state(name):
@@ -100,21 +115,26 @@ def manage(cloud, service, conf, *args, timeout=900):
         env=cloud.env(service), timeout=timeout)
 
 
-def services(admin, binary):
-    """Nova's service records of ``binary``, from the API."""
-    return admin.get(API_URL + '/os-services?binary=%s' % binary,
+def services(admin, binary, host=None):
+    """Nova's service records of ``binary`` (on ``host``), from the
+    API."""
+    query = '/os-services?binary=%s' % binary
+    if host is not None:
+        query += '&host=%s' % host
+    return admin.get(API_URL + query,
                      headers=rest.COMPUTE_HEADERS)['services']
 
 
-def wait_reported(cloud, name, binary):
-    """Until a ``binary`` record is up and was updated after process
-    ``name`` started: it runs, and reaches the database and the broker."""
+def wait_reported(cloud, name, binary, host=None):
+    """Until a ``binary`` record (on ``host``) is up and was updated after
+    process ``name`` started: it runs, and reaches the database and the
+    broker."""
     since = processes.started_at(name)
     proc = processes.started(name)
 
     def probe():
         try:
-            found = services(cloud.admin, binary)
+            found = services(cloud.admin, binary, host)
         except GateError:
             return False
         return any(svc['state'] == 'up' and svc.get('updated_at')

@@ -17,6 +17,8 @@ nova.conf, which the reporter beside it reads too (``reporters.py``).
 """
 
 import json
+import math
+import os
 import socket
 
 from gate_cloud import inifile
@@ -35,22 +37,34 @@ DEBIAN = ()
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'libvirt', 'nova-api',
          'nova-conductor')
+UPGRADE = 'per-compute'
 USERS = nova.USERS
 LIBVIRT = 'libvirt.LibvirtDriver'
+#: Nova's single-node fake driver: its node keeps its uuid in state_path's
+#: compute_id, as a real driver's does, so it survives a restart (the
+#: upgrade restarts every node); FakeDriver's node gets a new uuid in every
+#: process, and nova-compute refuses to start on it again.
+FAKE = 'fake.FakeDriverWithoutFakeNodes'
 #: The compute nodes. The libvirt node's provider is named after the host
 #: name libvirt reports, learnt once it registers (``PROVIDERS``).
 COMPUTES = (
     {'host': 'libvirt-qemu', 'driver': LIBVIRT},
-    {'host': 'fake-raw', 'driver': 'fake.FakeDriver'},
-    {'host': 'fake-trove', 'driver': 'fake.FakeDriver',
+    {'host': 'fake-raw', 'driver': FAKE},
+    {'host': 'fake-trove', 'driver': FAKE,
      'custom_traits': [layout.RESERVED_TRAIT]},
-    {'host': 'fake-noraw', 'driver': 'fake.FakeDriver', 'exclude': ['raw']},
+    {'host': 'fake-noraw', 'driver': FAKE, 'exclude': ['raw']},
 )
 #: The privsep contexts' config sections (their cfg_section).
 PRIVSEP_CONTEXTS = ('nova_sys_admin', 'privsep_osbrick',
                     'vif_plug_ovs_privileged')
 #: {host: resource provider name}, written once every compute registered.
 PROVIDERS = 'providers.json'
+#: How many gate.tiny servers the libvirt node must hold at once. It is
+#: the only node that boots qcow2, iso and the kernel formats, and tempest
+#: runs four test classes at once, each booting up to a wave of servers:
+#: with Nova's initial ratio (4.0) on two cores it held 8, and a ninth boot
+#: (an ISO one, once) got no allocation candidates from Placement.
+LIBVIRT_GUESTS = 32
 #: nova-compute (on libvirt) ignores SIGTERM for minutes: short grace.
 STOP_GRACE = 5.0
 
@@ -125,11 +139,21 @@ def conf(creds, compute, venv):
         # shutdown (a rebuild's first step) would wait Nova's default 60 s
         # for nothing before powering off.
         out['DEFAULT']['shutdown_timeout'] = '0'
+        out['DEFAULT']['cpu_allocation_ratio'] = str(
+            libvirt_cpu_allocation_ratio())
         # No sudo here: each privsep context nova-compute loads (Nova's,
         # os-brick's, os-vif's OVS plugin) runs the helper directly.
         for section in PRIVSEP_CONTEXTS:
             out[section] = {'helper_command': helper}
     return out
+
+
+def libvirt_cpu_allocation_ratio(cores=None):
+    """The libvirt node's VCPU allocation ratio: LIBVIRT_GUESTS one-VCPU
+    servers on this machine's cores, and never below Nova's initial 4.0
+    (the guests boot empty disks and idle)."""
+    cores = cores or os.cpu_count() or 1
+    return max(4.0, float(math.ceil(LIBVIRT_GUESTS / cores)))
 
 
 def _selected(hosts):
@@ -154,10 +178,11 @@ def start(cloud, hosts=None):
 
 
 def wait(cloud, hosts=None):
-    """Until every compute has a provider in Placement. The fake driver
-    names its node after [DEFAULT] host; libvirt after the host name it
-    reports, so the libvirt node's provider is the one left over (the
-    ironic nova-compute's, named by node uuid, apart)."""
+    """Until every compute has a provider in Placement and each started
+    here reports in as up after its start. The fake driver names its node
+    after [DEFAULT] host; libvirt after the host name it reports, so the
+    libvirt node's provider is the one left over (the ironic
+    nova-compute's, named by node uuid, apart)."""
     computes = records()
     fakes = {c['host'] for c in computes if c['driver'] != LIBVIRT}
     found = {}
@@ -183,6 +208,12 @@ def wait(cloud, hosts=None):
                        probe, log=layout.path('logs'))
     inifile.write(layout.path('nova', PROVIDERS), json.dumps(found),
                   mode=0o644)
+    if hosts is not None:
+        # Restarted ones: their providers were there before; the proof
+        # they run is their service record, updated since they started.
+        for c in _selected(hosts):
+            nova.wait_reported(cloud, process_name(c['host']), NAME,
+                               host=c['host'])
 
 
 def populate(cloud):

@@ -22,6 +22,7 @@ DEBIAN = ()
 PYPI = nova.PYPI
 #: nova-api made the schemas; its API says when the conductor is up.
 NEEDS = ('rabbitmq', 'keystone', 'nova-api')
+UPGRADE = 'nova'
 USERS = nova.USERS
 
 

@@ -24,6 +24,7 @@ DEBIAN = ()
 #: series' virtualenv (``gate_cloud.series.EDITABLE``).
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'nova-api')
+UPGRADE = 'nova'
 #: Its [placement] user: the ``service`` role alone (least privilege: it
 #: asks for allocation candidates and, at start, makes the reserved
 #: CUSTOM_* traits; Placement's default policy gives both to ``service``).
@@ -75,9 +76,10 @@ def log_file():
     return layout.path('logs', 'nova-scheduler-app.log')
 
 
-def conf(creds, filters_on=True, enforce=True):
+def conf(creds, filters_on=True, enforce=True, extra=None):
     """Its nova.conf: the filters on (enforcing, or with ``enforce``
-    False in log-only mode) or off."""
+    False in log-only mode) or off; ``extra``: sections merged last (the
+    rollback's Nova options)."""
     return inifile.merge(
         nova.common(creds, 'scheduler'),
         # debug: the tempest plugin tells the workers apart by the pid on
@@ -87,7 +89,7 @@ def conf(creds, filters_on=True, enforce=True):
                        'discover_hosts_in_cells_interval': '-1'},
          'placement': {'username': PLACEMENT_USER}},
         FILTERS_ON if filters_on else FILTERS_OFF,
-        LOG_ONLY if filters_on and not enforce else {})
+        LOG_ONLY if filters_on and not enforce else {}, extra or {})
 
 
 def configure(cloud, filters_on=True, enforce=True):

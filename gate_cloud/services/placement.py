@@ -15,7 +15,9 @@
 from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
+from gate_cloud import series as series_mod
 from gate_cloud import wsgi_server
+from gate_cloud.processes import GateError
 from gate_cloud.services import keystone
 from gate_cloud.services import mariadb
 
@@ -25,6 +27,7 @@ PORTS = {'placement': PORT}
 DEBIAN = ()
 PYPI = ('openstack-placement', 'gunicorn', 'PyMySQL')
 NEEDS = ('mariadb',)
+UPGRADE = 'before-nova'
 DATABASES = ('placement',)
 USERS = {'placement': ('admin', 'service')}
 URL = layout.url(PORT)
@@ -56,6 +59,29 @@ def bootstrap(cloud):
         cloud.bin(NAME, 'placement-manage'), '--config-file',
         conf_dir() / 'placement.conf', 'db', 'sync'], env=cloud.env(NAME),
         timeout=900)
+
+
+def upgrade_check(cloud, series):
+    """``placement-status upgrade check`` from ``series``, before
+    Placement moves to it (Placement's upgrade notes): 0 ready, 1
+    warnings; anything else stops the upgrade."""
+    code, output = processes.run_for_status(
+        'placement-status upgrade check', [
+            series_mod.venv_bin(series, 'placement-status'), '--config-file',
+            conf_dir() / 'placement.conf', 'upgrade', 'check'],
+        env=layout.env_for_services(series_mod.venv(series)), timeout=300)
+    if code not in (0, 1):
+        raise GateError('placement-status upgrade check (%s) exited %d: %s'
+                        % (series, code, output.strip()[-300:]))
+
+
+def online_data_migrations(cloud):
+    """``placement-manage db online_data_migrations``, once every service
+    runs the new release."""
+    processes.run('placement-manage db online_data_migrations', [
+        cloud.bin(NAME, 'placement-manage'), '--config-file',
+        conf_dir() / 'placement.conf', 'db', 'online_data_migrations'],
+        env=cloud.env(NAME), timeout=900)
 
 
 def start(cloud):

@@ -31,6 +31,7 @@ DEBIAN = ()
 #: every series' virtualenv (``gate_cloud.series.EDITABLE``).
 PYPI = ()
 NEEDS = ('nova-compute',)
+UPGRADE = 'per-compute'
 #: The reporters' --interval, seconds.
 INTERVAL = 10
 #: How long a reporter waits at start for its compute's provider.
@@ -39,6 +40,13 @@ PROVIDER_WAIT = 300
 
 def process_name(host):
     return 'reporter-' + host
+
+
+def series_key(cloud, host):
+    """The series map's key for one reporter: its own entry if it has one
+    (moved with its compute in an upgrade), else the service's."""
+    own = process_name(host)
+    return own if own in cloud.series else NAME
 
 
 def user(host):
@@ -71,15 +79,16 @@ def configure(cloud, hosts=None):
 def start(cloud, hosts=None):
     for c in nova_compute.records():
         if hosts is None or c['host'] in hosts:
+            key = series_key(cloud, c['host'])
             processes.start(process_name(c['host']), [
-                cloud.bin(NAME, 'virt-capabilities'), 'report',
+                cloud.bin(key, 'virt-capabilities'), 'report',
                 '--config-file', c['nova_conf'],
                 '--config-file', conf_path(c['host']), '--wait',
                 str(PROVIDER_WAIT), '--interval', str(INTERVAL)],
-                env=cloud.env(NAME), log=c['reporter_log'])
+                env=cloud.env(key), log=c['reporter_log'])
 
 
-def wait(cloud):
+def wait(cloud, hosts=None):
     """Every provider carries what it should: the reserved trait where set
     (by its reporter), image types (by nova-compute), none missing."""
     computes = nova_compute.records()

@@ -40,6 +40,8 @@ from virt_capabilities import settings  # noqa: E402
 
 STATIC = {
     'fake.FakeDriver': 'nova.virt.fake.FakeDriver',
+    'fake.FakeDriverWithoutFakeNodes':
+        'nova.virt.fake.FakeDriverWithoutFakeNodes',
     'ironic.IronicDriver': 'nova.virt.ironic.driver.IronicDriver',
     'vmwareapi.VMwareVCDriver': 'nova.virt.vmwareapi.driver.VMwareVCDriver',
     'zvm.ZVMDriver': 'nova.virt.zvm.driver.ZVMDriver',

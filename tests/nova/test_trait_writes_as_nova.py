@@ -72,6 +72,10 @@ class TestUpdateProviderTree(test.NoDBTestCase):
     def test_fake(self):
         self.check('fake.FakeDriver', virt_drivers.fake())
 
+    def test_fake_single_node(self):
+        self.check('fake.FakeDriverWithoutFakeNodes',
+                   virt_drivers.fake_single_node())
+
     def test_zvm(self):
         self.check('zvm.ZVMDriver', virt_drivers.zvm())
 
@@ -100,6 +104,7 @@ class TestUpdateProviderTree(test.NoDBTestCase):
                    'vmwareapi.VMwareVCDriver': 'nova.virt.vmwareapi.driver',
                    'zvm.ZVMDriver': 'nova.virt.zvm.driver',
                    'fake.FakeDriver': 'nova.virt.fake',
+                   'fake.FakeDriverWithoutFakeNodes': 'nova.virt.fake',
                    'ironic.IronicDriver': 'nova.virt.ironic.driver'}
         version = metadata.version('nova')
         for key, record in drivers.DRIVERS.items():

@@ -51,6 +51,10 @@ def fake():
     return fake_driver.FakeDriver(None)
 
 
+def fake_single_node():
+    return fake_driver.FakeDriverWithoutFakeNodes(None)
+
+
 def zvm():
     driver = object.__new__(zvm_driver.ZVMDriver)
     driver._hypervisor = FakeZVMHypervisor()

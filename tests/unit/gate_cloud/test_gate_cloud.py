@@ -22,6 +22,7 @@ the services come up after what they need and go down before it.
 import configparser
 import inspect
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -38,6 +39,7 @@ from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import rest
+from gate_cloud import rollback
 from gate_cloud import series
 from gate_cloud.services import glance
 from gate_cloud.services import ironic
@@ -45,6 +47,7 @@ from gate_cloud.services import ironic_compute
 from gate_cloud.services import keystone
 from gate_cloud.services import libvirt
 from gate_cloud.services import network_standin
+from gate_cloud.services import nova
 from gate_cloud.services import nova_api
 from gate_cloud.services import nova_compute
 from gate_cloud.services import nova_conductor
@@ -254,7 +257,8 @@ def test_cloud_json_has_the_contract_shape(private_state):
     assert on_disk['flavor_alt']['id'] != on_disk['flavor']['id']
     assert {'qcow2', 'raw', 'vmdk'} <= set(on_disk['image_files'])
     drivers = {c['driver'] for c in on_disk['computes']}
-    assert drivers == {'libvirt.LibvirtDriver', 'fake.FakeDriver'}
+    assert drivers == {'libvirt.LibvirtDriver',
+                       'fake.FakeDriverWithoutFakeNodes'}
     assert len(on_disk['computes']) >= 3
     for c in on_disk['computes']:
         assert set(c) >= {'host', 'driver', 'provider', 'image_types',
@@ -543,6 +547,46 @@ def test_down_stops_a_service_only_after_everything_that_needs_it():
             assert wave_of[need] > wave_of[svc.NAME], (svc.NAME, need)
 
 
+def test_a_restart_moves_one_service_or_some_hosts_to_a_series(
+        monkeypatch, private_state):
+    """cloud.restart, as the upgrade uses it: the stop inside ``drain``,
+    the config and schema from the new series (only the named hosts' part
+    of a per-host service, each with a series key of its own), start,
+    wait."""
+    private_state.mkdir()
+    events = []
+
+    def step(label, takes_hosts):
+        def run(ctx, **kw):
+            events.append((label, kw.get('hosts')))
+            assert takes_hosts or 'hosts' not in kw
+        return run
+    svc = types.SimpleNamespace(
+        NAME='nova-compute', process_name=lambda h: 'nova-compute-' + h,
+        stop=step('stop', True), configure=step('configure', True),
+        bootstrap=step('bootstrap', False), start=step('start', True),
+        wait=step('wait', True))
+    ctx = context.Cloud((svc,), CREDS, {'nova-compute': '2026.1'})
+
+    class Drain:
+        def __enter__(self):
+            events.append(('drained', None))
+
+        def __exit__(self, *exc):
+            events.append(('released', None))
+    cloud.restart(ctx, 'nova-compute', '2026.2', hosts=['fake-raw'],
+                  drain=Drain)
+    assert events == [('drained', None), ('stop', ['fake-raw']),
+                      ('released', None), ('configure', ['fake-raw']),
+                      ('bootstrap', None), ('start', ['fake-raw']),
+                      ('wait', ['fake-raw'])]
+    assert ctx.series == {'nova-compute': '2026.1',
+                          'nova-compute-fake-raw': '2026.2'}
+    events.clear()
+    cloud.restart(ctx, 'nova-compute')  # same series: no config, no schema
+    assert [e[0] for e in events] == ['stop', 'start', 'wait']
+
+
 def test_hosts_are_mapped_by_one_service_at_a_time():
     """``nova-manage cell_v2 discover_hosts`` fails ("Duplicate host
     mapping") when two run at once: of the services whose ``populate``
@@ -588,6 +632,31 @@ def test_the_libvirt_provider_is_found_beside_the_ironic_nodes(
     assert found[libvirt_host] == 'the-libvirt-node'
 
 
+def test_the_ironic_compute_is_up_only_once_its_record_is_new(
+        monkeypatch):
+    """Its nodes' providers and the reserved node's trait outlive a
+    restart: the ironic nova-compute is up again only when its service
+    record was updated after its start (after an upgrade, the record
+    carries the service version nova-scheduler's OWNER_NOVA rule reads)."""
+    monkeypatch.setattr(rest, 'providers', lambda client: [
+        {'name': n} for n in ironic.NODES.values()])
+    monkeypatch.setattr(ironic, 'client', lambda cloud: None)
+    monkeypatch.setattr(ironic, 'node_traits',
+                        lambda admin, node: [layout.RESERVED_TRAIT])
+    monkeypatch.setattr(processes, 'started', lambda name: None)
+
+    def once(what, probe, **kw):
+        assert probe(), what
+    monkeypatch.setattr(processes, 'wait_for', once)
+    reported = []
+    monkeypatch.setattr(nova, 'wait_reported',
+                        lambda cloud, name, binary, host=None:
+                        reported.append((name, binary, host)))
+    ironic_compute.wait(types.SimpleNamespace(admin=None))
+    assert reported == [(ironic_compute.NAME, 'nova-compute',
+                         ironic_compute.HOST)]
+
+
 def test_each_compute_runs_from_its_own_series(tmp_path):
     """A compute moved to another series alone (an upgrade, computes last)
     runs nova-compute and privsep from that series' virtualenv."""
@@ -604,6 +673,26 @@ def test_each_compute_runs_from_its_own_series(tmp_path):
     assert helper.startswith(str(series.venv('2026.1') / 'bin'))
 
 
+def test_the_libvirt_node_holds_every_boot_tempest_runs_at_once(tmp_path):
+    """The ISO boot that got no allocation candidates: the only node that
+    boots qcow2 and iso held 8 one-VCPU servers (two cores, Nova's
+    initial ratio 4.0) while four tempest classes booted at once."""
+    rec = dict(nova_compute.COMPUTES[0], nova_conf=str(tmp_path / 'n.conf'))
+    assert rec['driver'] == nova_compute.LIBVIRT
+    conf = nova_compute.conf(CREDS, rec, VENV)
+    written = float(conf['DEFAULT']['cpu_allocation_ratio'])
+    assert written * (os.cpu_count() or 1) >= nova_compute.LIBVIRT_GUESTS
+    for cores in (1, 2, 3, 8, 64):
+        ratio = nova_compute.libvirt_cpu_allocation_ratio(cores)
+        assert ratio * cores >= nova_compute.LIBVIRT_GUESTS
+        assert ratio >= 4.0  # never below Nova's initial_cpu_allocation_ratio
+    assert nova_compute.LIBVIRT_GUESTS > 2 * 4.0
+    # FakeDriver nodes: not limited by this (Nova's fake reports 1000 VCPU).
+    for c in nova_compute.COMPUTES[1:]:
+        fake = nova_compute.conf(CREDS, dict(c, nova_conf='x'), VENV)
+        assert 'cpu_allocation_ratio' not in fake['DEFAULT']
+
+
 # -- what the gate writes into a nova.conf stays what is registered -----------
 
 #: The options of Nova (nova/conf/scheduler.py, compute.py, netconf.py,
@@ -615,8 +704,11 @@ NOVA_OPTIONS_IN_SHARED_GROUPS = {
     'DEFAULT': {'transport_url', 'state_path', 'log_file', 'debug',
                 'heal_instance_info_cache_interval', 'my_ip', 'host',
                 'compute_driver', 'instances_path', 'shutdown_timeout',
-                'update_resources_interval'},
-    'scheduler': {'workers', 'discover_hosts_in_cells_interval'},
+                'update_resources_interval', 'cpu_allocation_ratio'},
+    'scheduler': {'workers', 'discover_hosts_in_cells_interval',
+                  'query_placement_for_image_type_support',
+                  'enable_isolated_aggregate_filtering',
+                  'image_metadata_prefilter'},
     'libvirt': {'cpu_mode', 'connection_uri'},
     'compute': {'resource_provider_association_refresh'},
     'placement': set(),
@@ -634,7 +726,12 @@ def gate_nova_confs(tmp_path):
              'scheduler (log-only)': nova_scheduler.conf(CREDS,
                                                          enforce=False),
              'compute ironic': ironic_compute.conf(CREDS),
-             'reporter ironic': ironic_compute.reporter_conf(CREDS)}
+             'reporter ironic': ironic_compute.reporter_conf(CREDS),
+             # The rollback's: Nova's own mechanisms, ours in, then out.
+             'scheduler (rollback, ours in)': rollback.scheduler_conf(
+                 CREDS, True, True),
+             'scheduler (rollback, ours out)': rollback.scheduler_conf(
+                 CREDS, False, True)}
     for compute in nova_compute.COMPUTES:
         rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))
         confs['compute ' + compute['host']] = nova_compute.conf(CREDS, rec,

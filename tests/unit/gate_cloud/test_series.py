@@ -146,3 +146,30 @@ def test_the_cloud_installs_the_product_with_its_command_line():
     extras = configparser.ConfigParser()
     extras.read(layout.REPO / 'setup.cfg')
     assert 'cli' in extras['options.extras_require']
+
+
+def two_sets(sets):
+    for name in ('2026.1', '2026.2'):
+        (sets / ('%s.txt' % name)).write_text('nova==1\n')
+
+
+def test_an_upgrade_starts_from_the_series_before(private_sets):
+    two_sets(private_sets)
+    assert series.previous('2026.2') == '2026.1'
+    assert series.previous('2026.1') is None
+    with pytest.raises(processes.GateError, match='no pinned set'):
+        series.previous('2030.1')
+
+
+def test_the_upgrade_job_comes_up_on_the_previous_series(private_sets):
+    from gate_cloud import upgrade_job
+    two_sets(private_sets)
+    assert upgrade_job.start_series() == ('2026.1', '2026.2')
+    assert upgrade_job.start_series('2026.2', '2026.1') == ('2026.1',
+                                                            '2026.2')
+    with pytest.raises(processes.GateError, match='nothing to upgrade'):
+        upgrade_job.start_series('2026.1')
+    with pytest.raises(processes.GateError, match='not older'):
+        upgrade_job.start_series('2026.1', '2026.2')
+    with pytest.raises(processes.GateError, match='no pinned set'):
+        upgrade_job.start_series('2026.2', '2024.1')

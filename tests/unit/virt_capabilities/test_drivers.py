@@ -25,6 +25,7 @@ from virt_capabilities import settings
 #: the code under test: every driver nova 31 to 34 ships.
 NOVA_TABLE = {
     'fake.FakeDriver': 'raw',                    # nova/virt/fake.py
+    'fake.FakeDriverWithoutFakeNodes': 'raw',    # FakeDriver's, inherited
     'ironic.IronicDriver': 'ami qcow2 raw',      # nova/virt/ironic/driver.py
     'vmwareapi.VMwareVCDriver': 'iso vmdk',      # nova/virt/vmwareapi
     'zvm.ZVMDriver': 'raw',                      # nova/virt/zvm/driver.py
