@@ -22,7 +22,9 @@ the filters under test.
 ``queries(server_id)`` reads the ``GET /allocation_candidates`` requests a
 boot made Placement answer, from Placement's own log, by the global
 request id nova-api gave the boot: the proof of which mechanism (ours or
-Nova's) put a trait or an aggregate into the query.
+Nova's) put a trait or an aggregate into the query. ``why`` reads, by the
+same id, what nova-conductor, nova-scheduler and Placement said of a boot
+that ended wrong, so that the gate's one failure line carries the cause.
 """
 
 import dataclasses
@@ -41,6 +43,16 @@ UNBOOTABLE = 'vmdk'
 FILTER_REFUSAL = 'Scheduling failed:'
 #: Placement's log of every request (oslo.log's file).
 PLACEMENT_LOG = 'placement-app.log'
+#: The Nova logs a boot's request id runs through after nova-api.
+NOVA_LOGS = ('nova-conductor-app.log', 'nova-scheduler-app.log')
+#: DEBUG lines of Nova's that say where a boot's hosts went: a host filter
+#: that removed every host, a claim that failed.
+DECISIVE_DEBUG = ('returned 0 host', 'Filtered []', 'Unable to',
+                  'out of retries', 'claim')
+#: Where ``why`` writes each wrong boot's whole story.
+FAILED_BOOTS_LOG = 'failed-boots.log'
+#: How many of a story's lines the failure line carries.
+WHY_LINES = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +83,9 @@ class Boot:
     host: str = None
     fault: str = ''
     error: str = ''
+    #: nova-api's request id of a boot that ended wrong (read before its
+    #: server is deleted), for ``why``.
+    request_id: str = None
 
     def as_dict(self):
         return dataclasses.asdict(self)
@@ -151,6 +166,11 @@ def boot_once(client, case, name, delete=True):
     except Exception as exc:  # an outage may cost a boot: recorded
         record.error = ('%s: %s' % (type(exc).__name__, exc))[:300]
     record.ended = time.time()
+    if record.server_id and judge(case, record) != 'ok':
+        try:
+            record.request_id = request_id(client, record.server_id)
+        except GateError:  # the record stands; only ``why`` goes without
+            record.request_id = None
     if delete and record.server_id:
         try:
             boots.delete(client, record.server_id)
@@ -190,6 +210,65 @@ def queries(global_id, log=None):
     return out
 
 
+def _said(line):
+    """(level, message) of one oslo.log line, or None."""
+    parts = line.split(' ', 5)
+    if len(parts) < 6 or parts[3] not in ('DEBUG', 'INFO', 'WARNING',
+                                          'ERROR', 'CRITICAL'):
+        return None
+    message = parts[5].split('] ', 1)[-1].strip()
+    return parts[3], message
+
+
+def why(global_id, logs_dir=None):
+    """What nova-conductor, nova-scheduler and Placement said of one boot
+    (its request id): each WARNING or worse, Nova's INFO lines and the
+    DEBUG lines that say where its hosts went, and every Placement answer
+    that was not a success. A list of "log: LEVEL message" strings."""
+    where = logs_dir or layout.path('logs')
+    marker = ' %s ' % global_id
+    out = []
+    for name in NOVA_LOGS + (PLACEMENT_LOG,):
+        path = where / name
+        if not path.exists():
+            continue
+        with open(path, errors='replace') as f:
+            for line in f:
+                if marker not in line and '[%s ' % global_id not in line:
+                    continue
+                said = _said(line)
+                if said is None:
+                    continue
+                level, message = said
+                if name == PLACEMENT_LOG:
+                    keep = ' status: 2' not in message
+                else:
+                    keep = level != 'DEBUG' or any(
+                        word in message for word in DECISIVE_DEBUG)
+                if keep:
+                    out.append('%s: %s %s' % (name.replace('-app.log', ''),
+                                              level, message[:300]))
+    return out
+
+
+def failure(label, case, record, verdict, global_id=None):
+    """The one line that says a boot ended wrong, and why where the logs
+    say it (the whole story appended to logs/failed-boots.log)."""
+    line = '%s: a %s boot %s (%s)' % (
+        label, case.label, describe(case, record, verdict),
+        record.error or record.fault or record.status)
+    if not global_id:
+        return line
+    story = why(global_id)
+    path = layout.path('logs', FAILED_BOOTS_LOG)
+    with open(path, 'a') as f:
+        f.write('%s %s\n%s\n\n' % (global_id, line, '\n'.join(story)))
+    if not story:
+        return '%s; no Nova or Placement line on %s' % (line, global_id)
+    return '%s; %s said: %s (all %d lines in %s)' % (
+        line, global_id, ' | '.join(story[:WHY_LINES]), len(story), path)
+
+
 def probe(client, cases, label, delete=True):
     """One boot of each case, one after the other; each must end as its
     case says (no restart excuses a probe). Returns [(case, boot,
@@ -199,17 +278,16 @@ def probe(client, cases, label, delete=True):
         record = boot_once(client, case, '%s-%s' % (label, case.label),
                            delete=False)
         verdict = judge(case, record)
-        found = []
+        found, global_id = [], None
         if record.server_id:
             try:
-                found = queries(request_id(client, record.server_id))
+                global_id = request_id(client, record.server_id)
+                found = queries(global_id)
             finally:
                 if delete:
                     boots.delete(client, record.server_id)
         if verdict != 'ok':
-            raise GateError('%s: a %s boot %s (%s)' % (
-                label, case.label, describe(case, record, verdict),
-                record.error or record.fault or record.status))
+            raise GateError(failure(label, case, record, verdict, global_id))
         out.append((case, record, found))
     return out
 

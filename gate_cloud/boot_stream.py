@@ -154,9 +154,12 @@ def summary(cases, boots, windows, refusers=REFUSERS):
                 out['refused'][service] = out['refused'].get(service, 0) + 1
             continue
         out['failed'] += 1
-        out['failures'].append('%s boot %s at %s%s: %s' % (
+        story = boot_cases.why(boot.request_id) if boot.request_id else []
+        out['failures'].append('%s boot %s at %s%s: %s%s' % (
             case.label, boot_cases.describe(case, boot, verdict),
             time.strftime('%H:%M:%S', time.localtime(boot.started)),
             ' (while %s restarted)' % ', '.join(during) if during else '',
-            boot.error or boot.fault or boot.status))
+            boot.error or boot.fault or boot.status,
+            '; %s said: %s' % (boot.request_id, ' | '.join(
+                story[:boot_cases.WHY_LINES])) if story else ''))
     return out

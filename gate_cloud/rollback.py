@@ -242,20 +242,19 @@ class Rollback:
         client = rest.Client('admin', self.ctx.admin.password)
         record = boot_cases.boot_once(client, case, 'rollback-%s-%s' % (
             label, case.label), delete=False)
-        queries = []
+        queries, global_id = [], None
         try:
             if record.server_id:
-                queries = boot_cases.queries(boot_cases.request_id(
-                    client, record.server_id))
+                global_id = boot_cases.request_id(client, record.server_id)
+                queries = boot_cases.queries(global_id)
         finally:
             if record.server_id:
                 boots.delete(client, record.server_id)
         self.boots.append((label, record))
         verdict = boot_cases.judge(case, record)
         if verdict != 'ok':
-            raise GateError('%s: a %s boot %s (%s)' % (
-                label, case.label, boot_cases.describe(case, record, verdict),
-                record.error or record.fault or record.status))
+            raise GateError(boot_cases.failure(label, case, record, verdict,
+                                               global_id))
         return record, queries
 
     def check(self, label, ours, novas):

@@ -14,6 +14,7 @@
 queries a boot made, read back from Placement's own log."""
 
 from gate_cloud import boot_cases
+from gate_cloud import layout
 
 #: cloud.json's computes as the gate cloud describes them (the image types
 #: nova-compute 34 reports: NOVA_FORMATS in
@@ -81,3 +82,69 @@ def test_a_boots_queries_are_read_by_its_request_id(tmp_path):
     assert untagged['member_of'] == ['!in:aa11,bb22']
     assert boot_cases.queries('req-00000000-0000-0000-0000-000000000000',
                               log) == []
+
+
+#: One boot's lines as the gate cloud's Nova 34 and Placement 16 wrote
+#: them (shortened paths), with another boot's line between.
+BOOT = 'req-3e5d385e-9351-447a-a871-46120f7faef0'
+SCHEDULER_LOG = (
+    '2026-11-26 11:26:01.621 7119 DEBUG nova.scheduler.manager [None %s '
+    'ac36 c94a - - default default] Starting to schedule for instances: '
+    "['544f149e'] select_destinations manager.py:215\n"
+    '2026-11-26 11:26:01.922 7119 DEBUG nova.filters [None %s ac36 c94a - '
+    '- default default] Filter ComputeFilter returned 0 host(s) '
+    'get_filtered_objects filters.py:102\n'
+    '2026-11-26 11:26:01.930 7117 INFO nova.scheduler.manager [None '
+    'req-9bb4101d-49b0-42af-b4a5-596c0442bdcf ac36 c94a - - default '
+    'default] Got no allocation candidates from the Placement API.\n'
+    '2026-11-26 11:26:01.931 7119 WARNING nova.scheduler.utils [None %s '
+    'ac36 c94a - - default default] Unable to submit allocation for '
+    'instance 544f149e (409 conflict)\n') % (BOOT, BOOT, BOOT)
+PLACEMENT_BOOT_LOG = (
+    '2026-11-26 11:26:01.700 22836 INFO placement.requestlog [%s '
+    'req-f541 0b7f 11a4 - - default default] 127.0.0.1 "GET '
+    '/allocation_candidates?limit=1000" status: 200 len: 981 '
+    'microversion: 1.36\n'
+    '2026-11-26 11:26:01.929 22836 INFO placement.requestlog [%s '
+    'req-f542 0b7f 11a4 - - default default] 127.0.0.1 "PUT '
+    '/allocations/544f149e" status: 409 len: 300 microversion: 1.36\n'
+    ) % (BOOT, BOOT)
+
+
+def test_a_wrong_boots_cause_is_read_from_every_log_by_its_request_id(
+        tmp_path):
+    (tmp_path / 'nova-scheduler-app.log').write_text(SCHEDULER_LOG)
+    (tmp_path / 'placement-app.log').write_text(PLACEMENT_BOOT_LOG)
+    story = boot_cases.why(BOOT, tmp_path)
+    # The host filter that removed every host, the failed claim and
+    # Placement's refusal; not the routine lines, not the other boot's.
+    assert story == [
+        'nova-scheduler: DEBUG Filter ComputeFilter returned 0 host(s) '
+        'get_filtered_objects filters.py:102',
+        'nova-scheduler: WARNING Unable to submit allocation for instance '
+        '544f149e (409 conflict)',
+        'placement: INFO 127.0.0.1 "PUT /allocations/544f149e" status: 409 '
+        'len: 300 microversion: 1.36',
+    ]
+    assert boot_cases.why('req-00000000-0000-0000-0000-000000000000',
+                          tmp_path) == []
+
+
+def test_the_failure_line_carries_the_cause_and_names_the_story_file(
+        tmp_path, monkeypatch):
+    monkeypatch.setattr(layout, 'STATE', tmp_path)
+    (tmp_path / 'logs').mkdir()
+    (tmp_path / 'logs' / 'nova-scheduler-app.log').write_text(SCHEDULER_LOG)
+    case = boot_cases.Case('disk-bus', 'image-id', frozenset({'vm'}))
+    record = boot_cases.Boot('disk-bus', 0.0, status='ERROR',
+                             fault='No valid host was found.')
+    line = boot_cases.failure('before', case, record, 'failed', BOOT)
+    assert line.startswith('before: a disk-bus boot failed (No valid host')
+    assert 'Filter ComputeFilter returned 0 host(s)' in line
+    assert str(tmp_path / 'logs' / 'failed-boots.log') in line
+    assert 'Unable to submit allocation' in (
+        tmp_path / 'logs' / 'failed-boots.log').read_text()
+    # Without a request id (the create itself failed) the line is as
+    # before: nothing to read.
+    assert boot_cases.failure('before', case, record, 'failed') == (
+        'before: a disk-bus boot failed (No valid host was found.)')

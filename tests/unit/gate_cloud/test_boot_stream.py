@@ -19,6 +19,7 @@ import pytest
 
 from gate_cloud import boot_cases
 from gate_cloud import boot_stream
+from gate_cloud import layout
 
 #: The gate cloud's hosts (gate_cloud/services/nova_compute.py): what each
 #: case may land on, written out here rather than read from the code.
@@ -102,6 +103,20 @@ def test_what_the_filters_get_wrong_fails_even_inside_a_window(record):
     else:
         assert result['failed'] == 1
         assert result['refused'] == {}
+
+
+def test_a_failure_says_what_nova_said_of_that_boot(tmp_path, monkeypatch):
+    monkeypatch.setattr(layout, 'STATE', tmp_path)
+    (tmp_path / 'logs').mkdir()
+    (tmp_path / 'logs' / 'nova-scheduler-app.log').write_text(
+        '2026-11-26 11:26:01.922 7119 DEBUG nova.filters [None req-1 a b - '
+        '- default default] Filter ComputeFilter returned 0 host(s)\n')
+    failed = boot(QCOW2, 20, 22, 'ERROR', None, NO_HOST)
+    failed.request_id = 'req-1'
+    result = boot_stream.summary(CASES, [failed], windows())
+    assert result['failures'][0].endswith(
+        'req-1 said: nova-scheduler: DEBUG Filter ComputeFilter returned 0 '
+        'host(s)')
 
 
 def test_every_boot_is_counted_per_case():
