@@ -98,6 +98,34 @@ def alive(pid):
     return True
 
 
+def children(pid):
+    """The process ids whose parent is ``pid`` (from /proc)."""
+    out = set()
+    for entry in pathlib.Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / 'stat').read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # "pid (comm) state ppid ...": comm may hold spaces and ")".
+        fields = stat.rsplit(')', 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.add(int(entry.name))
+    return out
+
+
+def running(pid):
+    """Is process ``pid`` (a group leader or not) still there?"""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _reap(pid):
     try:
         os.waitpid(pid, os.WNOHANG)

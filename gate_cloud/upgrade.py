@@ -77,8 +77,15 @@ OWNER_NOVA_OFF = 'OWNER_NOVA trait not added to scheduling request'
 #: How long a restarted reporter has to finish a cycle with nothing
 #: failed.
 REPORTER_SYNC_DEADLINE = 120.0
-#: How long a restarted process has to prove it survived a SIGHUP.
-SIGHUP_SETTLE = 5.0
+#: How long a SIGHUP'ed service has to replace its workers.
+WORKERS_DEADLINE = 60.0
+#: How long every nova-compute may take to report in again after
+#: nova-conductor's workers changed: a report whose call the old worker
+#: took is lost, and its compute waits out oslo.messaging's
+#: rpc_response_timeout (60 s) and Nova's report_interval (10 s) before
+#: the next; meanwhile its service goes down (service_down_time, 60 s)
+#: and ComputeFilter refuses it ("There are not enough hosts available").
+REPORT_AGAIN_DEADLINE = 120.0
 
 
 def stage_of(svc):
@@ -162,8 +169,19 @@ class Upgrade:
                 (whole or contextlib.nullcontext)():
             cloud_mod.restart(self.ctx, name, self.to, hosts=hosts,
                               drain=None if whole else drain)
+        if name == 'nova-conductor':
+            with (drain or contextlib.nullcontext)():
+                self.computes_report_again(time.time())
         log('%s: on %s in %.0f s' % (label, self.to,
                                      time.monotonic() - started))
+
+    def computes_report_again(self, since):
+        """Until every nova-compute reported in through nova-conductor's
+        new workers (REPORT_AGAIN_DEADLINE says why it may take a
+        minute), as an operator waits for ``openstack compute service
+        list`` before sending boots again."""
+        nova.wait_all_reported(self.ctx, 'nova-compute', since,
+                               REPORT_AGAIN_DEADLINE)
 
     def tool(self, program):
         """A program from the new series' virtualenv, and its
@@ -320,24 +338,37 @@ class Upgrade:
                             compute['service_log']))
 
     def sighup(self):
-        """SIGHUP restarts an oslo.service's workers: an RPC call in
-        flight to nova-conductor may be lost (the compute then times out
-        and the boot fails), so the stream holds its boots meanwhile, as
-        an operator takes the signal in a quiet moment."""
-        pids = {}
+        """SIGHUP replaces an oslo.service's workers: an RPC call in
+        flight to nova-conductor may be lost (a boot's, or a compute's
+        status report: that compute then goes down for a minute), so the
+        stream holds its boots until the new workers run and every
+        nova-compute reported in through them, as an operator takes the
+        signal in a quiet moment and waits for the compute services."""
+        pids, workers = {}, {}
         with (self.stream.drained if self.stream
               else contextlib.nullcontext)():
             for name in NOVA_ORDER:
                 pid = processes.pid_of(name)
                 if pid is None:
                     raise GateError('%s is not running' % name)
+                workers[name] = processes.children(pid)
                 os.kill(pid, signal.SIGHUP)
                 pids[name] = pid
-            time.sleep(SIGHUP_SETTLE)
-        for name, pid in pids.items():
+            for name, pid in pids.items():
+                self.workers_replaced(name, pid, workers[name])
+            self.computes_report_again(time.time())
+        self.traits_check('after SIGHUP')
+
+    def workers_replaced(self, name, pid, old):
+        """Until none of ``old`` runs and ``name`` has workers again."""
+        def probe():
             if not processes.alive(pid):
                 raise GateError('%s exited after SIGHUP' % name)
-        self.traits_check('after SIGHUP')
+            return (not any(processes.running(w) for w in old)
+                    and processes.children(pid))
+        processes.wait_for('%s replacing its workers after SIGHUP' % name,
+                           probe, deadline=WORKERS_DEADLINE,
+                           log=nova.log(name))
 
     def all_upgraded(self):
         found = self.probe('after')

@@ -143,6 +143,23 @@ def wait_reported(cloud, name, binary, host=None):
     processes.wait_for(name, probe, proc, log=log(name))
 
 
+def wait_all_reported(cloud, binary, since, deadline):
+    """Until every ``binary`` record was updated after ``since`` (epoch
+    seconds; strictly after, as records keep whole seconds): each of
+    them reached nova-conductor after that moment and got its answer."""
+    def probe():
+        try:
+            found = services(cloud.admin, binary)
+        except GateError:
+            return False
+        return bool(found) and all(
+            svc['state'] == 'up' and svc.get('updated_at')
+            and epoch(svc['updated_at']) > int(since) for svc in found)
+    processes.wait_for('every %s reporting in after %s' % (
+        binary, time.strftime('%H:%M:%S', time.localtime(since))), probe,
+        deadline=deadline, log=log('nova-conductor'))
+
+
 def epoch(stamp):
     stamp = stamp.split('.')[0].rstrip('Z')
     return calendar.timegm(time.strptime(stamp, '%Y-%m-%dT%H:%M:%S'))

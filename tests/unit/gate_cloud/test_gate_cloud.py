@@ -773,3 +773,19 @@ def test_the_filters_on_scheduler_sets_our_options_by_their_names(
     reads it: the unknown-format policy is ours and explicit."""
     conf = nova_conf(written(tmp_path, nova_scheduler.conf(CREDS)))
     assert conf.image_type_filter.unknown_format == 'ignore'
+
+
+def test_a_services_workers_are_its_children_and_gone_once_reaped():
+    """What the upgrade's SIGHUP step waits on: the worker processes a
+    service master had are no longer running."""
+    worker = subprocess.Popen([sys.executable, '-c',
+                               'import sys; sys.stdin.read()'],
+                              stdin=subprocess.PIPE)
+    try:
+        assert worker.pid in processes.children(os.getpid())
+        assert processes.running(worker.pid)
+    finally:
+        worker.stdin.close()
+        worker.wait(timeout=30)
+    assert worker.pid not in processes.children(os.getpid())
+    assert not processes.running(worker.pid)

@@ -220,6 +220,9 @@ def test_an_rpc_worker_is_drained_before_it_stops_an_api_is_not(
     monkeypatch.setattr(upgrade.cloud_mod, 'restart',
                         lambda ctx, name, series, hosts=None, drain=None:
                         calls.append((name, series, hosts, drain, bool(held))))
+    waited = []
+    monkeypatch.setattr(up, 'computes_report_again',
+                        lambda since: waited.append(bool(held)))
     up.restart('nova-conductor')
     up.restart('nova-api')
     up.restart('nova-compute', hosts=['fake-raw'])
@@ -233,6 +236,9 @@ def test_an_rpc_worker_is_drained_before_it_stops_an_api_is_not(
                      ('placement', '2026.2', None, None, False)]
     assert [name for name, _, _ in up.windows.spans] == [
         'nova-conductor', 'nova-api', 'nova-compute', 'placement']
+    # After nova-conductor alone, the stream held until every compute
+    # reported in through the new conductor.
+    assert waited == [True]
 
 
 def test_the_walk_runs_every_step_in_order_and_stops_at_a_failure(
