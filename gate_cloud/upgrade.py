@@ -182,6 +182,8 @@ class Upgrade:
         list`` before sending boots again."""
         nova.wait_all_reported(self.ctx, 'nova-compute', since,
                                REPORT_AGAIN_DEADLINE)
+        log('every nova-compute reported in again %.0f s later'
+            % (time.time() - since))
 
     def tool(self, program):
         """A program from the new series' virtualenv, and its
