@@ -89,8 +89,20 @@ def started(name):
 
 
 def alive(pid):
+    """Is anything of the process group ``pid`` leads still there?"""
+    return _answers(os.killpg, pid)
+
+
+def running(pid):
+    """Is process ``pid`` itself still there (a group leader or not)?"""
+    return _answers(os.kill, pid)
+
+
+def _answers(send, pid):
+    """Signal 0 sent with ``send`` finds its target (someone else's
+    process counts: it is there)."""
     try:
-        os.killpg(pid, 0)
+        send(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
@@ -113,17 +125,6 @@ def children(pid):
         if len(fields) > 1 and fields[1] == str(pid):
             out.add(int(entry.name))
     return out
-
-
-def running(pid):
-    """Is process ``pid`` (a group leader or not) still there?"""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _reap(pid):
