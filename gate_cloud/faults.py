@@ -35,6 +35,7 @@ import threading
 import time
 
 from gate_cloud import boots
+from gate_cloud import logfiles
 from gate_cloud import processes
 from gate_cloud import rest
 from gate_cloud import wsgi_server
@@ -77,14 +78,6 @@ def parts(ctx):
             svc.wait(ctx)
         out.append((name, functools.partial(svc.stop, ctx), start))
     return out
-
-
-def _size(path):
-    try:
-        with open(path, 'rb') as f:
-            return f.seek(0, 2)
-    except FileNotFoundError:
-        return 0
 
 
 def _line_count(path):
@@ -250,7 +243,8 @@ def _one_fault(name, stop, start, admin, images, computes, providers, pids,
         return log_records(c['service_log'], pids[c['host']],
                            marks[c['host']])
 
-    down_marks = {c['host']: _size(c['service_log']) for c in computes}
+    down_marks = {c['host']: logfiles.size(c['service_log'])
+                  for c in computes}
     t0 = time.monotonic()
     stop()
     _wait_every('%s down: a reporter cycle during the outage' % name,
@@ -258,7 +252,8 @@ def _one_fault(name, stop, start, admin, images, computes, providers, pids,
                 lambda c: ran_a_cycle_during(since(down_marks, c)),
                 HOLD_DEADLINE)
     held = time.monotonic() - t0
-    up_marks = {c['host']: _size(c['service_log']) for c in computes}
+    up_marks = {c['host']: logfiles.size(c['service_log'])
+                for c in computes}
     access_mark = _line_count(wsgi_server.access_log('placement'))
     t1 = time.monotonic()
     start()

@@ -37,7 +37,6 @@ nova-scheduler is switched back to the filters on at the end.
 
 import dataclasses
 import json
-import os
 import subprocess
 
 from gate_cloud import access_log
@@ -45,6 +44,7 @@ from gate_cloud import boots
 from gate_cloud import candidates
 from gate_cloud import inifile
 from gate_cloud import layout
+from gate_cloud import logfiles
 from gate_cloud import rest
 from gate_cloud.processes import GateError
 from gate_cloud.services import nova
@@ -184,19 +184,6 @@ def query_problems(queries, would_add):
     return problems
 
 
-def _read_from(path, offset):
-    with open(path, 'rb') as f:
-        f.seek(offset)
-        return f.read().decode('utf-8', 'replace').splitlines()
-
-
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
 def run(cloud, ctx):
     admin = ctx.admin
     carried = set().union(*rest.all_traits(admin).values())
@@ -209,7 +196,7 @@ def run(cloud, ctx):
     python = ctx.bin(nova_scheduler.NAME, 'python')
     nova_scheduler.set_filters(ctx, True, enforce=False)
     try:
-        start = _size(log)
+        start = logfiles.size(log)
         for label, fmt, props in BOOTS:
             images[label] = boots.upload_image(
                 admin, 'gate-log-only-' + label, fmt, files[fmt], props)
@@ -221,7 +208,8 @@ def run(cloud, ctx):
                 admin, 'gate-log-only-' + label, images[label])
             servers.append(sid)
             server = boots.wait(admin, sid)
-            read = read_verdicts(python, _read_from(log, start))
+            read = read_verdicts(
+                python, logfiles.read_from(log, start).splitlines())
             verdicts = read.about(sid)
             if len(verdicts) != 1:
                 raise GateError('log-only, %s boot: %d log-only line(s) for '
@@ -254,7 +242,8 @@ def run(cloud, ctx):
                                          if detail else '')
             records.append(record)
             boots.delete(admin, servers.pop())
-        refusals = read_verdicts(python, _read_from(log, start)).refusals()
+        refusals = read_verdicts(
+            python, logfiles.read_from(log, start).splitlines()).refusals()
         if len(refusals) != expected_refusals:
             raise GateError('log-only: %d "would refuse" line(s) in %s, %d '
                             'boot(s) the filters would refuse'

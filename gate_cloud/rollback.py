@@ -56,6 +56,7 @@ from gate_cloud import boot_cases
 from gate_cloud import boots
 from gate_cloud import inifile
 from gate_cloud import layout
+from gate_cloud import logfiles
 from gate_cloud import processes
 from gate_cloud import rest
 from gate_cloud.processes import GateError
@@ -201,13 +202,13 @@ class Rollback:
             self.ctx.creds, filters_on, nova_mechanisms))
         nova.make_state('scheduler')
         nova_scheduler.stop(self.ctx)
-        mark = _size(nova_scheduler.log_file())
+        mark = logfiles.size(nova_scheduler.log_file())
         self.env.start(nova_scheduler.NAME, nova_scheduler.conf_path())
         nova_scheduler.wait(self.ctx)
         self.scheduler_mark = mark
 
     def filters_loaded(self):
-        return LOADED_LINE in _read_from(nova_scheduler.log_file(),
+        return LOADED_LINE in logfiles.read_from(nova_scheduler.log_file(),
                                          self.scheduler_mark)
 
     # -- the checks -------------------------------------------------------
@@ -364,7 +365,7 @@ class Rollback:
                             % REVERSE_DEADLINE) from None
         finally:
             processes.stop(REVERSE)
-        said = ''.join(_read_from(p, 0) for p in (
+        said = ''.join(logfiles.read_from(p, 0) for p in (
             nova.log(REVERSE), layout.path('logs', '%s-app.log' % REVERSE))
             if os.path.exists(p))
         missing = "No module named '%s'" % OUR_MODULE
@@ -457,22 +458,6 @@ def _case(rollback, record):
 
 def verdict(figures):
     return [figures['error']] if figures.get('error') else []
-
-
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _read_from(path, offset):
-    try:
-        with open(path, errors='replace') as f:
-            f.seek(offset)
-            return f.read()
-    except FileNotFoundError:
-        return ''
 
 
 if __name__ == '__main__':  # pragma: no cover - a developer's shortcut

@@ -50,6 +50,7 @@ from gate_cloud import content
 from gate_cloud import context
 from gate_cloud import faults
 from gate_cloud import layout
+from gate_cloud import logfiles
 from gate_cloud import processes
 from gate_cloud import rest
 from gate_cloud import series as series_mod
@@ -290,7 +291,7 @@ class Upgrade:
 
     def nova_service(self, name):
         def step():
-            mark = _size(nova_scheduler.log_file())
+            mark = logfiles.size(nova_scheduler.log_file())
             self.restart(name)
             if name == nova_scheduler.NAME:
                 self.scheduler_mark = mark
@@ -302,7 +303,7 @@ class Upgrade:
         self.check_queries(found, owner_nova=False,
                            label='beside the old computes')
         if self.owner_switch:
-            said = _read_from(nova_scheduler.log_file(),
+            said = logfiles.read_from(nova_scheduler.log_file(),
                               getattr(self, 'scheduler_mark', 0))
             if OWNER_NOVA_OFF not in said:
                 raise GateError('nova-scheduler %s beside the old computes '
@@ -314,7 +315,7 @@ class Upgrade:
         for c in self.cloud['computes']:
             host = c['host']
             for svc in per_compute:
-                mark = _size(c['service_log'])
+                mark = logfiles.size(c['service_log'])
                 self.restart(svc.NAME, hosts=[host])
                 if svc.NAME == 'reporters':
                     self.reporter_synced(c, mark)
@@ -515,16 +516,3 @@ def verdict(figures):
     stream = figures.get('stream') or {}
     out += stream.get('failures', [])
     return out
-
-
-def _size(path):
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _read_from(path, offset):
-    with open(path, errors='replace') as f:
-        f.seek(offset)
-        return f.read()

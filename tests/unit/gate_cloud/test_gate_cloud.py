@@ -392,9 +392,10 @@ def oslo_log_lines(path, *pairs):
 
 def test_fault_phase_reads_one_reporters_lines_from_a_shared_log(tmp_path):
     from gate_cloud import faults
+    from gate_cloud import logfiles
     log = tmp_path / 'nova-compute-x-app.log'
     other = oslo_log_lines(log, 'WARNING', 'nova-compute says something')
-    mark = faults._size(log)
+    mark = logfiles.size(log)
     pid = oslo_log_lines(
         log, 'INFO', 'sync done: 1 provider(s) checked, 0 changed, 0 '
         'already in sync by query, 0 conflict(s) retried, 0 failed',
