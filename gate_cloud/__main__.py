@@ -80,6 +80,18 @@ def main(argv=None):
     pin.add_argument('requirements', metavar='REQUIREMENT', nargs='*',
                      help='the releases to resolve from, e.g. nova==34.0.0 '
                           '(default: the file\'s own "# requires:" line)')
+    ds = sub.add_parser(
+        'devstack', help='the gate job on upstream devstack in a systemd '
+                         'container (gate_cloud/devstack_job.py)')
+    ds_sub = ds.add_subparsers(dest='action', required=True)
+    ds_run = ds_sub.add_parser('run', help='stack.sh with this project\'s '
+                                           'plugin, tempest, down')
+    ds_run.add_argument('--keep', action='store_true',
+                        help='leave the container running')
+    ds_sub.add_parser('prepare', help='only the host tools, the base root '
+                                      'and the sdists')
+    ds_sub.add_parser('down', help='stop the container, remove its rules')
+    ds_sub.add_parser('shell', help='a shell as the stack user in it')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
@@ -113,6 +125,17 @@ def _command(args):
                 print('# stop it: python3 -m gate_cloud down')
             else:
                 cloud.down()
+            return 0
+        if args.command == 'devstack':
+            from gate_cloud import devstack_job
+            if args.action == 'run':
+                return devstack_job.run(keep=args.keep)
+            if args.action == 'prepare':
+                devstack_job.prepare()
+                return 0
+            if args.action == 'shell':
+                return devstack_job.shell()
+            devstack_job.down()
             return 0
         if args.command == 'upgrade':
             from gate_cloud import upgrade_job

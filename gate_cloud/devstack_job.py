@@ -1,0 +1,316 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The devstack gate job: upstream devstack, this project's plugin, tempest.
+
+``python3 -m gate_cloud devstack run`` does what Zuul does for
+``image-type-filter-devstack`` on one node, in a systemd container
+(``container.py``):
+
+1. a Debian 12 root (debootstrap), devstack and the requirements
+   repository from ``../shared/upstream/``, the services from their sdists
+   (``sources.py``), this checkout where Zuul puts the change under test
+   (``/opt/stack/image-type-filter``);
+2. local.conf rendered from the job (``localconf.py``), and ``stack.sh``
+   run as the ``stack`` user;
+3. tempest as the job's ``run-tempest`` role runs it (the job's
+   ``tox_envlist`` and ``tempest_test_regex``), then tempest's compute
+   tests again with ``[scheduler] filter_hosts_by_image_type_support``
+   off and nova-scheduler restarted;
+4. the container stopped and its network rules removed, pass or fail
+   (``up --keep`` leaves it running; ``down`` stops it).
+
+What it prints: devstack's own closing lines, tempest's summaries, one
+line per step with its time, and on failure the lines of the log that say
+why, with the log's path (``.gate/logs/``).
+"""
+
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import time
+
+from gate_cloud import container
+from gate_cloud import sources
+from gate_cloud import tempest_run
+from gate_cloud.processes import GateError
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+STATE = REPO / '.gate'
+SERIES = '2026.2'
+BASE_ROOTFS = STATE / 'base-rootfs'
+ROOTFS = STATE / 'rootfs'
+LOGS = STATE / 'logs'
+PROJECT_DIR = '/opt/stack/image-type-filter'
+GIT_BASE = '/opt/git'
+IMAGE = '/opt/stack/images/gate-image.raw'
+#: Upstream trees the gate reads in the container (devstack's and
+#: tempest's job definitions): a path of the container's own root.
+TREES = '/opt/gate-trees'
+STACK_TIMEOUT = 3600
+TEMPEST_TIMEOUT = 3600
+#: devstack's own closing lines, printed as they are.
+CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
+                     r'Change: |OS Version|stack\.sh completed in|'
+                     r'Total runtime)')
+#: tempest's summary block (stestr's ``Totals`` and what follows it).
+TEMPEST_SUMMARY = re.compile(r'^(=+|Totals|=+\s*$| - (Passed|Skipped|'
+                             r'Expected Fail|Unexpected Success|Failed):|'
+                             r'Sum of execute time|Worker Balance| - Worker)')
+FAILED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. FAILED')
+
+#: Run after stack.sh's extra phase (devstack runs ``local.sh`` last):
+#: what the userspace datapath and the fake driver's host name need.
+LOCAL_SH = """#!/bin/bash
+# Written by the image-type-filter gate (gate_cloud/devstack_job.py).
+set -o errexit -o xtrace
+source {devstack}/openrc admin admin
+# devstack sets OVS's userspace datapath on br-ex only; br-int must use
+# it too, or no port of a server is ever plugged.
+sudo ovs-vsctl set Open_vSwitch . external-ids:ovn-bridge-datapath-type=netdev
+sudo ovs-vsctl set Bridge br-int datapath_type=netdev
+# ML2/OVN binds a port only to a chassis named as the port's host: the
+# fake driver's nova-compute is ${{HOSTNAME}}1.
+sudo ovs-vsctl set Open_vSwitch . external-ids:hostname=$(hostname)1
+"""
+
+
+def _step(name, started):
+    print('== devstack gate: %s (%.0f s)' % (name, time.monotonic() -
+                                            started), flush=True)
+
+
+def _project_tree(dest):
+    """This checkout (committed and uncommitted files, no ignored ones)
+    as a one-commit git repository, as Zuul prepares the change."""
+    listed = subprocess.run(
+        ['git', '-C', str(REPO), 'ls-files', '-z', '--cached', '--others',
+         '--exclude-standard'], capture_output=True, check=True,
+        timeout=60).stdout.split(b'\0')
+    dest = pathlib.Path(dest)
+    shutil.rmtree(dest, ignore_errors=True)
+    for name in filter(None, listed):
+        source = REPO / name.decode()
+        if source.is_file():
+            target = dest / name.decode()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    identity = ['-c', 'user.name=gate', '-c', 'user.email=gate@localhost']
+    for argv in (['init', '-q', '-b', 'master'], ['add', '-A', '.'],
+                 ['commit', '-q', '-m', 'the change under test']):
+        subprocess.run(['git'] + identity + ['-C', str(dest)] + argv,
+                       check=True, capture_output=True, timeout=120)
+
+
+def prepare(log=None):
+    """What needs no container: host tools, the base root, the sdists."""
+    STATE.mkdir(exist_ok=True)
+    LOGS.mkdir(exist_ok=True)
+    log = log or LOGS / 'prepare.log'
+    container.ensure_host_tools()
+    if not BASE_ROOTFS.exists():
+        container.build_rootfs(BASE_ROOTFS, log)
+    sources.download_sdists(SERIES, STATE / 'sdists', log)
+
+
+def _lay_out_root():
+    """A fresh root from the base, with every tree devstack needs."""
+    if ROOTFS.exists():
+        subprocess.run(['rm', '-rf', '--one-file-system', str(ROOTFS)],
+                       check=True, timeout=600)
+    subprocess.run(['cp', '-a', '--reflink=auto', str(BASE_ROOTFS),
+                    str(ROOTFS)], check=True, timeout=1200)
+    sources.make_git_base(SERIES, ROOTFS / GIT_BASE.lstrip('/'),
+                          STATE / 'sdists', LOGS / 'prepare.log')
+    stack = ROOTFS / 'opt/stack'
+    stack.mkdir(parents=True, exist_ok=True)
+    trees = ROOTFS / TREES.lstrip('/')
+    devstack = sources.unpack(sources.snapshot(
+        sources.SERIES[SERIES]['snapshots']['devstack']), trees)
+    shutil.copytree(devstack, stack / 'devstack', symlinks=True)
+    # tempest's job definitions (devstack-tempest), for local.conf.
+    sources.unpack(sources.download_sdists(
+        SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
+    _project_tree(stack / 'image-type-filter')
+    image = ROOTFS / IMAGE.lstrip('/')
+    image.parent.mkdir(parents=True, exist_ok=True)
+    with open(image, 'wb') as out:
+        out.truncate(16 * 1024 * 1024)
+    local_sh = stack / 'devstack' / 'local.sh'
+    local_sh.write_text(LOCAL_SH.format(devstack='/opt/stack/devstack'))
+    local_sh.chmod(0o755)
+
+
+def _render(box):
+    """local.conf from the job, by the container's python3; return the
+    job's variables."""
+    tempest = [p.name for p in (ROOTFS / TREES.lstrip('/')).iterdir()
+               if p.name.startswith('tempest-')]
+    result = box.run(
+        ['python3', '-m', 'gate_cloud.localconf', '/opt/stack/devstack',
+         '%s/%s' % (TREES, tempest[0]), '/opt/stack/devstack/local.conf',
+         container.GUEST_ADDR, 'file://' + IMAGE, GIT_BASE],
+        env={'PYTHONPATH': PROJECT_DIR}, timeout=120)
+    shutil.copy(box.path('/opt/stack/devstack/local.conf'),
+                LOGS / 'local.conf')
+    return json.loads(result.stdout)
+
+
+def _stack(box, started):
+    box.run(['/opt/stack/devstack/tools/create-stack-user.sh'],
+            timeout=300)
+    # GIT_BASE's repositories too: git refuses to read another user's.
+    box.run(['chown', '-R', 'stack:stack', '/opt/stack', GIT_BASE],
+            timeout=300)
+    log = LOGS / 'stack.log'
+    with open(log, 'wb') as out:
+        rc = subprocess.run(
+            box.command(['bash', '-c', 'cd /opt/stack/devstack && '
+                         './stack.sh'], user='stack'),
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            timeout=STACK_TIMEOUT).returncode
+    lines = log.read_text(errors='replace').splitlines()
+    for line in lines:
+        if CLOSING.search(line):
+            print(line.split('| ', 1)[-1] if '| ' in line else line)
+    if rc != 0:
+        print('\n'.join(_why(lines)))
+        raise GateError('stack.sh failed (exit %d) in %s; its log: %s'
+                        % (rc, _last_phase(lines), log))
+    _step('stack.sh passed', started)
+
+
+def _last_phase(lines):
+    """The step stack.sh was in: its last ``echo_summary`` (devstack's
+    own progress line), and the call it died in."""
+    summary = 'its first steps'
+    for line in lines:
+        match = re.search(r"echo_summary '?([^']+)'?$", line)
+        if match:
+            summary = match.group(1).strip()
+    calls = [line.strip() for line in lines
+             if re.match(r'^\S*stack\.sh:\d+:\w+$', line.strip())]
+    return '"%s"%s' % (summary, ' at %s' % calls[-1] if calls else '')
+
+
+def _why(lines):
+    """The lines of a failed stack.sh that say why: its errors and its
+    last lines."""
+    errors = [line for line in lines if re.search(
+        r'\[ERROR\]|ERROR: |Error: |die |Traceback', line)]
+    return ['-- stack.sh: the errors it logged --'] + errors[-12:] + [
+        '-- stack.sh: its last lines --'] + lines[-25:]
+
+
+def _tempest(box, variables, name, regex):
+    """Run tempest as the job's run-tempest role does; return its
+    counts."""
+    env = {'TOX_CONSTRAINTS_FILE':
+           variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS'],
+           'UPPER_CONSTRAINTS_FILE':
+           variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS']}
+    log = LOGS / ('tempest-%s.log' % name)
+    argv = ['bash', '-c', 'cd /opt/stack/tempest && tox -e %s -- "$0" '
+            '--concurrency=%d' % (variables.get('tox_envlist', 'all'),
+                                  tempest_run.CONCURRENCY), regex]
+    with open(log, 'wb') as out:
+        rc = subprocess.run(box.command(argv, user='stack', env=env),
+                            stdin=subprocess.DEVNULL, stdout=out,
+                            stderr=subprocess.STDOUT,
+                            timeout=TEMPEST_TIMEOUT).returncode
+    lines = log.read_text(errors='replace').splitlines()
+    print('-- tempest (%s) --' % name)
+    summary = [line for line in lines if TEMPEST_SUMMARY.search(line)]
+    print('\n'.join(summary[-12:]))
+    failed = [m.group(1) for m in map(FAILED_TEST.search, lines) if m]
+    counts = _counts(lines)
+    if rc != 0 or failed or counts.get('Failed'):
+        raise GateError('tempest (%s) failed: %s; its log: %s' % (
+            name, ', '.join(failed[:5]) or 'exit %d' % rc, log))
+    if not counts.get('Passed'):
+        raise GateError('tempest (%s) ran no test; its log: %s'
+                        % (name, log))
+    return counts
+
+
+def _counts(lines):
+    counts = {}
+    for line in lines:
+        match = re.match(r'^ - (Passed|Skipped|Failed): (\d+)', line)
+        if match:
+            counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
+def _filters(box, on):
+    """Turn the request filter's switch on or off in nova-scheduler's
+    nova.conf and restart it through its devstack unit."""
+    box.run(['bash', '-c', 'source /opt/stack/devstack/inc/ini-config && '
+             'iniset /etc/nova/nova.conf scheduler '
+             'filter_hosts_by_image_type_support %s' % on], user='stack')
+    box.run(['systemctl', 'restart', 'devstack@n-sch.service'],
+            timeout=300)
+
+
+def run(keep=False):
+    started = time.monotonic()
+    box = container.Container(STATE)
+    if box.running():
+        raise GateError('a gate container is running (%s): python3 -m '
+                        'gate_cloud devstack down' % box.state_file)
+    prepare()
+    _step('prepared (host tools, base root, sdists)', started)
+    _lay_out_root()
+    _step('root laid out (sources, this checkout)', started)
+    try:
+        box.start(ROOTFS, LOGS / 'container.log')
+        variables = _render(box)
+        _step('container booted, local.conf rendered from the job',
+              started)
+        _stack(box, started)
+        regex = variables.get('tempest_test_regex')
+        plugin_and_peer = _tempest(box, variables, 'filters on', regex)
+        _step('tempest with the filters on: %s' % _fmt(plugin_and_peer),
+              started)
+        _filters(box, 'False')
+        peer = _tempest(box, variables, 'filters off',
+                        tempest_run.PEER_REGEX)
+        _filters(box, 'True')
+        _step('tempest compute tests with the filters off: %s'
+              % _fmt(peer), started)
+    except BaseException:
+        if not keep:
+            box.stop()
+        raise
+    if keep:
+        print('# the container runs: python3 -m gate_cloud devstack '
+              'shell; stop it: python3 -m gate_cloud devstack down')
+    else:
+        box.stop()
+        _step('container stopped, its network rules removed', started)
+    return 0
+
+
+def _fmt(counts):
+    return ', '.join('%d %s' % (counts.get(k, 0), k.lower())
+                     for k in ('Passed', 'Skipped', 'Failed'))
+
+
+def down():
+    container.Container(STATE).stop()
+
+
+def shell():
+    box = container.Container(STATE)
+    return subprocess.call(box.command(['bash', '-l'], user='stack'))

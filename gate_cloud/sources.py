@@ -1,0 +1,155 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""devstack's ``GIT_BASE`` on a machine that reaches only the registries.
+
+devstack clones every service from ``$GIT_BASE/openstack/NAME.git``. Here
+that is a directory of bare repositories made from what the package index
+carries: each service's sdist is its whole tree, committed once and tagged
+with its release so that pbr reports that version. devstack itself, the
+requirements repository (upper-constraints), os-test-images (tempest's
+image-format samples) and grenade are not on the index: they come from
+the unmodified snapshots in ``../shared/upstream/``.
+
+A series names its releases once (``SERIES``); the gate and the upgrade
+job read them from here.
+"""
+
+import pathlib
+import shutil
+import subprocess
+import tarfile
+import tempfile
+
+from gate_cloud.processes import GateError
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+UPSTREAM = REPO.parent / 'shared' / 'upstream'
+
+#: The releases of each series, by devstack's repository name: what the
+#: sdists on the package index are called and at which version.
+SERIES = {
+    '2026.2': {
+        'devstack_branch': 'master',
+        'snapshots': {'devstack': 'devstack-master-',
+                      'requirements': 'requirements-master-',
+                      'os-test-images': 'os-test-images-master-'},
+        'sdists': {'nova': ('nova', '34.0.0'),
+                   'placement': ('openstack-placement', '16.0.0'),
+                   'keystone': ('keystone', '30.0.0'),
+                   'glance': ('glance', '33.0.0'),
+                   'neutron': ('neutron', '29.0.0'),
+                   'tempest': ('tempest', '47.0.0')},
+    },
+}
+#: Git commits in these repositories carry this identity.
+_IDENTITY = ['-c', 'user.name=image-type-filter gate',
+             '-c', 'user.email=gate@localhost',
+             # Trees unpacked from archives keep their owners' ids.
+             '-c', 'safe.directory=*']
+PIP_TIMEOUT = 1800
+
+
+def snapshot(prefix):
+    """The one archive in ``../shared/upstream/`` whose name starts with
+    ``prefix``."""
+    found = sorted(UPSTREAM.glob(prefix + '*.tar.gz'))
+    if len(found) != 1:
+        raise GateError('expected one %s*.tar.gz in %s, found %d'
+                        % (prefix, UPSTREAM, len(found)))
+    return found[0]
+
+
+def unpack(archive, dest):
+    """Unpack an archive whose one top folder is the tree; return it."""
+    dest = pathlib.Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(archive) as tar:
+        tops = {m.name.split('/', 1)[0] for m in tar.getmembers()}
+        if len(tops) != 1:
+            raise GateError('%s has %d top folders, expected one'
+                            % (archive, len(tops)))
+        tar.extractall(dest, filter='tar')
+    return dest / tops.pop()
+
+
+def download_sdists(series, cache, log):
+    """The series' sdists, from the package index into ``cache``."""
+    cache = pathlib.Path(cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    missing = ['%s==%s' % (name, version)
+               for name, version in SERIES[series]['sdists'].values()
+               if not _sdist_in(cache, name, version)]
+    if missing:
+        with open(log, 'ab') as out:
+            rc = subprocess.run(
+                ['python3', '-m', 'pip', 'download', '-q', '--no-deps',
+                 '--no-binary', ':all:', '-d', str(cache)] + missing,
+                stdout=out, stderr=out, timeout=PIP_TIMEOUT).returncode
+        if rc != 0:
+            raise GateError('pip download of %s failed (exit %d): see %s'
+                            % (' '.join(missing), rc, log))
+    return {repo: _sdist_in(cache, name, version)
+            for repo, (name, version) in SERIES[series]['sdists'].items()}
+
+
+def _sdist_in(cache, name, version):
+    stem = name.replace('-', '_')
+    for candidate in (stem, name):
+        path = pathlib.Path(cache) / ('%s-%s.tar.gz' % (candidate, version))
+        if path.exists():
+            return path
+    return None
+
+
+def _bare_repository(tree, dest, branch, tag=None):
+    """Commit ``tree`` as one commit on ``branch`` of a new bare
+    repository ``dest`` (tagged ``tag``)."""
+    git = ['git'] + _IDENTITY
+    _git(git + ['init', '-q', '-b', branch, str(tree)])
+    _git(git + ['-C', str(tree), 'add', '-A', '-f', '.'])
+    _git(git + ['-C', str(tree), 'commit', '-q', '-m',
+                'image-type-filter gate: %s' % (tag or branch)])
+    if tag:
+        _git(git + ['-C', str(tree), 'tag', '-a', '-m', tag, tag])
+    shutil.rmtree(dest, ignore_errors=True)
+    _git(git + ['clone', '-q', '--bare', str(tree), str(dest)])
+
+
+def _git(argv):
+    result = subprocess.run(argv, capture_output=True, text=True,
+                            timeout=600)
+    if result.returncode != 0:
+        raise GateError('%s failed: %s' % (' '.join(argv[-3:]),
+                                           result.stderr.strip()[-300:]))
+
+
+def make_git_base(series, git_base, cache, log):
+    """Fill ``git_base`` (``GIT_BASE``'s directory) with a bare
+    repository per service of ``series``, and devstack's and the
+    requirements repository's beside them."""
+    spec = SERIES[series]
+    branch = spec['devstack_branch']
+    git_base = pathlib.Path(git_base) / 'openstack'
+    git_base.mkdir(parents=True, exist_ok=True)
+    sdists = download_sdists(series, cache, log)
+    with tempfile.TemporaryDirectory(prefix='gate-src-') as scratch:
+        scratch = pathlib.Path(scratch)
+        for name, prefix in spec['snapshots'].items():
+            tree = unpack(snapshot(prefix), scratch / name)
+            _bare_repository(tree, git_base / (name + '.git'), branch)
+        for name, archive in sdists.items():
+            version = SERIES[series]['sdists'][name][1]
+            tree = unpack(archive, scratch / ('sdist-' + name))
+            _bare_repository(tree, git_base / (name + '.git'), branch,
+                             tag=version)
+    return git_base

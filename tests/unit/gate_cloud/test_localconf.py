@@ -1,0 +1,108 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""local.conf rendered from the Zuul job, with devstack's own writer.
+
+devstack comes from the unmodified snapshot in ``../shared/upstream/``;
+tempest's ``devstack-tempest`` job (in tempest's sdist, not readable
+offline) is written here with what the rendering needs of it: its parent
+and ``tempest: true``.
+"""
+
+import os
+import re
+
+import pytest
+
+from gate_cloud import localconf
+from gate_cloud import sources
+from gate_cloud.processes import GateError
+
+TEMPEST_JOB = """- job:
+    name: devstack-tempest
+    parent: devstack
+    vars:
+      devstack_services:
+        tempest: true
+"""
+
+
+@pytest.fixture(scope='module')
+def trees(tmp_path_factory):
+    try:
+        archive = sources.snapshot(
+            sources.SERIES['2026.2']['snapshots']['devstack'])
+    except GateError as exc:
+        if os.environ.get('CI'):
+            raise
+        pytest.skip('no devstack snapshot here: %s' % exc)
+    scratch = tmp_path_factory.mktemp('trees')
+    devstack = sources.unpack(archive, scratch / 'devstack')
+    tempest = scratch / 'tempest'
+    (tempest / 'zuul.d').mkdir(parents=True)
+    (tempest / 'zuul.d' / 'base.yaml').write_text(TEMPEST_JOB)
+    return devstack, tempest
+
+
+def facts():
+    return localconf.machine('10.254.253.2', 'file:///opt/img.raw',
+                             '/opt/git')
+
+
+def rendered(trees, tmp_path, machine=None):
+    path = tmp_path / 'local.conf'
+    variables = localconf.render(trees[0], trees[1], machine or facts(),
+                                 path)
+    return variables, path.read_text()
+
+
+def test_the_job_reaches_local_conf_through_devstack_writer(trees,
+                                                             tmp_path):
+    variables, text = rendered(trees, tmp_path)
+    lines = text.splitlines()
+    # devstack-base's "base: false": every service named, none implied.
+    assert lines[1] == 'disable_all_services'
+    # devstack's own job variables, this project's job, this machine.
+    assert 'DATABASE_PASSWORD="secretdatabase"' in lines
+    assert 'enable_service n-sch' in lines
+    assert 'VIRT_DRIVER="fake"' in lines
+    assert 'disable_service c-vol' in lines
+    assert 'enable_service tempest' in lines
+    assert 'HOST_IP="10.254.253.2"' in lines
+    assert 'GIT_BASE="file:///opt/git"' in lines
+    assert re.search(r'^enable_plugin image-type-filter \S+$', text, re.M)
+    # The job's nova.conf lines, in devstack's meta-section form.
+    section = text.split('[[post-config|$NOVA_CONF]]', 1)[1]
+    assert 'filter_hosts_by_image_type_support = True' in section
+    assert variables['tox_envlist'] == 'all'
+
+
+def test_a_jinja_value_left_unanswered_is_refused(trees, tmp_path):
+    machine = facts()
+    del machine['devstack_localrc']['HOST_IP']
+    with pytest.raises(GateError, match='HOST_IP'):
+        rendered(trees, tmp_path, machine)
+
+
+def test_a_broken_chain_is_refused(trees, tmp_path):
+    empty = tmp_path / 'no-tempest'
+    (empty / 'zuul.d').mkdir(parents=True)
+    with pytest.raises(GateError, match='no job devstack-tempest'):
+        localconf.job_vars(trees[0], empty)
+
+
+def test_merge_is_zuuls():
+    parent = {'a': {'x': 1, 'y': 2}, 'b': [1], 'c': 'p'}
+    child = {'a': {'y': 3}, 'b': [2], 'd': True}
+    assert localconf.merge(parent, child) == {
+        'a': {'x': 1, 'y': 3}, 'b': [2], 'c': 'p', 'd': True}
+    assert parent['a'] == {'x': 1, 'y': 2}

@@ -1,0 +1,69 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""devstack's GIT_BASE made of sdists: what devstack's git_clone reads."""
+
+import subprocess
+import tarfile
+
+import pytest
+
+from gate_cloud import sources
+from gate_cloud.processes import GateError
+
+
+def sdist(tmp_path, name='nova-34.0.0'):
+    tree = tmp_path / 'src' / name
+    (tree / 'nova').mkdir(parents=True)
+    (tree / 'nova' / '__init__.py').write_text('')
+    (tree / 'PKG-INFO').write_text('Name: nova\nVersion: 34.0.0\n')
+    archive = tmp_path / (name + '.tar.gz')
+    with tarfile.open(archive, 'w:gz') as tar:
+        tar.add(tree, arcname=name)
+    return archive
+
+
+def git(*argv):
+    return subprocess.run(['git', '-c', 'safe.directory=*'] + list(argv),
+                          capture_output=True, text=True, check=True,
+                          timeout=60).stdout.strip()
+
+
+def test_a_release_becomes_a_tagged_branch_devstack_can_clone(tmp_path):
+    tree = sources.unpack(sdist(tmp_path), tmp_path / 'unpacked')
+    bare = tmp_path / 'base' / 'openstack' / 'nova.git'
+    sources._bare_repository(tree, bare, 'master', tag='34.0.0')
+    # As devstack's git_clone: clone, fetch the branch, check it out.
+    clone = tmp_path / 'clone'
+    git('clone', '-q', '--no-checkout', 'file://%s' % bare, str(clone))
+    git('-C', str(clone), 'fetch', '-q', 'origin', 'master')
+    git('-C', str(clone), 'checkout', '-q', 'FETCH_HEAD')
+    assert (clone / 'nova' / '__init__.py').exists()
+    # pbr reads the version from the tag on the commit it builds.
+    assert git('-C', str(clone), 'describe', '--tags') == '34.0.0'
+
+
+def test_an_archive_with_two_top_folders_is_refused(tmp_path):
+    archive = tmp_path / 'two.tar.gz'
+    with tarfile.open(archive, 'w:gz') as tar:
+        for name in ('a', 'b'):
+            (tmp_path / name).mkdir()
+            tar.add(tmp_path / name, arcname=name)
+    with pytest.raises(GateError, match='2 top folders'):
+        sources.unpack(archive, tmp_path / 'out')
+
+
+def test_every_series_names_each_service_once():
+    for spec in sources.SERIES.values():
+        assert {'nova', 'placement', 'keystone', 'glance', 'neutron',
+                'tempest'} <= set(spec['sdists'])
+        assert {'devstack', 'requirements'} <= set(spec['snapshots'])
