@@ -131,8 +131,11 @@ def _lay_out_root():
                        check=True, timeout=600)
     subprocess.run(['cp', '-a', '--reflink=auto', str(BASE_ROOTFS),
                     str(ROOTFS)], check=True, timeout=1200)
-    sources.make_git_base(SERIES, ROOTFS / GIT_BASE.lstrip('/'),
-                          STATE / 'sdists', LOGS / 'prepare.log')
+    raised = sources.make_git_base(SERIES, ROOTFS / GIT_BASE.lstrip('/'),
+                                   STATE / 'sdists', LOGS / 'prepare.log')
+    for name, old, new in raised:
+        print('upper-constraints: %s %s raised to %s (a release needs it)'
+              % (name, old, new))
     stack = ROOTFS / 'opt/stack'
     stack.mkdir(parents=True, exist_ok=True)
     trees = ROOTFS / TREES.lstrip('/')

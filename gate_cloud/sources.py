@@ -20,16 +20,25 @@ requirements repository (upper-constraints), os-test-images (tempest's
 image-format samples) and grenade are not on the index: they come from
 the unmodified snapshots in ``../shared/upstream/``.
 
+The requirements snapshot predates the services' releases: where a
+release needs a library newer than its ``upper-constraints.txt`` pins
+(nova 34.0.0 needs keystoneauth1>=5.16.0, the snapshot pins 5.15.0), the
+pin is raised, in a second commit, to the version of the series' own
+pinned set (``gate_cloud/constraints/<series>.txt``), and the gate says
+so. Nothing else of the snapshot changes.
+
 A series names its releases once (``SERIES``); the gate and the upgrade
 job read them from here.
 """
 
 import pathlib
+import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
 
+from gate_cloud import series as pinned_sets
 from gate_cloud.processes import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -111,9 +120,10 @@ def _sdist_in(cache, name, version):
     return None
 
 
-def _bare_repository(tree, dest, branch, tag=None):
+def _bare_repository(tree, dest, branch, tag=None, then=None):
     """Commit ``tree`` as one commit on ``branch`` of a new bare
-    repository ``dest`` (tagged ``tag``)."""
+    repository ``dest`` (tagged ``tag``); ``then`` = (file, text, why)
+    writes one file anew in a second commit that says why."""
     git = ['git'] + _IDENTITY
     _git(git + ['init', '-q', '-b', branch, str(tree)])
     _git(git + ['-C', str(tree), 'add', '-A', '-f', '.'])
@@ -121,6 +131,12 @@ def _bare_repository(tree, dest, branch, tag=None):
                 'image-type-filter gate: %s' % (tag or branch)])
     if tag:
         _git(git + ['-C', str(tree), 'tag', '-a', '-m', tag, tag])
+    if then and then[2]:
+        path, text, why = then
+        path.write_text(text)
+        _git(git + ['-C', str(tree), 'commit', '-q', '-a', '-m',
+                    'Raise the pins the released services need: ' +
+                    ', '.join('%s %s to %s' % r for r in why)])
     shutil.rmtree(dest, ignore_errors=True)
     _git(git + ['clone', '-q', '--bare', str(tree), str(dest)])
 
@@ -133,10 +149,52 @@ def _git(argv):
                                            result.stderr.strip()[-300:]))
 
 
+def _version(text):
+    return tuple(int(part) for part in re.findall(r'\d+', text)[:4])
+
+
+def lower_bounds(requirements):
+    """{canonical name: minimum version} of ``name>=X`` lines."""
+    bounds = {}
+    for line in requirements.splitlines():
+        match = re.match(r'^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?'
+                         r'[^#;]*?>=\s*([0-9][0-9.]*)', line)
+        if match:
+            name = pinned_sets.canonical(match.group(1))
+            if _version(match.group(2)) > _version(bounds.get(name, '0')):
+                bounds[name] = match.group(2)
+    return bounds
+
+
+def raise_constraints(upper_constraints, bounds, pins):
+    """``upper_constraints`` with each pin below a bound raised to the
+    pinned set's version; and what was raised, as (name, old, new)."""
+    raised = []
+    out = []
+    for line in upper_constraints.splitlines():
+        name, sep, rest = line.partition('===')
+        key = pinned_sets.canonical(name.strip())
+        if sep and key in bounds:
+            version, marker = (rest.split(';', 1) + [''])[:2]
+            if _version(version) < _version(bounds[key]):
+                new = pins.get(key)
+                if new is None or _version(new) < _version(bounds[key]):
+                    raise GateError(
+                        'upper-constraints pins %s===%s, a release needs '
+                        '>=%s, and the pinned set has %s' % (
+                            name, version, bounds[key], new or 'none'))
+                raised.append((name, version, new))
+                line = '%s===%s%s' % (name, new,
+                                      ';' + marker if marker else '')
+        out.append(line)
+    return '\n'.join(out) + '\n', raised
+
+
 def make_git_base(series, git_base, cache, log):
     """Fill ``git_base`` (``GIT_BASE``'s directory) with a bare
-    repository per service of ``series``, and devstack's and the
-    requirements repository's beside them."""
+    repository per service of ``series``, and devstack's, the requirements
+    repository's and os-test-images' beside them; return the pins raised
+    in upper-constraints as (name, old, new)."""
     spec = SERIES[series]
     branch = spec['devstack_branch']
     git_base = pathlib.Path(git_base) / 'openstack'
@@ -144,12 +202,27 @@ def make_git_base(series, git_base, cache, log):
     sdists = download_sdists(series, cache, log)
     with tempfile.TemporaryDirectory(prefix='gate-src-') as scratch:
         scratch = pathlib.Path(scratch)
-        for name, prefix in spec['snapshots'].items():
-            tree = unpack(snapshot(prefix), scratch / name)
-            _bare_repository(tree, git_base / (name + '.git'), branch)
+        bounds = {}
         for name, archive in sdists.items():
-            version = SERIES[series]['sdists'][name][1]
+            version = spec['sdists'][name][1]
             tree = unpack(archive, scratch / ('sdist-' + name))
+            needs = tree / 'requirements.txt'
+            if needs.exists():
+                for lib, low in lower_bounds(needs.read_text()).items():
+                    if _version(low) > _version(bounds.get(lib, '0')):
+                        bounds[lib] = low
             _bare_repository(tree, git_base / (name + '.git'), branch,
                              tag=version)
-    return git_base
+        raised = []
+        for name, prefix in spec['snapshots'].items():
+            tree = unpack(snapshot(prefix), scratch / name)
+            if name == 'requirements':
+                constraints = tree / 'upper-constraints.txt'
+                text, raised = raise_constraints(
+                    constraints.read_text(), bounds,
+                    pinned_sets.pins(series))
+                _bare_repository(tree, git_base / (name + '.git'), branch,
+                                 then=(constraints, text, raised))
+            else:
+                _bare_repository(tree, git_base / (name + '.git'), branch)
+    return raised

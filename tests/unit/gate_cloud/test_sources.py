@@ -67,3 +67,31 @@ def test_every_series_names_each_service_once():
         assert {'nova', 'placement', 'keystone', 'glance', 'neutron',
                 'tempest'} <= set(spec['sdists'])
         assert {'devstack', 'requirements'} <= set(spec['snapshots'])
+
+
+def test_a_pin_below_what_a_release_needs_is_raised_to_the_pinned_set():
+    bounds = sources.lower_bounds(
+        'pbr>=5.8.0 # Apache-2.0\n'
+        'keystoneauth1>=5.16.0 # Apache-2.0\n'
+        'oslo.versionedobjects[fixtures]>=3.12.0\n'
+        'requests>=2.25.1;python_version>="3.9"\n')
+    assert bounds['keystoneauth1'] == '5.16.0'
+    assert bounds['oslo-versionedobjects'] == '3.12.0'
+    text, raised = sources.raise_constraints(
+        'pbr===7.0.3\nkeystoneauth1===5.15.0\n'
+        'oslo.versionedobjects===3.11.0;python_version>="3.10"\n'
+        'requests===2.32.5\n',
+        bounds, {'keystoneauth1': '5.18.1', 'oslo-versionedobjects': '3.12.0'})
+    assert text.splitlines() == [
+        'pbr===7.0.3', 'keystoneauth1===5.18.1',
+        'oslo.versionedobjects===3.12.0;python_version>="3.10"',
+        'requests===2.32.5']
+    assert raised == [('keystoneauth1', '5.15.0', '5.18.1'),
+                      ('oslo.versionedobjects', '3.11.0', '3.12.0')]
+
+
+def test_a_pin_the_pinned_set_cannot_raise_is_refused():
+    with pytest.raises(GateError, match='keystoneauth1===5.15.0'):
+        sources.raise_constraints('keystoneauth1===5.15.0\n',
+                                  {'keystoneauth1': '5.16.0'},
+                                  {'keystoneauth1': '5.15.0'})
