@@ -12,6 +12,14 @@ function configure_image_type_filter {
     if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]]; then
         return
     fi
+    # stack.sh starts configure_neutron_nova in the background
+    # (async_runfunc, inc/async) before the post-config phase and joins it
+    # only after that phase: its iniset calls rewrite nova.conf while ours
+    # do, and one side's lines can be lost. Join it here first; stack.sh's
+    # own async_wait for it then has nothing left to wait for.
+    if async_pidof configure_neutron_nova >/dev/null; then
+        async_wait configure_neutron_nova
+    fi
     # nova-scheduler loads the filters from nova.conf alone: the module in
     # available_filters registers the request filters, and the host filter
     # checks rebuilds (doc/source/install/scheduler.rst).
