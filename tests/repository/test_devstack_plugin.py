@@ -37,6 +37,7 @@ iniget_multiline() { echo "${AVAILABLE_FILTERS:-}"; }
 run_process() { record run_process "$@"; }
 stop_process() { record stop_process "$@"; }
 echo_summary() { :; }
+die() { shift; echo "$*" >&2; exit 1; }
 async_pidof() { [[ " ${ASYNC_JOBS:-} " == *" $1 "* ]]; }
 async_wait() { record async_wait "$@"; }
 is_service_enabled() { [[ " $ENABLED " == *" $1 "* ]]; }
@@ -70,7 +71,7 @@ def run_phase(tmp_path, mode, phase='', **env):
         'REPO': REPO, 'MODE': mode, 'PHASE': phase, 'DEST': '/opt/stack',
         'DATA_DIR': str(tmp_path / 'data'), 'TEMPEST_DIR': str(tempest_dir),
         'TEMPEST_CONFIG': str(tempest_dir / 'etc' / 'tempest.conf'),
-        'API_WORKERS': '2',
+        'API_WORKERS': '2', 'VIRT_DRIVER': 'libvirt',
         'NOVA_CONF': str(tmp_path / 'nova.conf'), 'NOVA_STATE_PATH':
         str(state), 'ENABLED': 'n-cpu n-sch tempest'}
     environment.update(env)

@@ -212,6 +212,73 @@ def test_libvirt_one_reporter_reads_nova_cpu_conf(tmp_path, series):
     assert stack.virt_capabilities('remove') == [['--config-file', cpu_conf]]
 
 
+@pytest.mark.parametrize('series', sorted(SNAPSHOTS))
+def test_fake_driver_one_reporter_per_nova_compute(tmp_path, series):
+    """devstack runs n-cpu-1 .. n-cpu-N, each from nova-cpu.conf and its
+    own nova-fake.conf-N (host ${HOSTNAME}N): a reporter each, with the
+    same files, so each finds its own node's provider."""
+    stack = Stack(tmp_path, series, VIRT_DRIVER='fake',
+                  NUMBER_FAKE_NOVA_COMPUTE='2').ok()
+    assert_nova_scheduler_loads_the_filters(stack)
+    computes = stack.started('n-cpu')
+    reporters = stack.started('image-type-reporter')
+    assert sorted(computes) == ['n-cpu-1', 'n-cpu-2']
+    assert sorted(reporters) == ['image-type-reporter-1',
+                                 'image-type-reporter-2']
+    for i in (1, 2):
+        files = config_files(computes['n-cpu-%d' % i])
+        assert config_files(reporters['image-type-reporter-%d' % i]) == files
+        assert files[-1] == str(stack.etc / ('nova-fake.conf-%d' % i))
+        assert ('host = devstack%d' % i) in (stack.etc / (
+            'nova-fake.conf-%d' % i)).read_text()
+    assert [config_files(' '.join(args)) for args in
+            stack.virt_capabilities('report')] == [
+        config_files(computes['n-cpu-1']), config_files(computes['n-cpu-2'])]
+    assert [c for c in stack.calls if c.startswith('stop_process')] == [
+        'stop_process image-type-reporter-1',
+        'stop_process image-type-reporter-2']
+    assert [config_files(' '.join(args)) for args in
+            stack.virt_capabilities('remove')] == [
+        config_files(computes['n-cpu-1']), config_files(computes['n-cpu-2'])]
+
+
+def test_ironic_without_nodes_is_refused_naming_why(tmp_path):
+    stack = Stack(tmp_path, VIRT_DRIVER='ironic')
+    assert stack.proc.returncode != 0
+    assert ('VIRT_DRIVER=ironic: the image-type reporter cannot find an '
+            'Ironic node from nova.conf; name the nodes (uuid or name) in '
+            'IMAGE_TYPE_REPORTER_PROVIDERS') in stack.proc.stdout + \
+        stack.proc.stderr
+    assert stack.calls == []  # refused at pre-install, before anything
+
+
+def test_ironic_reporter_keeps_the_named_nodes(tmp_path):
+    stack = Stack(tmp_path, VIRT_DRIVER='ironic',
+                  IMAGE_TYPE_REPORTER_PROVIDERS='node-0 node-1').ok()
+    assert_nova_scheduler_loads_the_filters(stack)
+    computes = stack.started('n-cpu')
+    reporters = stack.started('image-type-reporter')
+    assert list(computes) == ['n-cpu']
+    cpu_conf = str(stack.etc / 'nova-cpu.conf')
+    assert config_files(computes['n-cpu']) == [cpu_conf]
+    nodes = ['--provider', 'node-0', '--provider', 'node-1']
+    assert reporters['image-type-reporter'].split()[2:] == [
+        '--config-file', cpu_conf] + nodes + ['--interval', '60']
+    assert stack.virt_capabilities('report') == [
+        ['--config-file', cpu_conf] + nodes + ['--wait', '300']]
+    assert stack.virt_capabilities('remove') == [
+        ['--config-file', cpu_conf] + nodes]
+
+
+def test_ironic_refuses_the_reporter_owning_image_types(tmp_path):
+    stack = Stack(tmp_path, VIRT_DRIVER='ironic',
+                  IMAGE_TYPE_REPORTER_PROVIDERS='node-0',
+                  IMAGE_TYPE_TRAITS_OWNER='reporter')
+    assert stack.proc.returncode != 0
+    assert ('IMAGE_TYPE_TRAITS_OWNER=reporter is refused there'
+            in stack.proc.stdout + stack.proc.stderr)
+
+
 def test_the_plugins_lines_survive_configure_neutron_nova(tmp_path):
     """stack.sh's parallel mode: configure_neutron_nova, in the background
     from before the post-config phase until stack.sh joins it after, wrote
