@@ -204,11 +204,13 @@ class ImageMetadataPrefilter:
         """A value no host carries a trait for can land only on hosts with
         none of the family's traits: refuse, naming the trait, when there
         are none, or when Nova's records say none of them runs it. Asks
-        nothing when some host carries a serving trait (the common path)
-        or when Placement or Nova cannot tell."""
+        nothing when a serving trait has been seen carried (the common
+        path: an i686 image on x86_64 hosts, which never carry
+        HW_ARCH_I686) and nothing more when Placement or Nova cannot
+        tell."""
         serving = set(need.serving_traits)
-        if self.catalog is None or self.catalog.uncarried(serving) != \
-                serving:
+        if self.catalog is None or serving & self.catalog.carried_traits() \
+                or self.catalog.uncarried(serving) != serving:
             return
         family = need.family
         without = self._hosts_without(family)
