@@ -12,6 +12,14 @@ function configure_image_type_filter {
     if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]]; then
         return
     fi
+    # stack.sh starts configure_neutron_nova in the background
+    # (async_runfunc, inc/async) before the post-config phase and joins it
+    # only after that phase: its iniset calls rewrite nova.conf while ours
+    # do, and one side's lines can be lost. Join it here first; stack.sh's
+    # own async_wait for it then has nothing left to wait for.
+    if async_pidof configure_neutron_nova >/dev/null; then
+        async_wait configure_neutron_nova
+    fi
     # nova-scheduler loads the filters from nova.conf alone: the module in
     # available_filters registers the request filters, and the host filter
     # checks rebuilds (doc/source/install/scheduler.rst).
@@ -36,49 +44,128 @@ function configure_image_type_filter {
     iniset "$NOVA_CONF" scheduler filter_hosts_by_image_type_support True
 }
 
-function _reporter_config {
-    # nova-compute's own config: its [placement] section reaches Placement.
-    if [[ -f "${NOVA_CPU_CONF:-}" ]]; then
-        echo "$NOVA_CPU_CONF"
+function check_image_type_reporter_layout {
+    # Refuse at pre-install, before the services are installed, a compute
+    # layout the reporter cannot serve from what devstack configures.
+    if [[ "$VIRT_DRIVER" != "ironic" ]]; then
+        return
+    fi
+    # One ironic nova-compute serves every Ironic node and nova.conf names
+    # none of them: the reporter keeps its traits on the nodes its
+    # --provider names (doc/source/install/compute.rst, "Ironic nodes").
+    if [[ -z "$IMAGE_TYPE_REPORTER_PROVIDERS" ]]; then
+        die $LINENO "VIRT_DRIVER=ironic: the image-type reporter cannot" \
+            "find an Ironic node from nova.conf; name the nodes (uuid or" \
+            "name) in IMAGE_TYPE_REPORTER_PROVIDERS"
+    fi
+    if [[ "$IMAGE_TYPE_TRAITS_OWNER" == "reporter" ]]; then
+        die $LINENO "VIRT_DRIVER=ironic: the image-type traits of an" \
+            "ironic node are nova-compute's own;" \
+            "IMAGE_TYPE_TRAITS_OWNER=reporter is refused there"
+    fi
+}
+
+function _image_type_reporters {
+    # One line per nova-compute devstack runs on this node: the reporter's
+    # service name, then the config files that nova-compute reads, in its
+    # order (lib/nova's start_nova_compute). Their [placement] section
+    # reaches Placement, and [DEFAULT] host names the fake driver's node.
+    local i
+    if [[ "$VIRT_DRIVER" == "fake" ]]; then
+        for i in $(seq 1 "$NUMBER_FAKE_NOVA_COMPUTE"); do
+            echo "$IMAGE_TYPE_REPORTER_SERVICE-$i $NOVA_CPU_CONF" \
+                "$NOVA_FAKE_CONF-$i"
+        done
+    elif [[ -f "${NOVA_CPU_CONF:-}" ]]; then
+        echo "$IMAGE_TYPE_REPORTER_SERVICE $NOVA_CPU_CONF"
     else
-        echo "$NOVA_CONF"
+        echo "$IMAGE_TYPE_REPORTER_SERVICE $NOVA_CONF"
+    fi
+}
+
+function _image_type_reporter_args {
+    # The reporter's arguments for these config files: --config-file for
+    # each, and the Ironic nodes it keeps (ironic only).
+    local conf provider args=""
+    for conf in "$@"; do
+        args="$args --config-file $conf"
+    done
+    if [[ "$VIRT_DRIVER" == "ironic" ]]; then
+        for provider in $IMAGE_TYPE_REPORTER_PROVIDERS; do
+            args="$args --provider $provider"
+        done
+    fi
+    echo "${args# }"
+}
+
+function _enable_image_type_reporter {
+    # The fake driver's reporters are enabled with the one service name
+    # local.conf knows, as devstack's n-cpu-N are with n-cpu.
+    local service=$1
+    if [[ "$service" != "$IMAGE_TYPE_REPORTER_SERVICE" ]] && \
+            is_service_enabled "$IMAGE_TYPE_REPORTER_SERVICE"; then
+        enable_service "$service"
     fi
 }
 
 function start_image_type_reporter {
-    local conf
-    conf=$(_reporter_config)
-    # One writer per trait: nova-compute reports the image-type traits
-    # itself (since Train), so by default the reporter keeps only its
-    # [virt_capabilities] custom_traits
-    # (doc/source/admin/trait-ownership.rst).
-    iniset "$conf" virt_capabilities image_type_traits_owner \
-        "$IMAGE_TYPE_TRAITS_OWNER"
-    virt-capabilities report --config-file "$conf" \
-        --wait "$IMAGE_TYPE_REPORTER_WAIT"
-    if [[ "$IMAGE_TYPE_REPORTER_INTERVAL" != "0" ]]; then
-        run_process "$IMAGE_TYPE_REPORTER_SERVICE" \
-            "$(which virt-capabilities) report --config-file $conf --interval $IMAGE_TYPE_REPORTER_INTERVAL"
-    fi
+    local reporter service confs args
+    # One reporter per nova-compute, each with that nova-compute's config
+    # files and its own service, so each keeps its own node's traits.
+    local -a reporters
+    mapfile -t reporters < <(_image_type_reporters)
+    for reporter in "${reporters[@]}"; do
+        read -r service confs <<< "$reporter"
+        # One writer per trait: nova-compute reports the image-type traits
+        # itself (since Train), so by default the reporter keeps only its
+        # [virt_capabilities] custom_traits
+        # (doc/source/admin/trait-ownership.rst).
+        iniset "${confs%% *}" virt_capabilities image_type_traits_owner \
+            "$IMAGE_TYPE_TRAITS_OWNER"
+        # shellcheck disable=SC2086  # one argument per file
+        args=$(_image_type_reporter_args $confs)
+        # shellcheck disable=SC2086  # one word per argument
+        virt-capabilities report $args --wait "$IMAGE_TYPE_REPORTER_WAIT"
+        if [[ "$IMAGE_TYPE_REPORTER_INTERVAL" != "0" ]]; then
+            _enable_image_type_reporter "$service"
+            run_process "$service" \
+                "$(which virt-capabilities) report $args --interval $IMAGE_TYPE_REPORTER_INTERVAL"
+        fi
+    done
 }
 
 function stop_image_type_reporter {
-    stop_process "$IMAGE_TYPE_REPORTER_SERVICE"
+    local reporter service confs
+    local -a reporters
+    mapfile -t reporters < <(_image_type_reporters)
+    for reporter in "${reporters[@]}"; do
+        read -r service confs <<< "$reporter"
+        _enable_image_type_reporter "$service"
+        stop_process "$service"
+    done
 }
 
 function remove_image_type_traits {
     # An operator's uninstall (doc/source/install/compute.rst): with the
-    # service stopped, take off the providers what the reporter's records
-    # say it set, and forget the records. unstack runs plugins before
-    # devstack stops Placement and Keystone, so both still answer here;
-    # clean comes after, and deletes $NOVA_STATE_PATH, the records with it.
-    local conf
-    conf=$(_reporter_config)
-    if ! virt-capabilities remove --config-file "$conf"; then
-        echo "WARNING: virt-capabilities remove --config-file $conf" \
-            "failed: the traits its records name stay on their providers;" \
-            "run it again before clean.sh deletes $NOVA_STATE_PATH"
-    fi
+    # services stopped, take off each node's provider what its reporter's
+    # records say it set, and forget the records. unstack runs plugins
+    # before devstack stops Placement and Keystone, so both still answer
+    # here; clean comes after, and deletes $NOVA_STATE_PATH, the records
+    # with it.
+    local reporter service confs args
+    local -a reporters
+    mapfile -t reporters < <(_image_type_reporters)
+    for reporter in "${reporters[@]}"; do
+        read -r service confs <<< "$reporter"
+        # shellcheck disable=SC2086  # one argument per file
+        args=$(_image_type_reporter_args $confs)
+        # shellcheck disable=SC2086  # one word per argument
+        if ! virt-capabilities remove $args; then
+            echo "WARNING: virt-capabilities remove $args failed: the" \
+                "traits its records name stay on their providers; run it" \
+                "again before clean.sh deletes $NOVA_STATE_PATH"
+        fi
+    done
 }
 
 function configure_tempest_for_image_type_filter {
@@ -129,6 +216,11 @@ function cleanup_image_type_filter {
 
 if [[ "$1" == "stack" ]]; then
     case "$2" in
+        pre-install)
+            if is_service_enabled n-cpu; then
+                check_image_type_reporter_layout
+            fi
+            ;;
         install)
             echo_summary "Installing image-type-filter"
             install_image_type_filter

@@ -122,7 +122,8 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
     # The ironic and z/VM drivers report no HW_ARCH_* at all, and Nova's
     # ImagePropertiesFilter checks their architecture itself (from their
     # supported_instances): every architecture, i686 or aarch64, forbids
-    # the other HW_ARCH_* traits and leaves such hosts to it.
+    # the other HW_ARCH_* traits and leaves such hosts to it (the
+    # prefilter refuses, naming the trait, only when no host can run it).
     Family('architecture', ('hw_architecture', 'architecture'),
            ARCHITECTURES, 'HW_ARCH_',
            spelling={'armv7l': 'HW_ARCH_ARMV7'},

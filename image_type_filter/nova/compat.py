@@ -54,6 +54,14 @@ ROOT_FORBIDDEN = 'nova.objects.request_spec.RequestSpec.root_forbidden'
 BASE_HOST_FILTER = 'nova.scheduler.filters.BaseHostFilter'
 REQUEST_IS_REBUILD = 'nova.scheduler.utils.request_is_rebuild'
 IMAGE_META_PROPS = 'nova.objects.image_meta.ImageMetaProps'
+SCATTER_GATHER = 'nova.context.scatter_gather_skip_cell0'
+CELL_FAILED = 'nova.context.is_cell_failure_sentinel'
+COMPUTE_NODES_BY_UUIDS = \
+    'nova.objects.compute_node.ComputeNodeList.get_all_by_uuids'
+#: What the three names above serve.
+HOST_GUESTS_LOST = (
+    'the HW_ARCH_* trait in "No valid host" when only hosts with no '
+    'HW_ARCH_* trait could take the boot and none runs its architecture')
 
 #: Where spec_fields.NOVA_FIELDS' objects live.
 OBJECT_MODULES = {
@@ -100,6 +108,12 @@ NEEDS = (
     Need('nova.objects.image_meta', 'ImageMetaProps', OPTIONAL,
          lost='the start-up check that [image_isolation] rules key on '
               'image properties Nova keeps'),
+    Need('nova.context', 'scatter_gather_skip_cell0', OPTIONAL,
+         lost=HOST_GUESTS_LOST),
+    Need('nova.context', 'is_cell_failure_sentinel', OPTIONAL,
+         lost=HOST_GUESTS_LOST),
+    Need('nova.objects.compute_node', 'ComputeNodeList.get_all_by_uuids',
+         OPTIONAL, lost=HOST_GUESTS_LOST),
 )
 
 

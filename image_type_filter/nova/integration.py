@@ -66,6 +66,9 @@ RAN = '_image_type_filter_ran'
 CHECKED = '_image_type_filter_checked'
 ENTRY = 'image_type_filter.request_filters'
 HOST_FILTER = 'ImageTypeRebuildFilter'
+#: Nova's host filter that checks an image's architecture against a
+#: host's supported_instances.
+IMAGE_PROPERTIES_FILTER = 'ImagePropertiesFilter'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,7 +141,8 @@ def install():
             pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
                 settings, placement=client,
                 image_property_names=(frozenset(props.fields)
-                                      if props is not None else None))
+                                      if props is not None else None),
+                host_guests=_host_guests(nova, conf))
         except exceptions.ConfigError as exc:
             LOG.error('image-type-filter: %s', exc)
             raise
@@ -195,6 +199,42 @@ def _check_host_filter(conf, settings):
         raise exceptions.ConfigError(line)
     LOG.warning('image-type-filter: %s is not in [filter_scheduler] '
                 'enabled_filters: %s', HOST_FILTER, what)
+
+
+def _host_guests(nova, conf):
+    """The image-metadata prefilter's ``host_guests``: the architectures
+    Nova's compute-node records say each node runs (``supported_hv_specs``,
+    the ``supported_instances`` ImagePropertiesFilter checks), read in
+    every cell. None, so the prefilter leaves such hosts to Nova, when
+    ImagePropertiesFilter is not enabled (then Nova would not refuse them)
+    or this Nova lacks a name it needs."""
+    scatter = nova.get(compat.SCATTER_GATHER)
+    cell_failed = nova.get(compat.CELL_FAILED)
+    by_uuids = nova.get(compat.COMPUTE_NODES_BY_UUIDS)
+    try:
+        enabled = list(conf.filter_scheduler.enabled_filters)
+    except Exception:  # noqa: BLE001 - a Nova without the option
+        enabled = []
+    if None in (scatter, cell_failed, by_uuids) or \
+            IMAGE_PROPERTIES_FILTER not in enabled:
+        return None
+
+    def host_guests(ctxt, uuids):
+        if ctxt is None:
+            return None
+        guests = {}
+        for cell, nodes in scatter(ctxt, by_uuids, list(uuids)).items():
+            if cell_failed(nodes):
+                LOG.warning('image-type-filter: cannot read the compute '
+                            'nodes of cell %s (%s): "No valid host" will not '
+                            'name the architecture', cell, nodes)
+                return None
+            for node in nodes:
+                guests[node.uuid] = frozenset(
+                    spec.arch for spec in node.supported_hv_specs or ())
+        return guests
+
+    return host_guests
 
 
 def _remove_entries(nova):

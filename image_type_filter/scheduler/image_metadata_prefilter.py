@@ -26,7 +26,12 @@ property is read on its own against the catalogue
   i686 image boots on I686 or X86_64 hosts (Nova's ``root_required`` has no
   any-of), and ironic and z/VM hosts report no ``HW_ARCH_*`` at all, so
   every architecture leaves them to Nova's ImagePropertiesFilter, i686 and
-  aarch64 alike;
+  aarch64 alike. When no host carries a trait that boots the value, the
+  boot could land only on such hosts: with none of them (one Placement
+  query), or inside Nova with ImagePropertiesFilter enabled and none of
+  them running the image's architecture by Nova's own compute-node records
+  (``host_guests``, the ``supported_instances`` that filter reads), "No
+  valid host" names the trait instead of ending as Nova's bare one;
 - a value with no such trait adds nothing and is logged once; the other
   properties keep their constraints.
 
@@ -37,7 +42,11 @@ in ``request_spec.image``.
 import dataclasses
 import logging
 
+import os_traits
+
+from image_type_common import exceptions as common_exceptions
 from image_type_common import image_metadata
+from image_type_common import placement_client as pc
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
@@ -131,9 +140,15 @@ class ImageMetadataPrefilter:
     name = 'image_metadata_prefilter'
 
     def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None):
+                 image_property_names=None, host_guests=None):
         self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
+        self.placement = placement
+        #: Inside Nova, with ImagePropertiesFilter enabled:
+        #: ``host_guests(ctxt, uuids)`` -> {compute node uuid: the
+        #: architectures its supported_instances lists} for the nodes Nova
+        #: has records of, or None when it cannot tell.
+        self.host_guests = host_guests
         self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog or trait_catalog.for_placement(placement,
                                                              settings)
@@ -153,6 +168,8 @@ class ImageMetadataPrefilter:
             if need.required:
                 added |= self._require(need, request_spec)
             elif need.serving_traits:
+                if need.family.absent_means_unknown:
+                    self._refuse_if_no_host_boots(ctxt, need)
                 added |= self._forbid(need, request_spec)
             else:
                 self._warn(need, 'has no os-traits trait')
@@ -182,6 +199,61 @@ class ImageMetadataPrefilter:
         for trait in sorted(forbidden):
             request_spec.root_forbidden.add(trait)
         return bool(forbidden)
+
+    def _refuse_if_no_host_boots(self, ctxt, need):
+        """A value no host carries a trait for can land only on hosts with
+        none of the family's traits: refuse, naming the trait, when there
+        are none, or when Nova's records say none of them runs it. Asks
+        nothing when a serving trait has been seen carried (the common
+        path: an i686 image on x86_64 hosts, which never carry
+        HW_ARCH_I686) and nothing more when Placement or Nova cannot
+        tell."""
+        serving = set(need.serving_traits)
+        if self.catalog is None or serving & self.catalog.carried_traits() \
+                or self.catalog.uncarried(serving) != serving:
+            return
+        family = need.family
+        without = self._hosts_without(family)
+        if without is None:
+            return
+        # Short: Nova's fault keeps 255 characters, its own prefix first.
+        refusal = ('No compute host reports %s, which the image needs for '
+                   '%s, image_metadata_prefilter family %s' % (
+                       ' or '.join(need.serving_traits), need, family.name))
+        if not without:
+            raise exceptions.NoValidHost(
+                '%s; each one reports another %s* trait.'
+                % (refusal, family.prefix))
+        guests = (self.host_guests(ctxt, sorted(without))
+                  if self.host_guests is not None else None)
+        if guests is None or any(need.value in archs
+                                 for archs in guests.values()):
+            return
+        runs = sorted(set().union(*guests.values()))
+        raise exceptions.NoValidHost(
+            '%s; the %d host(s) with no %s* trait run %s.' % (
+                refusal, len(without), family.prefix,
+                'only %s guests' % ', '.join(runs) if runs
+                else 'no guest Nova knows of'))
+
+    def _hosts_without(self, family):
+        """The uuids of the compute nodes carrying none of ``family``'s
+        traits (one Placement query), or None when Placement cannot say."""
+        if self.placement is None:
+            return None
+        traits = self._known(family.traits)
+        try:
+            if not self.placement.supports(pc.FORBIDDEN_TRAITS):
+                return None
+            found = self.placement.list_resource_providers(
+                required=','.join([os_traits.COMPUTE_NODE] + [
+                    '!' + t for t in sorted(traits)]))
+        except common_exceptions.Error as exc:
+            LOG.warning('cannot tell which compute hosts report no %s* '
+                        'trait (%s): "No valid host" will not name one',
+                        family.prefix, exc)
+            return None
+        return {rp['uuid'] for rp in found}
 
     def _warn(self, need, why):
         if self._warned.first_time((need.prop, need.value[:64])):

@@ -84,19 +84,28 @@ class RequestFilterPipeline:
 
     @classmethod
     def from_settings(cls, settings, placement=None,
-                      image_property_names=None):
+                      image_property_names=None, host_guests=None):
         """Every filter, built from ``settings`` (a FilterSettings).
 
         ``placement``: a PlacementClient, or None (no refusal that needs to
         ask Placement); ``image_property_names``: inside Nova, the image
-        properties Nova keeps. A filter that refuses its configuration stops
-        the load with its own ConfigError, whether it is enabled or not.
+        properties Nova keeps; ``host_guests``: inside Nova, the
+        architectures Nova's records say compute nodes run (the
+        image-metadata prefilter's, see there). A filter that refuses its
+        configuration stops the load with its own ConfigError, whether it
+        is enabled or not.
         """
         # One catalogue for every filter: one read, not one each.
         catalog = trait_catalog.for_placement(placement, settings)
-        return cls((f.name, f(settings, placement=placement, catalog=catalog,
-                              image_property_names=image_property_names))
-                   for f in FILTERS)
+        filters = []
+        for f in FILTERS:
+            extra = ({'host_guests': host_guests}
+                     if f is image_metadata_prefilter.ImageMetadataPrefilter
+                     else {})
+            filters.append((f.name, f(
+                settings, placement=placement, catalog=catalog,
+                image_property_names=image_property_names, **extra)))
+        return cls(filters)
 
     def describe_trait(self, trait, request_spec=None):
         """Which filter rule asks for ``trait`` (in ``request_spec``, when

@@ -280,3 +280,112 @@ class TestNovasOwnPrefilter(_ThreeHosts):
             self.assertEqual(frozenset(), table_row(dropped).nova_required)
             self.assertEqual('vmware',
                              self.host_of(self.boot_image(dropped)))
+
+
+# -- hosts that report no HW_ARCH_* trait ----------------------------------
+
+
+class _ArchHosts(base.InsideNova):
+    """Computes that each run the guests ``hosts`` lists (the
+    supported_instances ImagePropertiesFilter reads); those with traits get
+    them on their provider, the others carry no HW_ARCH_* trait, as
+    devstack's fake driver, ironic and z/VM."""
+
+    scheduler_options = {('image_metadata_prefilter', 'families'):
+                         ['architecture']}
+    #: host -> (its supported_instances, traits added to its provider).
+    hosts = {}
+
+    def _setup_compute_service(self):
+        compute = None
+        for host, (guests, _) in self.hosts.items():
+            compute = self._start_compute(host)
+            compute.manager.driver.host_status_base['supported_instances'] = [
+                list(guest) for guest in guests]
+        return compute
+
+    def setUp(self):
+        super().setUp()
+        self._run_periodics()
+        for host, (_, traits) in self.hosts.items():
+            uuid = self._get_provider_uuid_by_host(host)
+            _ThreeHosts.add_traits(self, uuid, traits)
+            self.assertEqual(bool(traits), any(
+                t.startswith('HW_ARCH_')
+                for t in self._get_provider_traits(uuid)), host)
+
+    def boot_arch(self, arch, expected='ACTIVE'):
+        return self.boot(self.image('raw', hw_architecture=arch),
+                         expected=expected)
+
+
+#: Nova's fake driver's own supported_instances (nova/virt/fake.py).
+FAKE_GUESTS = (('x86_64', 'fake', 'hvm'),)
+KVM_X86 = ((('i686', 'kvm', 'hvm'), ('x86_64', 'kvm', 'hvm')),
+           ('HW_ARCH_X86_64',))
+
+
+class TestAnArchNoHostRuns(_ArchHosts):
+    """devstack's layout: a fake-driver host with no HW_ARCH_* trait (and
+    here an x86_64 host that has one). An s390x image fails with a fault
+    naming HW_ARCH_S390X (Nova's records say the fake host runs x86_64
+    guests only, so ImagePropertiesFilter would refuse it), not with
+    Nova's bare one."""
+
+    hosts = {'kvm-x86': KVM_X86, 'fake': (FAKE_GUESTS, ())}
+
+    def test_the_fault_names_the_trait_property_and_family(self):
+        failed = self.boot_arch('s390x', expected='ERROR')
+        message = failed['fault']['message']
+        self.assertEqual(
+            'No valid host was found. Scheduling failed: No compute host '
+            'reports HW_ARCH_S390X, which the image needs for '
+            'hw_architecture=s390x, image_metadata_prefilter family '
+            'architecture; the 1 host(s) with no HW_ARCH_* trait run only '
+            'x86_64 guests.', message)
+        # What the hosts run still boots, the fake host included.
+        self.assertIn(self.host_of(self.boot_arch('x86_64')),
+                      {'kvm-x86', 'fake'})
+
+
+class TestAHostWithoutTheTraitRunsIt(_ArchHosts):
+    """A z/VM-like host (no HW_ARCH_* trait, s390x guests) beside the fake
+    one: the s390x image lands on it."""
+
+    hosts = {'kvm-x86': KVM_X86, 'fake': (FAKE_GUESTS, ()),
+             'zvm': ((('s390x', 'zvm', 'hvm'),), ())}
+
+    def test_the_image_lands_on_the_host_that_runs_it(self):
+        self.assertEqual('zvm', self.host_of(self.boot_arch('s390x')))
+
+
+class TestEveryHostReportsAnotherArch(_ArchHosts):
+    """Every host reports an HW_ARCH_* trait and none HW_ARCH_S390X."""
+
+    hosts = {'kvm-x86': KVM_X86,
+             'kvm-arm': ((('aarch64', 'kvm', 'hvm'),), ('HW_ARCH_AARCH64',))}
+
+    def test_the_fault_names_the_trait(self):
+        message = self.boot_arch('s390x', expected='ERROR')['fault'][
+            'message']
+        self.assertEqual(
+            'No valid host was found. Scheduling failed: No compute host '
+            'reports HW_ARCH_S390X, which the image needs for '
+            'hw_architecture=s390x, image_metadata_prefilter family '
+            'architecture; each one reports another HW_ARCH_* trait.',
+            message)
+
+
+class TestWithoutImagePropertiesFilter(_ArchHosts):
+    """Without ImagePropertiesFilter nothing in Nova checks a host's
+    architecture: ours refuses nothing Nova would place, and the s390x
+    image goes to the host with no HW_ARCH_* trait as before."""
+
+    hosts = TestAnArchNoHostRuns.hosts
+    scheduler_options = {
+        **_ArchHosts.scheduler_options,
+        ('filter_scheduler', 'enabled_filters'): [
+            'ComputeFilter', 'ImageTypeRebuildFilter']}
+
+    def test_nova_places_it(self):
+        self.assertEqual('fake', self.host_of(self.boot_arch('s390x')))

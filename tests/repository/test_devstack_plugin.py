@@ -37,6 +37,9 @@ iniget_multiline() { echo "${AVAILABLE_FILTERS:-}"; }
 run_process() { record run_process "$@"; }
 stop_process() { record stop_process "$@"; }
 echo_summary() { :; }
+die() { shift; echo "$*" >&2; exit 1; }
+async_pidof() { [[ " ${ASYNC_JOBS:-} " == *" $1 "* ]]; }
+async_wait() { record async_wait "$@"; }
 is_service_enabled() { [[ " $ENABLED " == *" $1 "* ]]; }
 source "$REPO/devstack/settings"
 source "$REPO/devstack/plugin.sh" "$MODE" "$PHASE"
@@ -68,7 +71,7 @@ def run_phase(tmp_path, mode, phase='', **env):
         'REPO': REPO, 'MODE': mode, 'PHASE': phase, 'DEST': '/opt/stack',
         'DATA_DIR': str(tmp_path / 'data'), 'TEMPEST_DIR': str(tempest_dir),
         'TEMPEST_CONFIG': str(tempest_dir / 'etc' / 'tempest.conf'),
-        'API_WORKERS': '2',
+        'API_WORKERS': '2', 'VIRT_DRIVER': 'libvirt',
         'NOVA_CONF': str(tmp_path / 'nova.conf'), 'NOVA_STATE_PATH':
         str(state), 'ENABLED': 'n-cpu n-sch tempest'}
     environment.update(env)
@@ -133,6 +136,21 @@ def test_post_config_loads_the_filters_into_nova_scheduler(tmp_path):
         'image_type_filter.nova.all_filters']
     assert conf.get('filter_scheduler', 'enabled_filters') == \
         NOVA_DEFAULT_ENABLED + ',ImageTypeRebuildFilter'
+
+
+def test_post_config_joins_configure_neutron_nova_before_writing(tmp_path):
+    """stack.sh runs configure_neutron_nova in the background through the
+    post-config phase (it edits nova.conf too): joined before the first
+    read of nova.conf, and only when it is pending."""
+    calls = without_settings(run_phase(
+        tmp_path, 'stack', 'post-config',
+        ASYNC_JOBS='create_flavors configure_neutron_nova'))
+    assert calls[0] == 'async_wait configure_neutron_nova'
+    assert len(calls) == 4
+    alone = tmp_path / 'alone'
+    alone.mkdir()
+    assert 'async_wait' not in ' '.join(without_settings(
+        run_phase(alone, 'stack', 'post-config')))
 
 
 def test_post_config_keeps_what_nova_conf_has_and_adds_once(tmp_path):

@@ -30,6 +30,7 @@ from image_type_filter import exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
+from image_type_filter.scheduler import pipeline as filter_pipeline
 from placement_runner import embedded
 from tests.helpers import clean_env
 
@@ -122,6 +123,94 @@ def test_a_value_no_host_reports_fails_naming_it(metadata_fleet):
                        match='COMPUTE_NET_VIF_MODEL_VMXNET3.*'
                              'hw_vif_model=vmxnet3'):
         offered(metadata_fleet, {'hw_vif_model': 'vmxnet3'})
+
+
+def test_an_architecture_no_host_boots_fails_naming_its_trait(
+        metadata_fleet):
+    """Every host reports an HW_ARCH_* trait and none HW_ARCH_S390X:
+    Placement would offer none, and the fault says why."""
+    with pytest.raises(exceptions.NoValidHost) as err:
+        offered(metadata_fleet, {'hw_architecture': 's390x'})
+    assert str(err.value) == (
+        'No compute host reports HW_ARCH_S390X, which the image needs for '
+        'hw_architecture=s390x, image_metadata_prefilter family '
+        'architecture; each one reports another HW_ARCH_* trait.')
+
+
+#: Hosts that report no HW_ARCH_* trait (devstack's fake driver, a z/VM
+#: host) beside one that does, and what Nova's compute-node records say
+#: each runs (supported_instances; Nova's fake driver lists x86_64 only).
+ARCHLESS = {'kvm-x86': (('HW_ARCH_X86_64',), {'i686', 'x86_64'}),
+            'fake': ((), {'x86_64'}),
+            'zvm': ((), {'s390x'})}
+
+
+def offered_beside_archless(placement, hosts, properties, records=True):
+    """Candidates among ``hosts`` (names of ARCHLESS), with or without
+    Nova's records of what they run (only inside nova-scheduler)."""
+    client = placement.client()
+    names = {fleet.create_provider(
+        client, name, fleet.DEFAULT_INVENTORY,
+        traits=(fleet.NOVA_COMPUTE_NODE, *IMAGE_TYPES,
+                *ARCHLESS[name][0])): name for name in hosts}
+    asked = []
+
+    def host_guests(ctxt, uuids):
+        asked.append(sorted(names[u] for u in uuids))
+        return {u: ARCHLESS[names[u]][1] for u in uuids}
+
+    filters = settings.FilterSettings.defaults(
+        image_metadata_families=('architecture',))
+    sched = scheduler_client.SchedulerClient(
+        client, settings.ClientSettings.defaults(filters=filters),
+        pipeline=filter_pipeline.RequestFilterPipeline.from_settings(
+            filters, placement=client,
+            host_guests=host_guests if records else None))
+    found = sched.get_candidates(rs.RequestSpec.for_boot(
+        'qcow2', RESOURCES, properties=properties))
+    return sorted(names[u] for u in found.provider_uuids), asked
+
+
+def test_a_host_without_an_arch_trait_that_runs_no_such_guest(
+        fresh_placement):
+    """devstack's fake driver reports no HW_ARCH_* trait and runs x86_64
+    guests: an s390x image is refused naming the trait, not left to
+    ImagePropertiesFilter's bare "No valid host"."""
+    with pytest.raises(exceptions.NoValidHost) as err:
+        offered_beside_archless(fresh_placement, ('kvm-x86', 'fake'),
+                                {'hw_architecture': 's390x'})
+    assert str(err.value) == (
+        'No compute host reports HW_ARCH_S390X, which the image needs for '
+        'hw_architecture=s390x, image_metadata_prefilter family '
+        'architecture; the 1 host(s) with no HW_ARCH_* trait run only '
+        'x86_64 guests.')
+
+
+def test_a_host_without_an_arch_trait_still_boots_its_own(fresh_placement):
+    """A z/VM host (no HW_ARCH_* trait, s390x guests) takes the s390x
+    image; the fake one is offered too (ImagePropertiesFilter drops it)."""
+    hosts, asked = offered_beside_archless(
+        fresh_placement, ('kvm-x86', 'fake', 'zvm'),
+        {'hw_architecture': 's390x'})
+    assert hosts == ['fake', 'zvm']
+    assert asked == [['fake', 'zvm']]
+
+
+def test_without_novas_records_hosts_without_an_arch_trait_decide(
+        fresh_placement):
+    """Outside nova-scheduler (or with ImagePropertiesFilter off) nothing
+    says what such a host runs: it is offered, as before."""
+    hosts, _ = offered_beside_archless(
+        fresh_placement, ('kvm-x86', 'fake'), {'hw_architecture': 's390x'},
+        records=False)
+    assert hosts == ['fake']
+
+
+def test_a_carried_arch_trait_asks_nothing_more(fresh_placement):
+    hosts, asked = offered_beside_archless(
+        fresh_placement, ('kvm-x86', 'fake'), {'hw_architecture': 'i686'})
+    assert hosts == ['fake', 'kvm-x86']
+    assert asked == []
 
 
 def cli(*args):

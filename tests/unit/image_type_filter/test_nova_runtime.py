@@ -75,6 +75,15 @@ class FakeReportClient:
         elif path == '/traits?associated=true':
             body = {'traits': sorted(set().union(
                 *self.traits_by_host.values()))}
+        elif path.startswith('/resource_providers?'):
+            # GET /resource_providers?required=A,!B: those with A, not B.
+            asked = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+            terms = asked['required'][0].split(',')
+            body = {'resource_providers': [
+                {'uuid': uuid, 'name': uuid}
+                for uuid, traits in sorted(self.traits_by_host.items())
+                if all((t[1:] not in traits) if t.startswith('!')
+                       else (t in traits) for t in terms)]}
         elif path.startswith('/traits?'):
             asked = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
             names = asked['name'][0][len('in:'):].split(',')
@@ -358,6 +367,20 @@ def test_a_rebuild_checks_the_new_images_architecture(nova, arch, passes):
     assert host_filter.host_passes(vmware, nova_spec(
         'vmdk', rebuild=True,
         properties={'hw_architecture': arch})) is passes
+
+
+def test_an_architecture_no_host_runs_fails_naming_its_trait(nova):
+    """Both hosts report HW_ARCH_X86_64: an aarch64 image is refused
+    before Placement, naming the trait (Nova's own fault would be bare)."""
+    enable(nova, image_metadata_prefilter__families=['architecture'])
+    nova.package.all_filters()
+    with pytest.raises(RequestFilterFailed) as err:
+        run_request_filters(nova, nova_spec(
+            properties={'hw_architecture': 'aarch64'}))
+    assert err.value.reason == (
+        'No compute host reports HW_ARCH_AARCH64, which the image needs for '
+        'hw_architecture=aarch64, image_metadata_prefilter family '
+        'architecture; each one reports another HW_ARCH_* trait.')
 
 
 # -- log-only: [image_type_filter] enforce = False ------------------------

@@ -257,6 +257,16 @@ def test_placement_is_asked_once_not_per_boot():
     assert [a[0] for a in placement.asked].count('known') == 2
 
 
+def test_an_i686_image_on_x86_64_hosts_reads_the_traits_once():
+    """x86_64 hosts never carry HW_ARCH_I686: once HW_ARCH_X86_64 has
+    been seen carried, an i686 boot asks Placement nothing more."""
+    placement = FakePlacement(carried={'HW_ARCH_X86_64'})
+    f = make(['architecture'], placement=placement)
+    for _ in range(5):
+        f(None, spec({'hw_architecture': 'i686'}))
+    assert [a[0] for a in placement.asked].count('carried') == 1
+
+
 def test_describe_names_the_property_and_family():
     f = make()
     request = spec({'hw_vif_model': 'vmxnet3', 'hw_architecture': 'i686'})
