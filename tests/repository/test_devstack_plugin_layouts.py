@@ -25,6 +25,7 @@ recording script on ``PATH``, ``sudo`` runs its command as the test's
 user and ``uuidgen`` reads the kernel's.
 """
 
+import configparser
 import os
 import subprocess
 import tarfile
@@ -229,8 +230,17 @@ def test_fake_driver_one_reporter_per_nova_compute(tmp_path, series):
         files = config_files(computes['n-cpu-%d' % i])
         assert config_files(reporters['image-type-reporter-%d' % i]) == files
         assert files[-1] == str(stack.etc / ('nova-fake.conf-%d' % i))
-        assert ('host = devstack%d' % i) in (stack.etc / (
-            'nova-fake.conf-%d' % i)).read_text()
+        own = configparser.ConfigParser(interpolation=None)
+        own.read(stack.etc / ('nova-fake.conf-%d' % i))
+        assert own['DEFAULT']['host'] == 'devstack%d' % i
+        # devstack makes the node's state_path as root: the reporter's
+        # files are in $NOVA_STATE_PATH, its status file its own.
+        state = own['DEFAULT']['state_path'].rsplit('/', 1)[0]
+        assert own['virt_capabilities']['state_file'] == (
+            state + '/virt_capabilities.json')
+        assert own['virt_capabilities']['status_file'] == (
+            state + '/virt_capabilities_status-image-type-reporter-%d.json'
+            % i)
     assert [config_files(' '.join(args)) for args in
             stack.virt_capabilities('report')] == [
         config_files(computes['n-cpu-1']), config_files(computes['n-cpu-2'])]
