@@ -43,7 +43,6 @@ from image_type_filter.scheduler import trait_grammar
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
                   r'(?P<trait>[^:]+)$')
-#: ``trait:X`` and Nova's granular ``trait1:X`` / ``trait_net:X`` keys.
 
 
 @dataclasses.dataclass(frozen=True)
