@@ -36,8 +36,9 @@ PROVIDER_HELP = (
     'Resource provider to keep in sync (repeatable). Default: the one '
     'nova-compute uses: the uuid in its compute_id file (beside a '
     '--config-file, else in [DEFAULT] state_path), else the node name the '
-    'driver gives (libvirt: the hostname libvirt reports, not [DEFAULT] '
-    'host; the fake driver: [DEFAULT] host); VMware, ironic and z/VM need '
+    'driver gives (libvirt: the hostname libvirt reports, worked out on '
+    'this machine, not [DEFAULT] host; the fake driver: [DEFAULT] host); '
+    'VMware, ironic and z/VM need '
     'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
