@@ -12,9 +12,14 @@
 
 """A compute node's configuration, read once into typed values.
 
-Every option the reporter uses is read here, in one pass, and handed down
-as a frozen dataclass: no other module reads an option by name, and a
-malformed value fails here with one line naming it (exit 2).
+Every option that decides what the reporter keeps, and where it keeps its
+records, is read here, in one pass, and handed down as a frozen dataclass,
+and a malformed value fails here with one line naming it (exit 2). Read by
+name where they are used, and nowhere else (a test holds it): the
+``[ironic]`` section (``ironic_node_traits``: its ``auth_type`` picks the
+credentials, as ``[placement] auth_type`` does in
+``image_type_common.connection``; keystoneauth1 loads the rest) and the
+logging options (``logs``: where oslo.log writes, named when it cannot).
 """
 
 import dataclasses
