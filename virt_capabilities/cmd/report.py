@@ -59,7 +59,8 @@ class Report(lister.Lister):
     keeps those); every other trait on the provider stays as it was.
     One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    stops at once, leaving nothing half-written, and exits 0; credentials
+    stops at once (a provider's write under way, and the record of it,
+    finish first), leaving nothing half-written, and exits 0; credentials
     Keystone or Placement refuse are retried with back-off, the config
     re-read before each try. A sync prints no result (its log says what
     changed) and records it in the status file ([virt_capabilities]
