@@ -111,7 +111,10 @@ def tagged_traits(request_spec):
 
 
 class IsolateImageProperties:
-    """Request filter: require or forbid each reserved trait, per request."""
+    """The isolation filter, image-property isolation's request filter
+    (configured in ``[image_isolation]``; the pipeline's log names it
+    ``isolate_image_properties``): require or forbid each reserved trait,
+    per request."""
 
     name = 'isolate_image_properties'
 
