@@ -34,3 +34,31 @@ def test_only_settings_and_the_named_modules_read_an_option_by_name():
     assert sorted(reads) == sorted(READ_WHERE_USED + ('settings.py',)), reads
     assert all(': conf.ironic' in r or ': conf[group]' in r
                for r in reads['ironic_node_traits.py'])
+
+
+def test_every_option_of_the_reporter_and_the_driver_is_read_here(
+        tmp_path, monkeypatch):
+    from image_type_common.conf import loading
+    from virt_capabilities import conf as vc_conf
+    from virt_capabilities import settings
+    from virt_capabilities.conf import compute
+    from virt_capabilities.conf import default
+    from virt_capabilities.conf import libvirt
+    from virt_capabilities.conf import reporter
+    declared = {(group or 'DEFAULT', opt.dest)
+                for module in (default, compute, libvirt, reporter)
+                for group, opts in module.list_opts().items()
+                for opt in opts
+                for group in [getattr(group, 'name', group)]}
+    node = tmp_path / 'nova.conf'
+    node.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n')
+    conf = vc_conf.load([str(node)])  # which checks every option's value
+    read = set()
+    real = loading.read
+
+    def reading(conf, name, group=None):
+        read.add((group or 'DEFAULT', name))
+        return real(conf, name, group)
+    monkeypatch.setattr(settings.loading, 'read', reading)
+    settings.NodeSettings.from_conf(conf)
+    assert read == declared
