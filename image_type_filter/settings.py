@@ -12,9 +12,17 @@
 
 """The scheduler side's configuration, read once into typed values.
 
-Every option the request filters and the client use is read here, in one
-pass, and handed down as a frozen dataclass: no other module reads an option
-by name, and a malformed value fails here with one line naming it.
+Every option the request filters and this project's scheduler client use
+is read here, in one pass, and handed down as a frozen dataclass: neither
+reads an option by name (image_type_filter/scheduler/ and
+image_type_filter/client/; a test holds it), and inside nova-scheduler a
+malformed value fails here with one line naming it (the commands check
+every value as they load the files, ``loading.validate_all``). Read by
+name where they are used, outside the filters: Nova's own
+``[filter_scheduler] enabled_filters`` (``nova.integration``'s start-up
+check) and the nova.conf options ``diagnostics.nova_scheduler`` compares,
+and ``[placement] auth_type``, which picks the credentials
+(``image_type_common.connection``, ``cmd.osc_plugin``).
 """
 
 import dataclasses

@@ -233,3 +233,59 @@ def image_type_rule(image_types=(), custom=()):
     from virt_capabilities import merge
     return merge.OwnerRule(image_types=frozenset(image_types),
                            owns_image_types=True, custom=frozenset(custom))
+
+
+#: The names an oslo.config ConfigOpts goes by in this project's code.
+_CONF_NAMES = ('conf', 'CONF')
+#: ConfigOpts' own methods: calling one reads no option.
+_CONF_METHODS = frozenset((
+    'register_opt', 'register_opts', 'register_cli_opt', 'register_cli_opts',
+    'register_group', 'unregister_opt', 'set_default', 'set_override',
+    'clear_default', 'clear_override', 'reset', 'clear',
+    'reload_config_files', 'mutate_config_files', 'import_opt',
+    'import_group', 'list_all_sections', 'find_file', 'log_opt_values'))
+
+
+def _is_conf(node):
+    import ast
+    return (isinstance(node, ast.Name) and node.id in _CONF_NAMES) or (
+        isinstance(node, ast.Attribute) and node.attr in _CONF_NAMES)
+
+
+def option_reads_by_name(path):
+    """``line: source`` of each place the module at ``path`` reads a
+    configuration option by name: ``conf.NAME`` or ``conf.GROUP.NAME``,
+    ``conf[...]``, ``getattr(conf, ...)`` or ``loading.read(...)``
+    (``conf.register_opts`` and ConfigOpts' other methods are no read)."""
+    import ast
+    with open(path) as f:
+        source = f.read()
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        read = (
+            (isinstance(node, ast.Attribute) and _is_conf(node.value)
+             and node.attr not in _CONF_METHODS)
+            or (isinstance(node, ast.Subscript) and _is_conf(node.value))
+            or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in ('getattr', 'hasattr') and node.args
+                and _is_conf(node.args[0]))
+            or (isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == 'read'
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == 'loading'))
+        if read:
+            found.append('%s:%d: %s' % (os.path.relpath(path, REPO),
+                                        node.lineno,
+                                        ast.get_source_segment(source, node)))
+    return found
+
+
+def package_modules(*folders):
+    """The .py files under ``folders`` (relative to the repository)."""
+    paths = []
+    for folder in folders:
+        for root, _, files in os.walk(os.path.join(REPO, folder)):
+            paths.extend(os.path.join(root, f) for f in sorted(files)
+                         if f.endswith('.py'))
+    return sorted(paths)

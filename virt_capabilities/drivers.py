@@ -141,7 +141,7 @@ DRIVERS = {d.name: d for d in (
         formats_rule=lambda s: libvirt_formats(
             s.images_type, s.virt_type, s.force_raw_images),
         node_name=NodeName(lambda settings: providers.libvirt_hostname(),
-                           'the hostname libvirt reports'),
+                           'this machine\'s hostname, by libvirt\'s rule'),
         metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
         replaces_source='nova/virt/libvirt/driver.py:9796-9939 (31.0.0: '
                         '9403-9554): ' + _KEEPS_OTHERS),

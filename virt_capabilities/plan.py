@@ -14,7 +14,9 @@
 
 ``virt-capabilities show`` prints a NodePlan and ``report`` syncs one, so
 ``show`` is exactly the dry run of ``report``'s decisions: the same
-validation, the same traits, custom ones included.
+validation of the configuration, the same traits, custom ones included.
+``report`` alone also refuses a plan with ``provider_needed`` and a node
+with no credentials for Placement (or Ironic): ``service.ReportJob``.
 """
 
 import dataclasses

@@ -76,10 +76,11 @@ def validate(value, source):
 
 
 def libvirt_hostname():
-    """The name libvirt's ``getHostname()`` gives, which nova-compute's
-    libvirt driver names its node (and provider) after: the host name if
-    it is fully qualified (or localhost), else its canonical name when it
-    resolves (libvirt's virGetHostname)."""
+    """The name nova-compute's libvirt driver names its node (and
+    provider) after, libvirt's ``getHostname()``, worked out here without
+    asking libvirt: this machine's host name if it is fully qualified (or
+    localhost), else its canonical name when it resolves (libvirt's
+    virGetHostname rule)."""
     name = socket.gethostname()
     if '.' in name or name.startswith('localhost'):
         return name

@@ -17,8 +17,11 @@ owner rule, providers and a client. The service loop runs it every interval
 (jittered so a fleet of nodes does not hit Placement in step), re-reads the
 configuration on SIGHUP, and on SIGTERM stops at once and exits 0: a stop
 cuts every wait short (interval, waiting for the provider, back-off) and,
-from a signal, ends a sync wherever it is: each Placement write is one atomic
-request, so nothing is left half-written. Credentials Keystone or Placement
+from a signal, ends a sync wherever it is, except inside one provider's
+write and the record of what it set (``Reporter.sync_provider``, in
+``control.shielded``): that finishes first, at most the client's timeout.
+Each Placement write is one atomic request, so nothing is left
+half-written. Credentials Keystone or Placement
 refuse are retried with back-off, the configuration re-read before each try
 (a rotated password arrives in nova.conf). Every sync is recorded in the
 status file (``status_file``). ``run_remove`` undoes what the reporter set.

@@ -64,7 +64,7 @@ nova_opts = [
         help='Nova\'s own image-metadata request filter, read here only so '
              'that ``image-type-filter status`` and the request filters can '
              'warn when it is on beside ``[image_metadata_prefilter] '
-             'families``: it drops every trait of a request when one '
+             'families``: it adds none of an image\'s traits when one '
              'computed name is not in os-traits, and sends i686 images only '
              'to HW_ARCH_I686 hosts. Inside nova-scheduler this is Nova\'s '
              'option and is not declared again.'),

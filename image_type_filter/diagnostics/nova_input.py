@@ -70,13 +70,14 @@ IMAGE_META_PROPS_FIELDS = frozenset((
     'os_skip_agent_inject_files_at_boot', 'os_skip_agent_inject_ssh',
     'os_type', 'traits_required'))
 
-#: The same file: ``_legacy_property_map`` keys, and vmware_adaptertype,
-#: which _set_attr_from_legacy_names reads too.
+#: The same file, ``_set_numa_mem`` and ``_set_numa_cpus``: one
+#: ``hw_numa_mem.N`` and ``hw_numa_cpus.N`` per NUMA node.
 NUMA_PROPERTY = re.compile(r'^hw_numa_(?:mem|cpus)\.[0-9]+$')
-#: _set_attr_from_trait_names: a key starting with "trait:" whose value
-#: is exactly "required".
 #: Every property name Nova reads: its fields, and the legacy names it
-#: reads as other fields (one table: image_metadata).
+#: reads as other fields (one table, image_metadata: the same file's
+#: ``_legacy_property_map`` keys, and vmware_adaptertype, which
+#: ``_set_attr_from_legacy_names`` reads too). ``trait:`` keys
+#: (``_set_attr_from_trait_names``) are trait_grammar's.
 KNOWN = (IMAGE_META_PROPS_FIELDS | frozenset(image_metadata.LEGACY_PROPERTIES)
          | {image_metadata.VMWARE_ADAPTERTYPE})
 _BY_LOWER = {k.lower(): k for k in KNOWN}

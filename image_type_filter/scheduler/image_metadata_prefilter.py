@@ -14,8 +14,9 @@
 
 Configured by ``[image_metadata_prefilter] families``. Nova's own
 ``[scheduler] image_metadata_prefilter`` builds each trait name by string
-concatenation and drops every constraint of the request when one name is
-not in os-traits; it spells two families wrong (``COMPUTE_VIOMMU_X``,
+concatenation and, when one name is not in os-traits, returns before adding
+any, so the image's other properties ask for nothing either (the request's
+other constraints stay); it spells two families wrong (``COMPUTE_VIOMMU_X``,
 ``HW_ARCH_ARMV7L``) and makes an i686 image skip x86_64 hosts. Here each
 property is read on its own against the catalogue
 (``image_type_common.image_metadata``):
@@ -56,7 +57,7 @@ from image_type_filter.scheduler import warn_once
 LOG = logging.getLogger(__name__)
 NOVAS_PREFILTER_BESIDE = (
     'Nova\'s own [scheduler] image_metadata_prefilter is on beside '
-    '[image_metadata_prefilter] families: it drops every trait of a request '
+    '[image_metadata_prefilter] families: it adds none of an image\'s traits '
     'when one name is not in os-traits and sends i686 images only to '
     'HW_ARCH_I686 hosts; turn it off')
 

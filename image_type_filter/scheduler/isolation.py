@@ -43,7 +43,6 @@ from image_type_filter.scheduler import trait_grammar
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
                   r'(?P<trait>[^:]+)$')
-#: ``trait:X`` and Nova's granular ``trait1:X`` / ``trait_net:X`` keys.
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +111,10 @@ def tagged_traits(request_spec):
 
 
 class IsolateImageProperties:
-    """Request filter: require or forbid each reserved trait, per request."""
+    """The isolation filter, image-property isolation's request filter
+    (configured in ``[image_isolation]``; the pipeline's log names it
+    ``isolate_image_properties``): require or forbid each reserved trait,
+    per request."""
 
     name = 'isolate_image_properties'
 

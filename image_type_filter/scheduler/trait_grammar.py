@@ -12,7 +12,8 @@
 
 """Nova's two spellings of a trait request, read in one place.
 
-Nova reads ``trait`` keys two ways, and so does everything here:
+Nova reads ``trait`` keys two ways, and this module parses both, each as
+Nova does:
 
 - **Flavor extra specs** (``nova/scheduler/utils.py``,
   ``ResourceRequest.XS_KEYPAT`` and ``RequestGroup.add_trait``):

@@ -134,7 +134,7 @@ KINDS = {
     WIDER: 'i686 hosts include x86_64',
     ARCHLESS: 'hosts with no HW_ARCH_\\* trait are left to '
               'ImagePropertiesFilter',
-    'drops-all': 'Nova drops every trait of the request',
+    'drops-all': 'Nova adds none of the image\'s traits',
 }
 ALL_TRAITS = frozenset(os_traits.get_traits())
 
@@ -350,8 +350,8 @@ def compare(given):
     dropped = sorted(n for n in nova_names if n in ALL_TRAITS)
     if invalid and dropped:
         row.reasons.append(('drops-all', "Nova's computed name %s is not in "
-                            'os-traits: Nova drops all %d traits of the '
-                            'request (%s too)' % (
+                            'os-traits: Nova adds none of the %d traits it '
+                            'computes (not even %s)' % (
                                 ', '.join(invalid), len(nova_names),
                                 ', '.join(dropped))))
     if row.identical:

@@ -36,8 +36,9 @@ PROVIDER_HELP = (
     'Resource provider to keep in sync (repeatable). Default: the one '
     'nova-compute uses: the uuid in its compute_id file (beside a '
     '--config-file, else in [DEFAULT] state_path), else the node name the '
-    'driver gives (libvirt: the hostname libvirt reports, not [DEFAULT] '
-    'host; the fake driver: [DEFAULT] host); VMware, ironic and z/VM need '
+    'driver gives (libvirt: the hostname libvirt reports, worked out on '
+    'this machine, not [DEFAULT] host; the fake driver: [DEFAULT] host); '
+    'VMware, ironic and z/VM need '
     'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
@@ -58,7 +59,8 @@ class Report(lister.Lister):
     keeps those); every other trait on the provider stays as it was.
     One-shot by default;
     with --interval it runs as a service: SIGHUP re-reads the config, SIGTERM
-    stops at once, leaving nothing half-written, and exits 0; credentials
+    stops at once (a provider's write under way, and the record of it,
+    finish first), leaving nothing half-written, and exits 0; credentials
     Keystone or Placement refuse are retried with back-off, the config
     re-read before each try. A sync prints no result (its log says what
     changed) and records it in the status file ([virt_capabilities]

@@ -29,9 +29,13 @@ COLUMNS = ('compute_driver', 'formats', 'excluded',
 class Show(show.ShowOne):
     """Show who keeps which trait on this node's provider, and why.
 
-    The dry run of report's decisions: the same validation (a configuration
-    report refuses, show refuses with the same message and exit code 2) and
-    the same traits. nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
+    The dry run of report's decisions: the same validation of the node's
+    configuration (one report refuses, show refuses with the same message
+    and exit code 2) and the same traits. Two refusals of report's are not
+    show's, as they need a service: no Placement (or Ironic) credentials,
+    and no provider found from nova.conf (VMware, ironic and z/VM without
+    --provider), which show exits 0 on and says in provider_needed.
+    nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
     nova-compute reports itself for this driver and options (by default,
     image_type_traits_owner = nova-compute, the reporter never touches
     them). reporter_keeps: every trait report keeps: its custom traits, the

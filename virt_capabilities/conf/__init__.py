@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Options of the trait reporter, registered on an explicit ConfigOpts."""
+"""Options of the reporter (``virt-capabilities``), registered on an
+explicit ConfigOpts."""
 
 from image_type_common import exceptions
 from image_type_common.conf import groups

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""[virt_capabilities] options of the trait reporter itself."""
+"""[virt_capabilities] options of the reporter itself."""
 
 from oslo_config import cfg
 
@@ -19,7 +19,7 @@ from image_type_common import nova_releases
 from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
-    'virt_capabilities', title='Trait reporter options',
+    'virt_capabilities', title='Reporter options (virt-capabilities)',
     help='How the reporter keeps its traits on the resource provider.')
 
 REPORTER, NOVA_COMPUTE = 'reporter', 'nova-compute'

@@ -36,8 +36,8 @@ def warnings(proc):
 
 
 CASES = [
-    # Glance knows no qcow3 (and with image_type_unknown_format = ignore
-    # every host would be offered).
+    # Glance knows no qcow3 (and with [image_type_filter] unknown_format =
+    # ignore, the default, every host would be offered).
     (['--disk-format', 'qcow3'], '', "'qcow3' is not one of Glance's"),
     # Nova's ImageMetaProps has no such field: it drops the property.
     (['--disk-format', 'qcow2', '--image-property', 'hw_disk_buss=scsi'],

@@ -148,7 +148,8 @@ def test_libvirt_node_is_the_hypervisor_hostname_not_host(write_conf,
     conf = vc_conf.load([write_conf('compute_driver = fake.FakeDriver\n'
                                     'host = service-name\n')])
     assert providers.default_refs(node(conf), LIBVIRT) == [
-        providers.ProviderRef('hv1.example', 'the hostname libvirt reports')]
+        providers.ProviderRef('hv1.example',
+                              "this machine's hostname, by libvirt's rule")]
 
 
 @pytest.mark.parametrize('hostname,canonical,expected', [

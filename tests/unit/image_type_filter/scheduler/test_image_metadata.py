@@ -125,7 +125,7 @@ def test_disk_and_cdrom_bus_are_two_constraints():
 
 
 def test_a_value_without_a_trait_leaves_the_others_and_warns_once(caplog):
-    """Nova drops every trait of the request here; we keep the others."""
+    """Nova adds none of the image's traits here; we keep the others."""
     f = make()
     with caplog.at_level(logging.WARNING):
         for _ in range(3):

@@ -190,3 +190,41 @@ def test_a_provider_needed_is_its_sentence_in_every_format(tmp_path, fmt):
     node.write_text('[DEFAULT]\ncompute_driver = vmwareapi.VMwareVCDriver\n')
     value = shown_column(('--config-file', str(node)), fmt, 'provider_needed')
     assert value.strip('"').startswith('give --provider'), value
+
+
+def test_show_refuses_a_configuration_as_report_does(tmp_path, monkeypatch):
+    """Exit 2 and the same one line from both, before any request."""
+    for key in list(os.environ):
+        if key.startswith('OS_'):
+            monkeypatch.delenv(key)
+    node = tmp_path / 'nova.conf'
+    node.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
+                    '[virt_capabilities]\nimage_type_traits_owner = nobody\n'
+                    '[placement]\nauth_type = admin_token\n')
+    shown = run('show', '--config-file', str(node))
+    reported = run('report', '--config-file', str(node))
+    assert shown[0] == reported[0] == 2
+    assert shown[2] == reported[2] and 'image_type_traits_owner' in shown[2]
+
+
+def test_what_only_report_refuses_show_exits_0_on(tmp_path, monkeypatch):
+    """No credentials, and no provider nova.conf names: report needs a
+    service for them (exit 2), show reads none and says what it can."""
+    for key in list(os.environ):
+        if key.startswith('OS_'):
+            monkeypatch.delenv(key)
+    bare = tmp_path / 'fake.conf'
+    bare.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n')
+    code, _, err = run('report', '--config-file', str(bare))
+    assert code == 2 and 'no Placement credentials' in err
+    code, _, err = run('show', '--config-file', str(bare))
+    assert code == 0, err
+
+    vmware = tmp_path / 'vmware.conf'
+    vmware.write_text('[DEFAULT]\ncompute_driver = vmwareapi.VMwareVCDriver\n'
+                      '[placement]\nauth_type = admin_token\n')
+    code, _, err = run('report', '--config-file', str(vmware))
+    assert code == 2 and 'give --provider' in err
+    code, out, err = run('show', '--config-file', str(vmware), '-f', 'json')
+    assert code == 0, err
+    assert json.loads(out)['provider_needed'].startswith('give --provider')
