@@ -117,9 +117,11 @@ function start_image_type_reporter {
     for reporter in "${reporters[@]}"; do
         read -r service confs <<< "$reporter"
         # One writer per trait: nova-compute reports the image-type traits
-        # itself (since Train), so by default the reporter keeps only its
-        # [virt_capabilities] custom_traits
-        # (doc/source/admin/trait-ownership.rst).
+        # itself (since Train), so by default the reporter keeps only what
+        # nova-compute never writes: its [virt_capabilities] custom_traits
+        # and the image-metadata traits the driver boots
+        # (image_metadata_traits, on by default;
+        # doc/source/admin/trait-ownership.rst).
         iniset "${confs%% *}" virt_capabilities image_type_traits_owner \
             "$IMAGE_TYPE_TRAITS_OWNER"
         if [[ "$VIRT_DRIVER" == "fake" ]]; then
