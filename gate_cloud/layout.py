@@ -30,11 +30,10 @@ CLOUD_NAME = 'image-type-gate'
 #: (``services/nova_compute.py``), nova-scheduler's ``[image_isolation]``
 #: reserves it (``services/nova_scheduler.py``).
 RESERVED_TRAIT = 'CUSTOM_TROVE'
-#: The image-metadata family the scheduler enables. A family whose values
-#: become required traits, so that a value no host carries is refused with
-#: a fault naming it; hw_architecture only forbids the other HW_ARCH_*
-#: traits (hosts with none are left to Nova's ImagePropertiesFilter, whose
-#: refusal names nothing).
+#: The image-metadata family the home-made cloud's scheduler enables: a
+#: family whose values become required traits, so that a value no host
+#: carries is refused with a fault naming it. (The devstack job enables
+#: ``architecture``, whose refusal names the HW_ARCH_* trait too.)
 IMAGE_METADATA_FAMILY = 'storage_bus'
 #: Readiness probes: per request, and for a service to come up at all.
 PROBE_TIMEOUT = 5.0
