@@ -38,8 +38,10 @@ class Remove(command.Command):
 
     Exit codes: 0 done; 1 Placement error after retries, a provider not
     found, or a state file that cannot be saved (run it again: what is
-    done stays done); 2 bad configuration or usage (no state file: nothing
-    is known to be its own), or credentials refused.
+    done stays done); 2 bad configuration or usage (no state file, or,
+    with custom or image-metadata traits configured, a state file that does
+    not exist: nothing is known to be its own, and nothing is changed), or
+    credentials refused.
     """
 
     def get_parser(self, prog_name):
