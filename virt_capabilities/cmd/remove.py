@@ -17,6 +17,7 @@ import functools
 from cliff import command
 
 from image_type_common.cli import arguments
+from image_type_common.cli import roles
 from virt_capabilities import service
 from virt_capabilities.cmd import report
 
@@ -43,6 +44,8 @@ class Remove(command.Command):
     not exist: nothing is known to be its own, and nothing is changed), or
     credentials refused.
     """
+
+    _epilog = roles.epilog('virt-capabilities', 'remove')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
