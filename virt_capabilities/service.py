@@ -399,8 +399,9 @@ def run_remove(job_factory):
             'remove takes off what the state file says this reporter set, '
             'and its state file %s does not exist: nothing is known to be '
             'its own, so nothing was changed (run remove where that file '
-            'is, e.g. in a container with the state volume; after a '
-            'remove that emptied it, nothing is left to remove)'
+            'is, e.g. in a container with the state volume; if this '
+            'reporter never added a trait, or a remove already emptied the '
+            'file, nothing is left to remove)'
             % job.plan.state_file)
     reporter = job.reporter
     uuids = list(reporter.state.providers)
