@@ -24,6 +24,7 @@ from cliff import display
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_common.cli import column_types
+from image_type_common.cli import roles
 from image_type_demo import demo
 from image_type_demo import fleet
 from placement_runner import embedded
@@ -76,6 +77,8 @@ class Demo(display.DisplayCommandBase):
     table, one row per request with its hosts named. -c picks columns of
     the hosts and boot requests tables, and shows those tables.
     """
+
+    _epilog = roles.epilog('image-type-filter', 'demo')
 
     formatter_namespace = 'cliff.formatter.list'
     formatter_default = 'table'

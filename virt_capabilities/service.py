@@ -381,7 +381,10 @@ def run_remove(job_factory):
     reporter's records say it set (never what another reporter's record
     holds), and, owning the image types, the image-type traits it keeps on
     its providers; then forget its records and delete its status file.
-    Returns the exit code."""
+    Returns the exit code. Without the records it needs (no state file, or
+    with custom or image-metadata traits configured, a state file that
+    does not exist) a ConfigError before any request: nothing changed,
+    nothing deleted."""
     job = job_factory()
     logs.setup(job.conf)
     if not job.plan.state_file:
@@ -390,6 +393,19 @@ def run_remove(job_factory):
             'and this configuration keeps none ([DEFAULT] state_path and '
             '[virt_capabilities] state_file are unset): nothing is known '
             'to be its own')
+    if (job.reporter.rule.records_anything
+            and ownership_state.read_document(job.plan.state_file) is None):
+        # A one-off container without the state volume: the records of the
+        # custom and image-metadata traits it set are elsewhere, and a run
+        # here would remove none of them and delete the status file.
+        raise exceptions.ConfigError(
+            'remove takes off what the state file says this reporter set, '
+            'and its state file %s does not exist: nothing is known to be '
+            'its own, so nothing was changed (run remove where that file '
+            'is, e.g. in a container with the state volume; if this '
+            'reporter never added a trait, or a remove already emptied the '
+            'file, nothing is left to remove)'
+            % job.plan.state_file)
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:

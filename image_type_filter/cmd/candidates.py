@@ -22,6 +22,7 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_common.cli import column_types
 from image_type_common.cli import exit_codes
+from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import nova_query
@@ -91,6 +92,8 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     (or Keystone) error; 2 bad configuration, credentials or usage, or no
     such server, image or flavor.
     """
+
+    _epilog = roles.epilog('image-type-filter', 'candidates')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -16,6 +16,7 @@ from cliff import lister
 
 from image_type_common import exceptions
 from image_type_common.cli import exit_codes
+from image_type_common.cli import roles
 from image_type_filter import settings
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
@@ -54,6 +55,8 @@ class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     says which); 255 the check could not run (Placement or Keystone
     unreachable or failing).
     """
+
+    _epilog = roles.epilog('image-type-filter', 'status')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -37,4 +37,5 @@ def all_filters():
     is_rebuild = nova.get(compat.REQUEST_IS_REBUILD)
     if base is None or is_rebuild is None:
         return []
-    return [host_filter.build(base, is_rebuild)]
+    return [host_filter.build(base, is_rebuild,
+                              nova.get(compat.NO_VALID_HOST))]

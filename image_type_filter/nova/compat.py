@@ -49,6 +49,7 @@ REPORT_CLIENT = 'nova.scheduler.client.report.report_client_singleton'
 ALL_REQUEST_FILTERS = 'nova.scheduler.request_filter.ALL_REQUEST_FILTERS'
 TRACE_REQUEST_FILTER = 'nova.scheduler.request_filter.trace_request_filter'
 REQUEST_FILTER_FAILED = 'nova.exception.RequestFilterFailed'
+NO_VALID_HOST = 'nova.exception.NoValidHost'
 ROOT_REQUIRED = 'nova.objects.request_spec.RequestSpec.root_required'
 ROOT_FORBIDDEN = 'nova.objects.request_spec.RequestSpec.root_forbidden'
 BASE_HOST_FILTER = 'nova.scheduler.filters.BaseHostFilter'
@@ -114,6 +115,9 @@ NEEDS = (
          lost=HOST_GUESTS_LOST),
     Need('nova.objects.compute_node', 'ComputeNodeList.get_all_by_uuids',
          OPTIONAL, lost=HOST_GUESTS_LOST),
+    Need('nova.exception', 'NoValidHost', OPTIONAL,
+         lost='the reason in a refused rebuild\'s fault (it says only "No '
+              'valid host was found"; the reason is in the WARNING line)'),
 )
 
 

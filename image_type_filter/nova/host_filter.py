@@ -16,9 +16,14 @@ check that Nova ran the request filters.
 nova-scheduler runs no request filter on a rebuild with a new image, and
 only host filters with ``RUN_ON_REBUILD``. On a rebuild this one refuses
 the server's host if it cannot boot the new image or the image breaks an
-isolation rule: one read of that host's traits. On every other request it
-checks, without a Placement read, that nova-scheduler really ran this
-project's request filters on it (``integration.request_check``).
+isolation rule: one read of that host's traits. Nova sends a rebuild to
+the server's own host alone, and a host filter's False gives the server's
+fault no reason ("There are not enough hosts available"): so when it
+refuses every host of a rebuild, it raises Nova's ``NoValidHost`` with
+the reason instead, as Nova's conductor does for a rebuild's image traits,
+and the fault says why. On every other request it checks, without a
+Placement read, that nova-scheduler really ran this project's request
+filters on it (``integration.request_check``).
 
 The class is built at start-up on the ``BaseHostFilter`` ``compat`` found:
 this module imports nothing of Nova, so a Nova that moved it gets a log
@@ -33,14 +38,34 @@ NAME = 'ImageTypeRebuildFilter'
 
 
 @functools.lru_cache(maxsize=None)
-def build(base_host_filter, request_is_rebuild):
-    """The host-filter class, on Nova's base class (one per base)."""
+def build(base_host_filter, request_is_rebuild, no_valid_host=None):
+    """The host-filter class, on Nova's base class (one per base).
+
+    ``no_valid_host`` is Nova's ``NoValidHost``: without it a refused
+    rebuild's fault names no reason (the WARNING line still does)."""
 
     def host_passes(self, host_state, spec_obj):
         if request_is_rebuild(spec_obj):
             return integration.rebuild_check(host_state.uuid, spec_obj)
         return integration.request_check(spec_obj)
 
+    def filter_all(self, filter_obj_list, spec_obj):
+        """Nova's call for each filter: the hosts that pass. A rebuild
+        none of whose hosts passes ends in NoValidHost with the reason."""
+        if not request_is_rebuild(spec_obj):
+            return (host for host in filter_obj_list
+                    if host_passes(self, host, spec_obj))
+        passed, reasons = [], []
+        for host_state in filter_obj_list:
+            reason = integration.rebuild_refusal(host_state.uuid, spec_obj)
+            if reason is None:
+                passed.append(host_state)
+            elif reason not in reasons:
+                reasons.append(reason)
+        if not passed and reasons and no_valid_host is not None:
+            raise no_valid_host(reason=' '.join(reasons))
+        return passed
+
     return type(NAME, (base_host_filter,), {
         '__doc__': __doc__, '__module__': __name__, 'RUN_ON_REBUILD': True,
-        'host_passes': host_passes})
+        'host_passes': host_passes, 'filter_all': filter_all})

@@ -317,18 +317,27 @@ def request_check(spec_obj):
 
 
 def rebuild_check(host_uuid, spec_obj):
-    """Can this host take the rebuild's new image? (one Placement read)
+    """Can this host take the rebuild's new image? (``rebuild_refusal``)"""
+    return rebuild_refusal(host_uuid, spec_obj) is None
 
-    When the host's traits cannot be read (Placement down, a 403 for
-    nova-scheduler's user), one line names Placement and the server, and
-    the answer is what the operator asked for: with isolation enforced the
-    host is refused, since a reserved host must never take an image
+
+def rebuild_refusal(host_uuid, spec_obj):
+    """Why this host cannot take the rebuild's new image, as the server's
+    fault gives it, or None when it can. One Placement read.
+
+    A refusal is also one WARNING line naming the server, the image and
+    the host. When the host's traits cannot be read (Placement down, a 403
+    for nova-scheduler's user), one line names Placement and the server,
+    and the answer is what the operator asked for: with isolation enforced
+    the host is refused, since a reserved host must never take an image
     unchecked (the rebuild fails with "No valid host" and the server keeps
     its image); otherwise the rebuild goes through, as with Nova alone.
+    The fault's reason names no host and no Placement detail: the user
+    sees it, the log line has the rest.
     """
     installed = _installed
     if installed is None or installed.pipeline is None:
-        return True
+        return None
     server = spec_fields.field(spec_obj, 'instance_uuid')
     image = spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id')
     try:
@@ -340,27 +349,29 @@ def rebuild_check(host_uuid, spec_obj):
     if not installed.settings.enforce:
         LOG.info('%s', log_only.rebuild_line(server, image, host_uuid,
                                              reason))
-        return True
+        return None
     if reason is None:
-        return True
-    # Nova's host filters can give no reason to the fault: the operator
-    # finds it here, naming the server and the image.
+        return None
     LOG.warning('rebuild of server %s to image %s refused on host %s: %s',
                 server, image, host_uuid, reason)
-    return False
+    return 'The server\'s host cannot take the new image. %s%s.' % (
+        reason[:1].upper(), reason[1:].rstrip('.'))
 
 
 def _unchecked_rebuild(installed, server, image, host_uuid, exc):
-    """The rebuild check when Placement could not be read: refused if
-    isolation is enforced, let through otherwise; one line either way."""
+    """The rebuild check when Placement could not be read: refused (the
+    fault's reason) if isolation is enforced, let through (None)
+    otherwise; one line either way."""
     if installed.settings.isolation_enforced:
         LOG.error('rebuild of server %s to image %s refused on host %s: '
                   'its traits could not be read from Placement (%s), and '
                   'with [image_isolation] enforced a host takes no image '
                   'unchecked', server, image, host_uuid, exc)
-        return False
+        return ('The server\'s host could not be checked for the new image '
+                '(its traits could not be read), and with image isolation '
+                'enforced a host takes no image unchecked.')
     LOG.warning('rebuild of server %s to image %s not checked on host %s: '
                 'its traits could not be read from Placement (%s); let '
                 'through, as Nova alone would', server, image, host_uuid,
                 exc)
-    return True
+    return None

@@ -37,6 +37,8 @@ class TestImageTypeFilterInNova(base.InsideNova):
         self.assertEqual('ACTIVE', server['status'])
 
     def test_rebuild_to_an_image_the_host_cannot_boot_is_refused(self):
+        """The server's fault names the reason, as a refused boot's does,
+        not only Nova's "There are not enough hosts available"."""
         server = self.boot(base.RAW_IMAGE)
         # Under Nova's CastAsCall fixture the scheduler's NoValidHost comes
         # back to the API as a 500; a real API answers 202 (as Nova's own
@@ -49,7 +51,11 @@ class TestImageTypeFilterInNova(base.InsideNova):
         server = self.api.get_server(server['id'])
         self.assertEqual(base.RAW_IMAGE, server['image']['id'])  # rolled back
         self.assertEqual('ERROR', server['status'])
-        self.assertIn('No valid host', server['fault']['message'])
+        self.assertEqual(
+            'No valid host was found. The server\'s host cannot take the '
+            'new image. No compute host boots vhd images '
+            '(COMPUTE_IMAGE_TYPE_VHD); this cloud boots raw.',
+            server['fault']['message'])
 
     def test_rebuild_to_an_image_the_host_boots_goes_through(self):
         server = self.boot(base.RAW_IMAGE)

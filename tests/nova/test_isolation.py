@@ -84,7 +84,12 @@ class TestIsolation(base.InsideNova):
             server, 'rebuild', 'rebuild_server')
         server = self.api.get_server(server['id'])
         self.assertEqual(base.RAW_IMAGE, server['image']['id'])
-        self.assertIn('No valid host', server['fault']['message'])
+        # The fault says why, with no Placement detail (the user sees it).
+        self.assertEqual(
+            'No valid host was found. The server\'s host could not be '
+            'checked for the new image (its traits could not be read), and '
+            'with image isolation enforced a host takes no image unchecked.',
+            server['fault']['message'])
         [line] = [line for line in self.stdlog.logger.output.splitlines()
                   if 'rebuild of server' in line]
         self.assertIn('ERROR', line)
@@ -105,3 +110,9 @@ class TestIsolation(base.InsideNova):
                           check_response_status=[500])
         self._wait_for_action_fail_completion(
             server, 'rebuild', 'rebuild_server')
+        server = self.api.get_server(server['id'])
+        self.assertEqual('trove-host', self.host_of(server))
+        self.assertEqual(
+            'No valid host was found. The server\'s host cannot take the new '
+            'image. The host has CUSTOM_TROVE, which the new image must not '
+            'meet.', server['fault']['message'])

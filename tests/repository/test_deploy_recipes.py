@@ -44,6 +44,7 @@ KOLLA_OVERRIDE = os.path.join(REPO, 'contrib', 'kolla',
                               'template-overrides.j2')
 SHIPPED_UNIT = os.path.join(REPO, 'etc', 'systemd',
                             'virt-capabilities.service')
+COMPUTE_PAGE = 'doc/source/install/compute.rst'
 
 
 def version():
@@ -132,6 +133,24 @@ def test_the_playbook_uses_only_what_the_role_has():
     assert expected in default
     assert '--config-file %s ' % facts.NOVA_CONF in text
     assert 'PartOf=%s' % facts.NOVA_COMPUTE_UNIT in text
+
+
+def test_the_shipped_unit_runs_the_reporter_of_the_guides_virtualenv():
+    """The compute guide installs into a virtualenv (a system-wide pip
+    install is refused on Debian 12); the unit it copies from there runs
+    that virtualenv's virt-capabilities."""
+    with open(os.path.join(REPO, COMPUTE_PAGE)) as f:
+        guide = f.read()
+    [venv] = re.findall(r'^   # python3 -m venv (\S+)$', guide, re.M)
+    assert re.search(r"^   # %s/bin/pip install 'image-type-filter\[cli\]'$"
+                     % re.escape(venv), guide, re.M)
+    assert re.search(r'^   # install -m 0644 %s/share/image-type-filter/'
+                     r'systemd/virt-capabilities\.service /etc/systemd/'
+                     r'system/$' % re.escape(venv), guide, re.M)
+    with open(SHIPPED_UNIT) as f:
+        unit = f.read()
+    [program] = re.findall(r'^ExecStart=(\S+) report ', unit, re.M)
+    assert program == venv + '/bin/virt-capabilities'
 
 
 def test_the_unit_the_playbook_copies_is_the_one_the_package_installs():

@@ -17,6 +17,7 @@ import functools
 from cliff import command
 
 from image_type_common.cli import arguments
+from image_type_common.cli import roles
 from virt_capabilities import service
 from virt_capabilities.cmd import report
 
@@ -38,9 +39,13 @@ class Remove(command.Command):
 
     Exit codes: 0 done; 1 Placement error after retries, a provider not
     found, or a state file that cannot be saved (run it again: what is
-    done stays done); 2 bad configuration or usage (no state file: nothing
-    is known to be its own), or credentials refused.
+    done stays done); 2 bad configuration or usage (no state file, or,
+    with custom or image-metadata traits configured, a state file that does
+    not exist: nothing is known to be its own, and nothing is changed), or
+    credentials refused.
     """
+
+    _epilog = roles.epilog('virt-capabilities', 'remove')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

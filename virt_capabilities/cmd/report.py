@@ -20,6 +20,7 @@ from cliff import lister
 from image_type_common import exceptions
 from image_type_common.cli import arguments
 from image_type_common.cli import column_types
+from image_type_common.cli import roles
 from virt_capabilities import reporter
 from virt_capabilities import service
 
@@ -76,6 +77,8 @@ class Report(lister.Lister):
     retried); 3 (--check, --dry-run) a provider differs from what this
     node should carry.
     """
+
+    _epilog = roles.epilog('virt-capabilities', 'report')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

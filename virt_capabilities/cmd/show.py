@@ -16,6 +16,7 @@ from cliff import show
 
 from image_type_common.cli import arguments
 from image_type_common.cli import column_types
+from image_type_common.cli import roles
 from image_type_common.cli import values
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
@@ -47,6 +48,8 @@ class Show(show.ShowOne):
     report --dry-run also reads the provider and shows what a sync would
     change.
     """
+
+    _epilog = roles.epilog('virt-capabilities', 'show')
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)

@@ -37,6 +37,7 @@ import pytest
 from tests import helpers
 from tests import identity_standin
 from tests import tls_cloud
+from virt_capabilities import ownership_state
 
 SERVICE = 'lp-service'
 ADMIN = 'lp-admin'
@@ -150,9 +151,14 @@ def test_a_user_without_the_role_gets_one_line_naming_it(cloud, tmp_path,
     admin = cloud.client(ADMIN)
     host = 'lp-%s-%s' % (role, unique)
     uuid = admin.create_resource_provider(host)['uuid']
-    conf = node_conf(tmp_path, cloud, user, host,
-                     custom='CUSTOM_LP_%s' % unique.upper())
+    custom = 'CUSTOM_LP_%s' % unique.upper()
+    conf = node_conf(tmp_path, cloud, user, host, custom=custom)
     remove = ['virt_capabilities.cmd.main', 'remove', '--config-file', conf]
+    # remove works from the state file's records (without them it refuses
+    # before any request): as if a reporter with the role had set it.
+    ownership_state.OwnershipState(
+        str(tmp_path / 'virt_capabilities.json'), name=conf).record(
+            uuid, {custom})
     for argv in (commands(conf) + [remove] if role == 'reader'
                  else commands(conf)[:1]):
         code, _, lines = run(*argv)

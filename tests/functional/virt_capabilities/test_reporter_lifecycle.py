@@ -238,6 +238,33 @@ def test_remove_without_a_state_file_is_refused(listener, tmp_path):
     assert listener.requests == []
 
 
+def test_remove_without_its_state_file_changes_nothing_and_says_so(
+        placement, tmp_path, unique):
+    """state_file configured and absent (a one-off container without the
+    state volume): exit 2 naming the file, the custom trait stays on the
+    provider and the status file stays; no run that removes nothing and
+    deletes the status file."""
+    client = placement.client()
+    name = 'remove-nostate-' + unique
+    trove = 'CUSTOM_TROVE_' + unique.upper()
+    uuid = provider(client, name, {'COMPUTE_NODE'})
+    path = node(tmp_path, placement, name,
+                '[virt_capabilities]\ncustom_traits = %s\n' % trove)
+    assert run_cli('report', '--config-file', path).returncode == 0
+    state = tmp_path / 'virt_capabilities.json'
+    status = tmp_path / 'virt_capabilities_status.json'
+    state.unlink()
+    kept = status.read_bytes()
+
+    proc = run_cli('remove', '--config-file', path)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count('\n') == 1
+    assert str(state) in proc.stderr and 'does not exist' in proc.stderr
+    assert client.get_provider_traits(uuid)[0] == {'COMPUTE_NODE', trove}
+    assert status.read_bytes() == kept
+    assert not state.exists()
+
+
 def test_remove_forgets_a_provider_that_is_gone(placement, tmp_path, unique):
     client = placement.client()
     name = 'gone-' + unique

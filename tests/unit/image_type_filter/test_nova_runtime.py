@@ -16,7 +16,8 @@ plain objects shaped like Nova's.
 Nova is not installed here (tests/nova boots servers through the real one),
 so the few Nova names the integration looks up (``compat.NEEDS``) are stood
 in by plain modules with Nova's shapes: ``ALL_REQUEST_FILTERS`` and
-``trace_request_filter``, ``RequestFilterFailed``, ``RequestSpec`` with its
+``trace_request_filter``, ``RequestFilterFailed``, ``NoValidHost``,
+``RequestSpec`` with its
 ``root_required``, ``BaseHostFilter``, ``request_is_rebuild`` (a rebuild
 carries ``_nova_check_type = ['rebuild']`` in its scheduler hints),
 ``ImageMetaProps.fields``, the report client and Nova's CONF. The filters,
@@ -48,6 +49,13 @@ class RequestFilterFailed(Exception):
     def __init__(self, reason):
         super().__init__('Scheduling failed: %s' % reason)
         self.reason = reason
+
+
+class NoValidHost(Exception):
+    """Nova's: its message is "No valid host was found. <reason>"."""
+
+    def __init__(self, reason):
+        super().__init__('No valid host was found. %s' % reason)
 
 
 class FakeReportClient:
@@ -141,7 +149,8 @@ def nova(monkeypatch):
         'nova': _module('nova'),
         'nova.conf': _module('nova.conf', CONF=conf),
         'nova.exception': _module('nova.exception',
-                                  RequestFilterFailed=RequestFilterFailed),
+                                  RequestFilterFailed=RequestFilterFailed,
+                                  NoValidHost=NoValidHost),
         'nova.objects': _module('nova.objects'),
         'nova.objects.image_meta': _module(
             'nova.objects.image_meta', ImageMetaProps=type(
@@ -275,6 +284,39 @@ def test_a_rebuild_is_checked_against_the_hosts_traits(nova, host,
     host_state = types.SimpleNamespace(uuid=host)
     assert host_filter.host_passes(host_state, nova_spec(
         disk_format, rebuild=True)) is passes
+
+
+def test_a_rebuild_refused_on_every_host_is_novalidhost_with_the_reason(
+        nova):
+    """Nova calls filter_all: a rebuild no host passes raises Nova's
+    NoValidHost naming why, so the server's fault says it; a rebuild
+    some host passes, and every other request, keeps those that pass."""
+    enable(nova, image_isolation__enabled=True,
+           image_isolation__rules=['CUSTOM_TROVE'])
+    host_filter = rebuild_filter(nova)
+    trove = types.SimpleNamespace(uuid='trove-host')
+    vmware = types.SimpleNamespace(uuid='vmware-host')
+    with pytest.raises(NoValidHost) as raised:
+        host_filter.filter_all([trove], nova_spec(rebuild=True))
+    assert str(raised.value) == (
+        "No valid host was found. The server's host cannot take the new "
+        "image. The host has CUSTOM_TROVE, which the new image must not "
+        "meet.")
+    assert host_filter.filter_all([trove, vmware], nova_spec(
+        'vmdk', rebuild=True)) == [vmware]
+    boot = run_request_filters(nova, nova_spec())  # Placement filtered it
+    assert list(host_filter.filter_all([trove, vmware], boot)) == [
+        trove, vmware]
+
+
+def test_without_novas_novalidhost_a_refused_rebuild_only_filters(
+        nova, monkeypatch):
+    monkeypatch.delattr(nova.modules['nova.exception'], 'NoValidHost')
+    enable(nova, image_isolation__enabled=True,
+           image_isolation__rules=['CUSTOM_TROVE'])
+    host_filter = rebuild_filter(nova)
+    trove = types.SimpleNamespace(uuid='trove-host')
+    assert host_filter.filter_all([trove], nova_spec(rebuild=True)) == []
 
 
 def test_a_rebuild_onto_a_reserved_host_needs_the_tag(nova):
