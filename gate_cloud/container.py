@@ -55,6 +55,7 @@ INCLUDE = ('systemd', 'systemd-sysv', 'dbus', 'sudo', 'git', 'python3',
 FORWARD_CHAIN = 'ITF-GATE-FWD'
 NAT_CHAIN = 'ITF-GATE-NAT'
 BOOT_DEADLINE = 120.0
+PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 STOP_DEADLINE = 90.0
 DEBOOTSTRAP_TIMEOUT = 1800
 
@@ -94,8 +95,13 @@ def ensure_host_tools():
                                      ('iptables', 'iptables'))
                if shutil.which(tool) is None]
     if missing:
-        _run(['apt-get', '-o', 'DPkg::Lock::Timeout=900', 'install', '-y',
-              '-q'] + missing, timeout=1200)
+        install = ['apt-get', '-o', 'DPkg::Lock::Timeout=900', 'install',
+                   '-y', '-q'] + missing
+        if _run(install, timeout=1200, check=False).returncode != 0:
+            # A new machine's package lists may be missing or old.
+            _run(['apt-get', '-o', 'DPkg::Lock::Timeout=900', 'update',
+                  '-q'], timeout=1200)
+            _run(install, timeout=1200)
 
 
 def build_rootfs(root, log):
@@ -305,9 +311,7 @@ class Container:
         if not self.leader:
             raise GateError('no gate container is running (%s)'
                             % self.state_file)
-        base = {'PATH': '/usr/local/sbin:/usr/local/bin:/usr/sbin:'
-                        '/usr/bin:/sbin:/bin',
-                'LANG': 'C.UTF-8', 'HOME': '/root'}
+        base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root'}
         base.update(env or {})
         inner = ['env', '-i'] + ['%s=%s' % kv for kv in base.items()]
         if user:

@@ -58,6 +58,8 @@ IMAGE = '/opt/stack/images/gate-image.raw'
 #: Upstream trees the gate reads in the container (devstack's and
 #: tempest's job definitions): a path of the container's own root.
 TREES = '/opt/gate-trees'
+#: devstack's global virtualenv (GLOBAL_VENV): tox is installed there.
+DEVSTACK_VENV_BIN = '/opt/stack/data/venv/bin'
 STACK_TIMEOUT = 3600
 TEMPEST_TIMEOUT = 3600
 #: devstack's own closing lines, printed as they are.
@@ -219,7 +221,8 @@ def _why(lines):
 def _tempest(box, variables, name, regex):
     """Run tempest as the job's run-tempest role does; return its
     counts."""
-    env = {'TOX_CONSTRAINTS_FILE':
+    env = {'PATH': DEVSTACK_VENV_BIN + ':' + container.PATH,
+           'TOX_CONSTRAINTS_FILE':
            variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS'],
            'UPPER_CONSTRAINTS_FILE':
            variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS']}
@@ -236,6 +239,12 @@ def _tempest(box, variables, name, regex):
     print('-- tempest (%s) --' % name)
     summary = [line for line in lines if TEMPEST_SUMMARY.search(line)]
     print('\n'.join(summary[-12:]))
+    return judge_tempest(name, lines, rc, log)
+
+
+def judge_tempest(name, lines, rc, log):
+    """tempest's counts from its output; a failed test, a failed run or
+    a run of no test raises, naming the tests and the log."""
     failed = [m.group(1) for m in map(FAILED_TEST.search, lines) if m]
     counts = _counts(lines)
     if rc != 0 or failed or counts.get('Failed'):

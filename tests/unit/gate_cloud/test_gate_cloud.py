@@ -317,12 +317,14 @@ def readme_block_after(marker):
 
 def test_readme_gate_command_is_this_package_and_ci_runs_it():
     command = readme_block_after('gate-command')
-    assert command == 'python3 -m gate_cloud run'
+    assert command == 'python3 -m gate_cloud devstack run'
     ci = (layout.REPO / '.ci' / 'run').read_text()
     assert 'readme_command gate-command' in ci
-    # The cloud is stopped whatever happens once the gate step starts, and
-    # the run's temporary directory is removed.
+    # The container and the home-made cloud are stopped whatever happens
+    # once the gate step starts, and the run's temporary directory is
+    # removed.
     clean_up = ci[ci.index('clean_up() {'):ci.index('trap clean_up EXIT')]
+    assert 'python3 -m gate_cloud devstack down' in clean_up
     assert 'python3 -m gate_cloud down' in clean_up
     assert 'rm -rf "$TMPDIR"' in clean_up
     assert ci.index('trap clean_up EXIT') < ci.index('gate_down=true') < \

@@ -1,0 +1,70 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the devstack job reads from stack.sh's and tempest's output."""
+
+import pytest
+
+from gate_cloud import devstack_job
+from gate_cloud.processes import GateError
+
+TOTALS = """======
+Totals
+======
+Ran: 13 tests in 45.0000 sec.
+ - Passed: 6
+ - Skipped: 7
+ - Expected Fail: 0
+ - Unexpected Success: 0
+ - Failed: %d
+Sum of execute time for each test: 51.2000 sec.
+"""
+FAILED = ('{1} image_type_tempest_plugin.tests.api.test_image_types.'
+          'ImageMetadataFamilyTest.test_unsatisfiable_value_is_refused '
+          '[12.345s] ... FAILED')
+
+
+def test_a_clean_run_gives_its_counts():
+    counts = devstack_job.judge_tempest(
+        'filters on', (TOTALS % 0).splitlines(), 0, 'log')
+    assert counts == {'Passed': 6, 'Skipped': 7, 'Failed': 0}
+
+
+def test_a_failed_test_fails_the_job_naming_it():
+    lines = [FAILED] + (TOTALS % 1).splitlines()
+    with pytest.raises(GateError, match='ImageMetadataFamilyTest'):
+        devstack_job.judge_tempest('filters on', lines, 1, 'log')
+
+
+def test_a_failed_run_with_no_test_named_fails_with_its_exit():
+    with pytest.raises(GateError, match='exit 2'):
+        devstack_job.judge_tempest('filters on', ['tox: error'], 2, 'log')
+
+
+def test_a_run_of_no_test_fails():
+    lines = (TOTALS % 0).replace(' - Passed: 6', ' - Passed: 0')
+    with pytest.raises(GateError, match='ran no test'):
+        devstack_job.judge_tempest('filters off', lines.splitlines(), 0,
+                                   'log')
+
+
+def test_a_failed_stack_names_devstacks_last_step_and_call():
+    lines = [
+        "+ ./stack.sh:main:1200 :   echo_summary 'Starting Nova'",
+        "+ ./stack.sh:main:1300 :   echo_summary 'Reporting image-type "
+        "traits'",
+        '[Call Trace]',
+        './stack.sh:1544:run_phase',
+        '/opt/stack/devstack/functions-common:2000:die',
+    ]
+    assert devstack_job._last_phase(lines) == (
+        '"Reporting image-type traits" at ./stack.sh:1544:run_phase')
