@@ -186,7 +186,14 @@ def _stack(box, started):
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=STACK_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
-    for line in lines:
+    # devstack writes its progress lines ("stack.sh completed in N
+    # seconds" among them) to the summary log beside $LOGFILE, the rest to
+    # its standard output.
+    summaries = sorted(box.path('/opt/stack/logs').glob('*.summary.*'),
+                       key=lambda p: p.stat().st_mtime)
+    summary = (summaries[-1].read_text(errors='replace').splitlines()
+               if summaries else [])
+    for line in lines + summary:
         if CLOSING.search(line):
             print(line.split('| ', 1)[-1] if '| ' in line else line)
     if rc != 0:
@@ -226,7 +233,7 @@ def _tempest(box, variables, name, regex):
            variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS'],
            'UPPER_CONSTRAINTS_FILE':
            variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS']}
-    log = LOGS / ('tempest-%s.log' % name)
+    log = LOGS / ('tempest-%s.log' % name.replace(' ', '-'))
     argv = ['bash', '-c', 'cd /opt/stack/tempest && tox -e %s -- "$0" '
             '--concurrency=%d' % (variables.get('tox_envlist', 'all'),
                                   tempest_run.CONCURRENCY), regex]
