@@ -71,6 +71,7 @@ TEMPEST_SUMMARY = re.compile(r'^(=+|Totals|=+\s*$| - (Passed|Skipped|'
                              r'Expected Fail|Unexpected Success|Failed):|'
                              r'Sum of execute time|Worker Balance| - Worker)')
 FAILED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. FAILED')
+PASSED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. ok$')
 
 #: Run after stack.sh's extra phase (devstack runs ``local.sh`` last):
 #: what the userspace datapath and the fake driver's host name need.
@@ -246,7 +247,26 @@ def _tempest(box, variables, name, regex):
     print('-- tempest (%s) --' % name)
     summary = [line for line in lines if TEMPEST_SUMMARY.search(line)]
     print('\n'.join(summary[-12:]))
-    return judge_tempest(name, lines, rc, log)
+    counts = judge_tempest(name, lines, rc, log)
+    counts['passed tests'] = {m.group(1) for m in map(PASSED_TEST.search,
+                                                       lines) if m}
+    return counts
+
+
+def same_peer_tests(on, off):
+    """With the filters off, exactly the compute tests that passed with
+    them on must pass: the filters change where servers go, not whether
+    Nova's API works."""
+    peer = re.compile(tempest_run.PEER_REGEX)
+    passed_on = {t for t in on['passed tests'] if peer.search(t)}
+    lost = sorted(passed_on - off['passed tests'])
+    gained = sorted(off['passed tests'] - passed_on)
+    if lost or gained:
+        raise GateError('tempest compute tests with the filters off differ '
+                        'from the filters on: %s' % '; '.join(
+                            ['only on: %s' % ', '.join(lost[:5])] * bool(lost)
+                            + ['only off: %s' % ', '.join(gained[:5])]
+                            * bool(gained)))
 
 
 def judge_tempest(name, lines, rc, log):
@@ -306,8 +326,9 @@ def run(keep=False):
         peer = _tempest(box, variables, 'filters off',
                         tempest_run.PEER_REGEX)
         _filters(box, 'True')
-        _step('tempest compute tests with the filters off: %s'
-              % _fmt(peer), started)
+        same_peer_tests(plugin_and_peer, peer)
+        _step('tempest compute tests with the filters off: %s, the same '
+              'as with them on' % _fmt(peer), started)
     except BaseException:
         if not keep:
             box.stop()

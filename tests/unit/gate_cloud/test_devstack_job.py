@@ -68,3 +68,25 @@ def test_a_failed_stack_names_devstacks_last_step_and_call():
     ]
     assert devstack_job._last_phase(lines) == (
         '"Reporting image-type traits" at ./stack.sh:1544:run_phase')
+
+
+def ok(test):
+    return '{0} %s [1.0s] ... ok' % test
+
+
+PEER = 'tempest.api.compute.servers.test_create_server.ServersTestJSON.t'
+PLUGIN = 'image_type_tempest_plugin.tests.api.test_image_types.RebuildTest.t'
+
+
+def passed(*tests):
+    return {'passed tests': {
+        devstack_job.PASSED_TEST.search(ok(t)).group(1) for t in tests}}
+
+
+def test_the_compute_tests_pass_alike_with_the_filters_off():
+    devstack_job.same_peer_tests(passed(PEER, PLUGIN), passed(PEER))
+
+
+def test_a_compute_test_lost_with_the_filters_off_fails_the_job():
+    with pytest.raises(GateError, match='only on: ' + PEER):
+        devstack_job.same_peer_tests(passed(PEER, PLUGIN), passed())
