@@ -36,6 +36,7 @@ import re
 import subprocess
 
 import pytest
+import yaml
 
 from tests import deploy_tools
 from tests import helpers
@@ -85,7 +86,7 @@ class Host:
     def playbook(self, venv, playbook, *args, groups='', check=False):
         inventory = self.base / 'inventory'
         inventory.write_text(
-            '[nova-compute]\ncompute-1 ansible_connection=local\n'
+            '[compute]\ncompute-1 ansible_connection=local\n'
             '[nova-compute-ironic]\n%s\n' % groups)
         home = self.base / 'home'
         home.mkdir(exist_ok=True)
@@ -107,6 +108,28 @@ class Host:
         return subprocess.run(argv + list(args), capture_output=True,
                               text=True, timeout=300, env=env,
                               cwd=str(self.base))
+
+
+def test_the_playbooks_run_where_kolla_ansible_runs_nova_compute(venv):
+    """kolla-ansible's nova-cell role: nova_compute's group and
+    nova_compute_ironic's, the defaults the playbooks fall back on."""
+    with open(os.path.join(deploy_tools.share(
+            venv, 'kolla-ansible', 'ansible', 'roles', 'nova-cell',
+            'defaults', 'main.yml'))) as f:
+        defaults = yaml.safe_load(f)
+    services = defaults['nova_cell_services']
+    assert services['nova-compute']['group'] == \
+        '{{ nova_cell_compute_group }}'
+    assert services['nova-compute-ironic']['group'] == \
+        '{{ nova_cell_compute_ironic_group }}'
+    for path in (DEPLOY, REMOVE):
+        with open(path) as f:
+            [play] = yaml.safe_load(f)
+        assert play['hosts'] == "{{ nova_cell_compute_group | " \
+            "default('%s') }}" % defaults['nova_cell_compute_group']
+    with open(DEPLOY) as f:
+        assert "nova_cell_compute_ironic_group | default('%s')" % \
+            defaults['nova_cell_compute_ironic_group'] in f.read()
 
 
 def recap(output):
