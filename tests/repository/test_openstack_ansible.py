@@ -243,3 +243,87 @@ def test_the_playbook_installs_the_reporter_beside_nova_compute(venv,
          '/etc/systemd/system/virt-capabilities.service'],
         capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, '', '')
+
+
+OSA_REMOVE = os.path.join(os.path.dirname(recipes.OSA_PLAYBOOK),
+                          'virt-capabilities-remove.yml')
+
+
+def installed_reporter(venv, tmp_path):
+    """A nova_compute host (a directory) after virt-capabilities.yml, its
+    venv's virt-capabilities a stand-in that logs its arguments and
+    whether the unit and drop-in were still there; (inventory, bin
+    directory, systemd directory, log)."""
+    bin_dir = tmp_path / 'openstack' / 'venvs' / 'nova-32.0.0' / 'bin'
+    shipped = bin_dir.parent / 'share' / 'image-type-filter' / 'systemd'
+    shipped.mkdir(parents=True)
+    shutil.copy(recipes.SHIPPED_UNIT, shipped)
+    bin_dir.mkdir()
+    systemd_dir = tmp_path / 'systemd'
+    systemd_dir.mkdir()
+    log = tmp_path / 'calls'
+    command = bin_dir / 'virt-capabilities'
+    command.write_text(
+        '#!/bin/sh\necho "$*" >> %s\n'
+        '[ -f %s/virt-capabilities.service ] && '
+        '[ -d %s/virt-capabilities.service.d ] && echo "unit there" >> %s\n'
+        % (log, systemd_dir, systemd_dir, log))
+    command.chmod(0o755)
+    inventory = tmp_path / 'inventory'
+    inventory.write_text('[nova_compute]\ncompute-1 '
+                         'ansible_connection=local\n')
+    run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+        recipes.OSA_PLAYBOOK, '--skip-tags', 'service',
+        '-e', 'nova_bin=%s' % bin_dir,
+        '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    return inventory, bin_dir, systemd_dir, log
+
+
+def test_the_removal_play_takes_the_traits_off_first(venv, tmp_path):
+    """ansible-playbook runs it (all but systemd's part, which this
+    machine does not run): virt-capabilities remove from the venv with
+    the reporter's nova.conf, while the unit is still there, then the
+    unit and drop-in go."""
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+        OSA_REMOVE, '--skip-tags', 'service',
+        # Root already: no nova user to become on this machine.
+        '-e', 'ansible_become=false',
+        '-e', 'nova_bin=%s' % bin_dir,
+        '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    assert log.read_text().splitlines() == [
+        'remove --config-file %s' % facts.NOVA_CONF, 'unit there']
+    assert list(systemd_dir.iterdir()) == []
+    # The reporter ran with the same file: its records are found under
+    # the same name (made of the config files' paths).
+    with open(recipes.OSA_PLAYBOOK) as f:
+        assert 'report --config-file %s --wait' % facts.NOVA_CONF in f.read()
+
+
+def test_the_removal_play_in_check_mode_changes_nothing(venv, tmp_path):
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    out = run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+              OSA_REMOVE, '--check', '-e', 'ansible_become=false',
+              '--skip-tags', 'service',
+              '-e', 'nova_bin=%s' % bin_dir,
+              '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    assert 'compute-1' in out
+    assert not log.exists()
+    assert sorted(p.name for p in systemd_dir.iterdir()) == [
+        'virt-capabilities.service', 'virt-capabilities.service.d']
+
+
+def test_the_removal_play_uses_only_what_the_role_has():
+    with open(OSA_REMOVE) as f:
+        text = f.read()
+    [play] = yaml.safe_load(text)
+    assert play['hosts'] == facts.GROUPS['nova-compute']
+    used = set(re.findall(r'\b(nova_\w+)\b', text)) - set(
+        facts.GROUPS.values())
+    assert used <= set(facts.VARIABLES), used - set(facts.VARIABLES)
+    with open(recipes.OSA_PLAYBOOK) as f:
+        [deploy] = yaml.safe_load(f)
+    assert play['vars']['virt_capabilities_venv_bin'] == \
+        deploy['vars']['virt_capabilities_venv_bin']
