@@ -15,13 +15,16 @@ install pages use it.
 
 The tool runs with ``build`` from the package index (``tests/
 deploy_tools.py``); what follows is offline: ``sha256sum -c`` checks the
-checksum file, and pip installs the package from the directory alone in
+checksum file, and the install guide's pip command (``doc/source/install/
+index.rst``) installs the package from the directory alone in
 hash-checking mode into a fresh virtualenv, and refuses a wheel that is
 not the one built.
 """
 
 import configparser
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -47,13 +50,27 @@ def release(tmp_path_factory):
     return deploy_tools.build_release(str(tmp_path_factory.mktemp('rel')))
 
 
+#: Where the install guide has the operator copy the directory.
+PAGE_RELEASE = '/srv/release/image-type-filter'
+
+
+def page_install():
+    """The install guide's hash-checked pip command, as argv."""
+    with open(os.path.join(REPO, 'doc', 'source', 'install',
+                           'index.rst')) as f:
+        text = f.read().replace('\\\n', ' ')
+    [line] = re.findall(r'^   # (pip install --require-hashes .*)$', text,
+                        re.M)
+    return shlex.split(line)
+
+
 def hash_install(release, venv):
-    """The install pages' command, into ``venv``."""
+    """The install guide's command, into ``venv``."""
+    argv = [word.replace(PAGE_RELEASE, release) for word in page_install()]
+    assert argv[:2] == ['pip', 'install']
     return subprocess.run(
         [os.path.join(venv, 'bin', 'pip'), 'install', '-q',
-         '--disable-pip-version-check', '--require-hashes', '--no-index',
-         '--no-deps', '--find-links', release, '-r',
-         os.path.join(release, 'requirements.txt')],
+         '--disable-pip-version-check'] + argv[2:],
         capture_output=True, text=True, timeout=600)
 
 
