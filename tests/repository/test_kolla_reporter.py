@@ -383,3 +383,25 @@ def test_on_the_host_kollas_log_dir_ends_it_with_one_line(tmp_path, listener):
             'directory); create the directory, or set log_dir (or log_file) '
             'to one this host has\n' % (log_dir, log_dir))
     assert listener.requests == []
+
+
+def test_monitoring_reads_the_status_file_where_the_volume_keeps_it():
+    """The host path the monitoring page, the recipes and this page give
+    is the shipped status_file under the named volume it is on (docker's
+    default data root)."""
+    [status_file] = re.findall(r'^status_file = (\S+)$',
+                               reporter_conf_block(), re.M)
+    [(volume, target)] = [(s, t) for s, t, _ in unit_volumes()
+                          if status_file.startswith(t)]
+    assert not volume.startswith('/')  # a named volume, outliving it
+    host_path = '/var/lib/docker/volumes/%s/_data/%s' % (
+        volume, status_file[len(target):])
+    for path in (os.path.join(REPO, 'doc', 'source', 'admin',
+                              'monitoring.rst'),
+                 os.path.join(REPO, PAGE),
+                 os.path.join(REPO, 'contrib', 'monitoring',
+                              'check_virt_capabilities_status'),
+                 os.path.join(REPO, 'contrib', 'monitoring',
+                              'virt_capabilities_status_textfile')):
+        with open(path) as f:
+            assert host_path in f.read(), path
