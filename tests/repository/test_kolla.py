@@ -21,10 +21,14 @@ directory ``tools/build_release.py`` wrote, as ``doc/source/install/
 kolla-ansible.rst`` tells an operator to. What each image then
 pip-installs is read from the rendered Dockerfile, word by word as the
 shell splits it: the package from that directory alone, in pip's
-hash-checking mode, never the name from an index.
+hash-checking mode, never the name from an index. kolla's own build code
+then archives each image's additions up to the container engine (which
+this machine does not run), to show the directory lands where those
+lines read it.
 """
 
 import configparser
+import json
 import os
 import re
 import shlex
@@ -129,6 +133,9 @@ def rendered(request, tmp_path_factory, release):
         with open(os.path.join(images, path)) as f:
             found[name] = f.read()
     found['series'] = request.param
+    found['venv'] = venv
+    found['conf'] = str(conf)
+    found['work'] = str(where / 'archives')
     return found
 
 
@@ -212,6 +219,68 @@ def test_the_release_holds_what_the_images_read(release):
         text = f.read()
     assert 'image-type-filter==%s \\\n' % version() in text
     assert text.count('--hash=sha256:') == 2
+
+
+#: kolla's own build of the three images up to the container engine, which
+#: this machine does not run: its sources and additions are archived as
+#: kolla-build archives them, then the engine's first call stops the
+#: build. Prints each image's additions archive, as JSON.
+ARCHIVES = """
+import json, os, sys, tarfile
+from oslo_config import cfg
+from kolla.common import config as common_config
+from kolla.image import tasks
+from kolla.image.kolla_worker import KollaWorker
+
+conf = cfg.ConfigOpts()
+common_config.parse(conf, sys.argv[1:], prog='kolla-build')
+kolla = KollaWorker(conf)
+kolla.setup_working_dir()
+kolla.find_dockerfiles()
+kolla.create_dockerfiles()
+kolla.create_patch_files()
+kolla.build_image_list()
+kolla.find_parents()
+kolla.filter_images()
+
+
+class NoEngine:
+    def __getattr__(self, name):
+        raise RuntimeError('no container engine here')
+
+
+found = {}
+for image in kolla.images:
+    if image.name not in %r:
+        continue
+    task = tasks.BuildTask(conf, image, None)
+    task._ec = NoEngine()
+    task.builder(image)
+    with tarfile.open(os.path.join(image.path, 'additions-archive')) as t:
+        found[image.name] = sorted(t.getnames())
+print(json.dumps(found))
+""" % (sorted(IMAGES),)
+
+
+def test_kolla_puts_the_release_where_the_images_read_it(rendered,
+                                                         release):
+    """kolla's additions archive of each image (ADD additions-archive /)
+    holds the release directory at /additions/image-type-filter/."""
+    argv = [os.path.join(rendered['venv'], 'bin', 'python'), '-c',
+            ARCHIVES, '--template-only', '--config-file', rendered['conf'],
+            '--work-dir', rendered['work'], '--template-override',
+            OVERRIDE] + page_command()[3:]
+    if rendered['series'] == '2026.2':
+        # kolla 23.0.0 would build with "docker buildx", a command.
+        argv.insert(3, '--nobuildkit')
+    proc = subprocess.run(argv, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    archives = json.loads(proc.stdout)
+    expected = sorted(['additions', RELEASE.lstrip('/')] + [
+        '%s/%s' % (RELEASE.lstrip('/'), name)
+        for name in os.listdir(release)])
+    assert archives == {image: expected for image in IMAGES}
 
 
 def test_no_other_nova_image_gets_the_package(rendered):
