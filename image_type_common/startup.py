@@ -60,9 +60,14 @@ def run_console_script(name, description, namespace, argv=None):
 
 def missing_extra_line(name, module):
     """What to install, in one line, for ``name`` missing ``module``."""
+    # Not "pip install image-type-filter[cli]": nothing is published
+    # under that name on the public package index, so pip would ask it
+    # for the package too. The release directory lists the extra's
+    # libraries (tools/build_release.py).
     return ('%s: the command line needs the %s extra, which is not '
-            'installed (no module named %s): pip install "%s[%s]"\n'
-            % (name, CLI_EXTRA, module, DISTRIBUTION, CLI_EXTRA))
+            'installed (no module named %s): pip install -r '
+            'dependencies-%s.txt, from %s\'s release directory\n'
+            % (name, CLI_EXTRA, module, CLI_EXTRA, DISTRIBUTION))
 
 
 def quiet_until_ready():

@@ -21,8 +21,9 @@ and oslo.config (kolla-ansible's other requirements serve commands these
 tests do not run). OpenStack-Ansible's os_nova role is not on the package
 index, but the plugin it writes nova.conf with is: ansible-config-template
 2.1.1, whose action plugin predates ansible-core 2.19 (it fails to load
-there), with ansible-core 2.18. They are installed once per test session
-and worker.
+there), with ansible-core 2.18. ``build`` builds the release directory
+the recipes install from (``tools/build_release.py``). They are installed
+once per test session and worker.
 
 Installing reaches the package index, which README's test command must not
 (``tests/network_guard.py``): the tests that use these are in the ``slow``
@@ -46,9 +47,12 @@ SERIES = {
                ['kolla-ansible==22.2.0']),
     'openstack-ansible': (['ansible-core>=2.17,<2.19'],
                           ['ansible-config-template==2.1.1']),
+    # tools/build_release.py's one requirement.
+    'build': (['build>=1.0'], []),
 }
 _GUARD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            'network_guard_site')
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIP_TIMEOUT = 900
 
 
@@ -82,6 +86,22 @@ def install(series, where):
             'pip could not install %s from the package index:\n%s'
             % (' '.join(args), proc.stderr[-3000:]))
     return venv
+
+
+def build_release(where):
+    """The release directory ``tools/build_release.py`` writes, built by
+    a virtualenv with ``build`` (setuptools is fetched by the build, as
+    ``pyproject.toml`` says); returns its path, named as the kolla recipe
+    looks for it."""
+    venv = install('build', where)
+    output = os.path.join(where, 'image-type-filter')
+    proc = subprocess.run(
+        [os.path.join(venv, 'bin', 'python'),
+         os.path.join(REPO, 'tools', 'build_release.py'), '--output',
+         output], capture_output=True, text=True, timeout=PIP_TIMEOUT,
+        env=unguarded_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return output
 
 
 def share(venv, *parts):

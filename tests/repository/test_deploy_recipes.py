@@ -27,7 +27,6 @@ import os
 import re
 import textwrap
 
-from packaging.requirements import Requirement
 import yaml
 
 from tests.repository import openstack_ansible_facts as facts
@@ -38,6 +37,8 @@ OSA_PAGE = 'doc/source/install/openstack-ansible.rst'
 USER_VARIABLES = '/etc/openstack_deploy/user_variables.yml'
 OSA_RESULT = ('/etc/nova/nova.conf on a nova_scheduler host (the lines '
               'that change)')
+#: Where the page's user_variables.yml has the wheel's directory.
+PAGE_WHEEL_URL = 'https://files.example.org/image-type-filter'
 OSA_PLAYBOOK = os.path.join(REPO, 'contrib', 'openstack-ansible',
                             'virt-capabilities.yml')
 KOLLA_OVERRIDE = os.path.join(REPO, 'contrib', 'kolla',
@@ -101,19 +102,27 @@ def test_the_pages_result_is_the_roles_list_with_ours(tmp_path):
         True
 
 
-def test_the_package_list_names_this_release_for_each_group():
+def test_the_package_list_names_this_releases_wheel_by_url():
+    """A direct reference to the wheel, with its hash: no index is asked
+    for the name (test_openstack_ansible.py has pip install it)."""
     [entry] = user_variables()['nova_user_pip_packages']
-    found = [Requirement(r) for r in re.findall(r"'(image-type-filter[^']*)'",
-                                                entry)]
-    assert [r.extras for r in found] == [{'cli'}, set()]
-    assert {str(r.specifier) for r in found} == {'==' + version()}
+    assert entry.startswith('image-type-filter{{ ')
+    assert ' @ %s/image_type_filter-%s-py3-none-any.whl#sha256=' \
+        'WHEEL_SHA256' % (PAGE_WHEEL_URL, version()) in entry
+    assert "ternary('[cli]', '')" in entry
     assert "'%s' in group_names" % facts.GROUPS['nova-compute'] in entry
 
 
-def test_the_kolla_override_pins_this_release():
+def test_the_kolla_override_names_the_package_for_no_index():
+    """It installs from the release directory (test_kolla.py renders it),
+    never ``image-type-filter`` by name, pinned or not."""
     with open(KOLLA_OVERRIDE) as f:
-        pins = re.findall(r'image-type-filter(?:\[cli\])?==([\w.]+)', f.read())
-    assert pins and set(pins) == {version()}
+        lines = [line for line in f if line.startswith('RUN ')
+                 or line.startswith('    &&') or '{% set' in line]
+    assert lines
+    assert not [line for line in lines
+                if re.search(r"['\"\s]image-type-filter(\[cli\])?"
+                             r"(==|['\"\s])", line)]
 
 
 def test_the_playbook_uses_only_what_the_role_has():

@@ -265,7 +265,8 @@ def test_the_log_volume_is_nova_computes_own(tools):
 
 
 def test_kollas_start_script_accepts_the_config_json(tools):
-    """kolla 22.2.0's own set_configs.py validates it."""
+    """kolla 22.2.0's own set_configs.py validates it, and the one-off
+    removal's."""
     venv, _ = tools
     script = os.path.join(deploy_tools.kolla_images(venv), 'base',
                           'set_configs.py')
@@ -280,11 +281,12 @@ def test_kollas_start_script_accepts_the_config_json(tools):
              '"dest": "/y"}])\n'
              'try:\n    m.validate_config(bad)\nexcept m.InvalidConfig:\n'
              '    print("valid, and an invalid one refused")\n')
-    proc = subprocess.run([os.path.join(venv, 'bin', 'python'), '-c', check,
-                           script, reporter.CONFIG_JSON],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == 'valid, and an invalid one refused\n'
+    for path in (reporter.CONFIG_JSON, reporter.REMOVE_JSON):
+        proc = subprocess.run([os.path.join(venv, 'bin', 'python'), '-c',
+                               check, script, path],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == 'valid, and an invalid one refused\n'
 
 
 def kolla_unit(tools, name):

@@ -46,6 +46,16 @@ REPO = helpers.REPO
 KOLLA = os.path.join(REPO, 'contrib', 'kolla')
 UNIT = os.path.join(KOLLA, 'kolla-virt_capabilities-container.service')
 CONFIG_JSON = os.path.join(KOLLA, 'virt-capabilities', 'config.json')
+#: virt-capabilities-remove.yml's one-off container: its instructions, and
+#: the mounts it adds to the unit's (the reporter's own directory, for its
+#: own file) in place of the reporter's instructions.
+REMOVE_JSON = os.path.join(KOLLA, 'virt-capabilities-remove', 'config.json')
+REMOVE_MOUNTS = {
+    '/etc/kolla/virt-capabilities-remove/': '/var/lib/kolla/config_files/',
+    '/etc/kolla/virt-capabilities/': '/var/lib/kolla/virt-capabilities/'}
+#: The reporter's own file, as virt-capabilities.yml installs it.
+SHIPPED_CONF = os.path.join(KOLLA, 'virt-capabilities',
+                            'virt-capabilities.conf')
 PAGE = 'doc/source/install/kolla-ansible.rst'
 #: kolla-ansible 22.2.0 (2026.1): where it writes nova-compute's files on
 #: the host (node_config_directory, /etc/kolla, + the service), and the
@@ -96,10 +106,11 @@ class Container:
     def on_host(self, path):
         return self.host / path.lstrip('/')
 
-    def mount(self):
+    def mount(self, volumes=None):
         """Each directory mount as a link (a file mount, /etc/localtime,
-        changes nothing the reporter reads)."""
-        for source, target, _ in unit_volumes():
+        changes nothing the reporter reads): the unit's, or ``volumes``
+        ([(source, target, options)])."""
+        for source, target, _ in volumes or unit_volumes():
             if not target.endswith('/'):
                 continue
             if source.startswith('/'):
@@ -135,9 +146,8 @@ class Container:
 
 
 def reporter_conf_block():
-    return {caption: body for page, caption, body
-            in test_config_blocks.captioned_doc_blocks()
-            if page == PAGE}[REPORTER_CONF]
+    with open(SHIPPED_CONF) as f:
+        return f.read()
 
 
 @pytest.fixture
@@ -197,6 +207,57 @@ def test_the_container_reports_for_nova_computes_provider(deployed):
     assert node_uuid in state.read_text() and custom in state.read_text()
     assert not (container.volumes / 'kolla_logs' / 'nova' /
                 'virt_capabilities.json').exists()
+    # The status file too, where monitoring on the host reads it; nothing
+    # in the container's own state_path, which no volume keeps.
+    status = json.loads((container.volumes / 'virt_capabilities' /
+                         'virt_capabilities_status.json').read_text())
+    assert status['result'] == 'ok' and status['last_ok']
+    assert not container.inside(KOLLA_NOVA_CONF['state_path']).exists()
+
+
+def remove_volumes():
+    """The one-off container's mounts, as virt-capabilities-remove.yml
+    gives them: the unit's, the reporter's instructions replaced."""
+    found = []
+    for source, target, options in unit_volumes():
+        if source == '/etc/kolla/virt-capabilities/':
+            found += [(s, t, ['ro']) for s, t in REMOVE_MOUNTS.items()]
+        else:
+            found.append((source, target, options))
+    return found
+
+
+def test_the_one_off_remove_takes_off_what_the_container_set(deployed,
+                                                             tmp_path):
+    """The reporter syncs, stops; then remove runs in a new container
+    with the removal's mounts and instructions, on the same volumes: the
+    custom trait comes off, the state and status files go."""
+    container, argv, client, node_uuid, custom = deployed
+    # One sync, as the service's first cycle (a one-shot report).
+    once = [w for w in argv if w not in ('--interval', '300', '--wait')]
+    with helpers.Child(console_script(once)) as child:
+        assert child.finish() == 0, child.err.text()
+    assert custom in client.get_provider_traits(node_uuid)[0]
+    volume = container.volumes / 'virt_capabilities'
+    assert (volume / 'virt_capabilities_status.json').exists()
+    # A new container: the same paths inside, nothing of the old one's
+    # file system but the mounts (the reporter's name in the state file
+    # is made of its config files' paths, the same in both).
+    container.root.rename(tmp_path / 'the-reporters-container')
+    removal = Container(tmp_path)
+    with open(REMOVE_JSON) as f:
+        config = json.load(f)
+    removal_host = removal.on_host('/etc/kolla/virt-capabilities-remove')
+    removal_host.mkdir(parents=True)
+    shutil.copyfile(REMOVE_JSON, removal_host / 'config.json')
+    removal.mount(remove_volumes())
+    remove = removal.start(config)
+    assert remove[:2] == ['virt-capabilities', 'remove']
+    with helpers.Child(console_script(remove)) as child:
+        assert child.finish() == 0, child.err.text()
+    assert custom not in client.get_provider_traits(node_uuid)[0]
+    assert not (volume / 'virt_capabilities.json').exists()
+    assert not (volume / 'virt_capabilities_status.json').exists()
 
 
 def test_the_provider_comes_from_the_compute_id_file(deployed):
@@ -322,3 +383,25 @@ def test_on_the_host_kollas_log_dir_ends_it_with_one_line(tmp_path, listener):
             'directory); create the directory, or set log_dir (or log_file) '
             'to one this host has\n' % (log_dir, log_dir))
     assert listener.requests == []
+
+
+def test_monitoring_reads_the_status_file_where_the_volume_keeps_it():
+    """The host path the monitoring page, the recipes and this page give
+    is the shipped status_file under the named volume it is on (docker's
+    default data root)."""
+    [status_file] = re.findall(r'^status_file = (\S+)$',
+                               reporter_conf_block(), re.M)
+    [(volume, target)] = [(s, t) for s, t, _ in unit_volumes()
+                          if status_file.startswith(t)]
+    assert not volume.startswith('/')  # a named volume, outliving it
+    host_path = '/var/lib/docker/volumes/%s/_data/%s' % (
+        volume, status_file[len(target):])
+    for path in (os.path.join(REPO, 'doc', 'source', 'admin',
+                              'monitoring.rst'),
+                 os.path.join(REPO, PAGE),
+                 os.path.join(REPO, 'contrib', 'monitoring',
+                              'check_virt_capabilities_status'),
+                 os.path.join(REPO, 'contrib', 'monitoring',
+                              'virt_capabilities_status_textfile')):
+        with open(path) as f:
+            assert host_path in f.read(), path

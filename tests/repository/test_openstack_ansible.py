@@ -90,14 +90,33 @@ def results(output):
     return found
 
 
-def user_variables(tmp_path):
+@pytest.fixture(scope='module')
+def release(tmp_path_factory):
+    return deploy_tools.build_release(str(tmp_path_factory.mktemp('rel')))
+
+
+def wheel_url(release, digest=None):
+    """The built wheel as a file: URL, and its sha256 (or ``digest``)."""
+    [wheel] = [n for n in os.listdir(release) if n.endswith('.whl')]
+    with open(os.path.join(release, 'SHA256SUMS')) as f:
+        sums = {name: value for value, name in
+                (line.split() for line in f)}
+    return 'file://%s/%s' % (release, wheel), digest or sums[wheel]
+
+
+def page_packages(tmp_path, url, digest):
+    """user_variables.yml from the page, its placeholders filled from
+    the wheel's ``url`` and ``digest``."""
     path = tmp_path / 'user_variables.yml'
-    path.write_text(recipes.page_yaml(recipes.OSA_PAGE)[
-        recipes.USER_VARIABLES])
+    text = recipes.page_yaml(recipes.OSA_PAGE)[recipes.USER_VARIABLES]
+    assert recipes.PAGE_WHEEL_URL in text and 'WHEEL_SHA256' in text
+    path.write_text(text.replace(recipes.PAGE_WHEEL_URL,
+                                 os.path.dirname(url))
+                    .replace('WHEEL_SHA256', digest))
     return path
 
 
-def test_each_host_gets_the_package_its_groups_need(venv, tmp_path):
+def host_packages(venv, tmp_path, variables):
     inventory = tmp_path / 'inventory'
     inventory.write_text(
         '[nova_scheduler]\nsched-1\naio-1\n[nova_compute]\ncompute-1\n'
@@ -105,16 +124,53 @@ def test_each_host_gets_the_package_its_groups_need(venv, tmp_path):
         'ansible_connection=local\n')
     output = run(venv, tmp_path, 'ansible', 'all', '-i', str(inventory),
                  '-m', 'debug', '-a', 'var=nova_user_pip_packages',
-                 '-e', '@%s' % user_variables(tmp_path))
-    extras = {}
+                 '-e', '@%s' % variables)
+    found = {}
     for host, result in results(output).items():
-        [requirement] = [Requirement(r)
-                         for r in result['nova_user_pip_packages']]
+        [line] = result['nova_user_pip_packages']
+        found[host] = line
+    return found
+
+
+def test_each_host_gets_the_package_its_groups_need(venv, release,
+                                                    tmp_path):
+    url, digest = wheel_url(release)
+    packages = host_packages(venv, tmp_path,
+                             page_packages(tmp_path, url, digest))
+    extras = {}
+    for host, line in packages.items():
+        requirement = Requirement(line)
         assert requirement.name == 'image-type-filter'
-        assert str(requirement.specifier) == '==' + recipes.version()
+        # A direct reference: pip asks no index for the name.
+        assert requirement.url == '%s#sha256=%s' % (url, digest)
+        assert recipes.version() in requirement.url
         extras[host] = requirement.extras
     assert extras == {'sched-1': set(), 'api-1': set(),
                       'compute-1': {'cli'}, 'aio-1': {'cli'}}
+
+
+@pytest.mark.parametrize('right_hash', [True, False])
+def test_pip_installs_the_compute_hosts_line_only_with_its_hash(
+        venv, release, tmp_path, right_hash):
+    """pip installs the line a compute host gets from the wheel's URL
+    (dependencies left out here: offline), and refuses it when the
+    sha256 after #sha256= is not the file's."""
+    url, digest = wheel_url(release, None if right_hash else '0' * 64)
+    line = host_packages(venv, tmp_path, page_packages(
+        tmp_path, url, digest))['compute-1']
+    target = tmp_path / 'nova-venv'
+    subprocess.run([os.path.join(venv, 'bin', 'python'), '-m', 'venv',
+                    str(target)], check=True, timeout=300)
+    proc = subprocess.run(
+        [str(target / 'bin' / 'pip'), 'install', '-q', '--no-index',
+         '--no-deps', '--disable-pip-version-check', line],
+        capture_output=True, text=True, timeout=600)
+    if right_hash:
+        assert proc.returncode == 0, proc.stderr
+        assert (target / 'bin' / 'virt-capabilities').exists()
+    else:
+        assert proc.returncode != 0
+        assert 'DO NOT MATCH THE HASHES' in proc.stderr
 
 
 def scheduler_template(extra_filters=(), blazar=False):
@@ -243,3 +299,87 @@ def test_the_playbook_installs_the_reporter_beside_nova_compute(venv,
          '/etc/systemd/system/virt-capabilities.service'],
         capture_output=True, text=True, timeout=120)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, '', '')
+
+
+OSA_REMOVE = os.path.join(os.path.dirname(recipes.OSA_PLAYBOOK),
+                          'virt-capabilities-remove.yml')
+
+
+def installed_reporter(venv, tmp_path):
+    """A nova_compute host (a directory) after virt-capabilities.yml, its
+    venv's virt-capabilities a stand-in that logs its arguments and
+    whether the unit and drop-in were still there; (inventory, bin
+    directory, systemd directory, log)."""
+    bin_dir = tmp_path / 'openstack' / 'venvs' / 'nova-32.0.0' / 'bin'
+    shipped = bin_dir.parent / 'share' / 'image-type-filter' / 'systemd'
+    shipped.mkdir(parents=True)
+    shutil.copy(recipes.SHIPPED_UNIT, shipped)
+    bin_dir.mkdir()
+    systemd_dir = tmp_path / 'systemd'
+    systemd_dir.mkdir()
+    log = tmp_path / 'calls'
+    command = bin_dir / 'virt-capabilities'
+    command.write_text(
+        '#!/bin/sh\necho "$*" >> %s\n'
+        '[ -f %s/virt-capabilities.service ] && '
+        '[ -d %s/virt-capabilities.service.d ] && echo "unit there" >> %s\n'
+        % (log, systemd_dir, systemd_dir, log))
+    command.chmod(0o755)
+    inventory = tmp_path / 'inventory'
+    inventory.write_text('[nova_compute]\ncompute-1 '
+                         'ansible_connection=local\n')
+    run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+        recipes.OSA_PLAYBOOK, '--skip-tags', 'service',
+        '-e', 'nova_bin=%s' % bin_dir,
+        '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    return inventory, bin_dir, systemd_dir, log
+
+
+def test_the_removal_play_takes_the_traits_off_first(venv, tmp_path):
+    """ansible-playbook runs it (all but systemd's part, which this
+    machine does not run): virt-capabilities remove from the venv with
+    the reporter's nova.conf, while the unit is still there, then the
+    unit and drop-in go."""
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+        OSA_REMOVE, '--skip-tags', 'service',
+        # Root already: no nova user to become on this machine.
+        '-e', 'ansible_become=false',
+        '-e', 'nova_bin=%s' % bin_dir,
+        '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    assert log.read_text().splitlines() == [
+        'remove --config-file %s' % facts.NOVA_CONF, 'unit there']
+    assert list(systemd_dir.iterdir()) == []
+    # The reporter ran with the same file: its records are found under
+    # the same name (made of the config files' paths).
+    with open(recipes.OSA_PLAYBOOK) as f:
+        assert 'report --config-file %s --wait' % facts.NOVA_CONF in f.read()
+
+
+def test_the_removal_play_in_check_mode_changes_nothing(venv, tmp_path):
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    out = run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+              OSA_REMOVE, '--check', '-e', 'ansible_become=false',
+              '--skip-tags', 'service',
+              '-e', 'nova_bin=%s' % bin_dir,
+              '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+    assert 'compute-1' in out
+    assert not log.exists()
+    assert sorted(p.name for p in systemd_dir.iterdir()) == [
+        'virt-capabilities.service', 'virt-capabilities.service.d']
+
+
+def test_the_removal_play_uses_only_what_the_role_has():
+    with open(OSA_REMOVE) as f:
+        text = f.read()
+    [play] = yaml.safe_load(text)
+    assert play['hosts'] == facts.GROUPS['nova-compute']
+    used = set(re.findall(r'\b(nova_\w+)\b', text)) - set(
+        facts.GROUPS.values())
+    assert used <= set(facts.VARIABLES), used - set(facts.VARIABLES)
+    with open(recipes.OSA_PLAYBOOK) as f:
+        [deploy] = yaml.safe_load(f)
+    assert play['vars']['virt_capabilities_venv_bin'] == \
+        deploy['vars']['virt_capabilities_venv_bin']

@@ -94,8 +94,8 @@ def test_without_the_cli_extra_one_line_names_it(name, package, library):
     assert proc.stdout == ''
     assert proc.stderr.splitlines() == [
         '%s: the command line needs the cli extra, which is not installed '
-        '(no module named %s): pip install "image-type-filter[cli]"'
-        % (name, library)]
+        '(no module named %s): pip install -r dependencies-cli.txt, from '
+        'image-type-filter\'s release directory' % (name, library)]
 
 
 def test_a_module_of_ours_missing_is_not_called_an_extra():
