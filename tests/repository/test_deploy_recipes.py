@@ -151,7 +151,8 @@ def test_the_shipped_unit_runs_the_reporter_of_the_guides_virtualenv():
     with open(os.path.join(REPO, COMPUTE_PAGE)) as f:
         guide = f.read()
     [venv] = re.findall(r'^   # python3 -m venv (\S+)$', guide, re.M)
-    assert re.search(r"^   # %s/bin/pip install 'image-type-filter\[cli\]'$"
+    # The package from the release directory, into that virtualenv.
+    assert re.search(r'^   # %s/bin/pip install --require-hashes '
                      % re.escape(venv), guide, re.M)
     assert re.search(r'^   # install -m 0644 %s/share/image-type-filter/'
                      r'systemd/virt-capabilities\.service /etc/systemd/'
