@@ -246,9 +246,18 @@ class Container:
             if proc.poll() is not None:
                 raise GateError('systemd-nspawn exited (%d) before the '
                                 'container booted' % proc.returncode)
-            children = _children(proc.pid)
-            if children:
-                return children[0]
+            # systemd-nspawn forks a helper that forks the container's
+            # PID 1 and exits: the leader is the child that runs systemd
+            # in a PID namespace of its own.
+            own = os.readlink('/proc/self/ns/pid')
+            for child in _children(proc.pid):
+                try:
+                    comm = pathlib.Path('/proc/%d/comm' % child).read_text()
+                    ns = os.readlink('/proc/%d/ns/pid' % child)
+                except (FileNotFoundError, ProcessLookupError):
+                    continue
+                if comm.strip() == 'systemd' and ns != own:
+                    return child
             time.sleep(0.2)
         raise GateError('systemd-nspawn started no container in %ds'
                         % BOOT_DEADLINE)
