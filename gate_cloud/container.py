@@ -37,6 +37,7 @@ import signal
 import subprocess
 import time
 
+from gate_cloud import processes
 from gate_cloud.processes import GateError
 
 MACHINE = 'itfgate'
@@ -250,7 +251,7 @@ class Container:
             # PID 1 and exits: the leader is the child that runs systemd
             # in a PID namespace of its own.
             own = os.readlink('/proc/self/ns/pid')
-            for child in _children(proc.pid):
+            for child in sorted(processes.children(proc.pid)):
                 try:
                     comm = pathlib.Path('/proc/%d/comm' % child).read_text()
                     ns = os.readlink('/proc/%d/ns/pid' % child)
@@ -386,6 +387,8 @@ def _link_exists(name):
 
 
 def _alive(pid):
+    """Running, and not a zombie: a ``systemd-nspawn`` whose parent
+    exited stays a zombie where PID 1 reaps nothing."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -417,13 +420,3 @@ def _kill_group(pid):
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def _children(pid):
-    found = []
-    for task in pathlib.Path('/proc/%d/task' % pid).glob('*/children'):
-        try:
-            found.extend(int(c) for c in task.read_text().split())
-        except FileNotFoundError:
-            pass
-    return found

@@ -66,10 +66,6 @@ TEMPEST_TIMEOUT = 3600
 CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
                      r'Change: |OS Version|stack\.sh completed in|'
                      r'Total runtime)')
-#: tempest's summary block (stestr's ``Totals`` and what follows it).
-TEMPEST_SUMMARY = re.compile(r'^(=+|Totals|=+\s*$| - (Passed|Skipped|'
-                             r'Expected Fail|Unexpected Success|Failed):|'
-                             r'Sum of execute time|Worker Balance| - Worker)')
 FAILED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. FAILED')
 PASSED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. ok$')
 
@@ -245,8 +241,13 @@ def _tempest(box, variables, name, regex):
                             timeout=TEMPEST_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
     print('-- tempest (%s) --' % name)
-    summary = [line for line in lines if TEMPEST_SUMMARY.search(line)]
-    print('\n'.join(summary[-12:]))
+    # stestr's summary: from its "Totals" heading to the execute time.
+    start = max((i for i, line in enumerate(lines) if line == 'Totals'),
+                default=len(lines))
+    for line in lines[max(start - 1, 0):]:
+        print(line)
+        if line.startswith('Sum of execute time'):
+            break
     counts = judge_tempest(name, lines, rc, log)
     counts['passed tests'] = {m.group(1) for m in map(PASSED_TEST.search,
                                                        lines) if m}
