@@ -214,11 +214,15 @@ def run_tool(cloud, server_id, nova_conf):
     except subprocess.TimeoutExpired:
         raise GateError('candidates --server %s: no answer in %d s'
                         % (server_id, CLI_TIMEOUT)) from None
+    return proc.returncode, json_answer(proc.stdout), proc.stderr
+
+
+def json_answer(stdout):
+    """The tool's ``-f json`` answer, or None where it printed none."""
     try:
-        answer = json.loads(proc.stdout) if proc.stdout.strip() else None
+        return json.loads(stdout) if stdout.strip() else None
     except ValueError:
-        answer = None
-    return proc.returncode, answer, proc.stderr
+        return None
 
 
 def nova_release(ctx):

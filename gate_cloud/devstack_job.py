@@ -26,7 +26,12 @@
    ``tox_envlist`` and ``tempest_test_regex``), then tempest's compute
    tests again with ``[scheduler] filter_hosts_by_image_type_support``
    off and nova-scheduler restarted;
-4. the container stopped and its network rules removed, pass or fail
+4. the gate's phases on the node itself (``PHASES``): ``candidates
+   --server`` held to Placement's log (``devstack_candidates.py``),
+   log-only mode changing nothing (``devstack_log_only.py``), then
+   faults (``devstack_faults.py``: devstack's units stopped and started
+   while boots go on);
+5. the container stopped and its network rules removed, pass or fail
    (``up --keep`` leaves it running; ``down`` stops it).
 
 What it prints: devstack's own closing lines, tempest's summaries, one
@@ -62,6 +67,11 @@ TREES = '/opt/gate-trees'
 DEVSTACK_VENV_BIN = '/opt/stack/data/venv/bin'
 STACK_TIMEOUT = 3600
 TEMPEST_TIMEOUT = 3600
+PHASE_TIMEOUT = 3600
+#: The phases run on the node, in order: (name, module run as root).
+PHASES = (('candidates', 'gate_cloud.devstack_candidates'),
+          ('log-only', 'gate_cloud.devstack_log_only'),
+          ('faults', 'gate_cloud.devstack_faults'))
 #: devstack's own closing lines, printed as they are.
 CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
                      r'Change: |OS Version|stack\.sh completed in|'
@@ -303,6 +313,28 @@ def _filters(box, on):
             timeout=300)
 
 
+def _phase(box, name, module):
+    """One phase on the node (``python3 -m MODULE`` as root, this
+    checkout on its path); its ``[name]`` lines printed, its log kept."""
+    log = LOGS / ('phase-%s.log' % name)
+    with open(log, 'wb') as out:
+        rc = subprocess.run(
+            box.command(['python3', '-m', module],
+                        env={'PYTHONPATH': PROJECT_DIR,
+                             'PYTHONUNBUFFERED': '1'}),
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            timeout=PHASE_TIMEOUT).returncode
+    lines = log.read_text(errors='replace').splitlines()
+    for line in lines:
+        if line.startswith('[%s]' % name):
+            print(line, flush=True)
+    if rc != 0:
+        print('\n'.join(['-- phase %s: its last lines --' % name]
+                        + lines[-15:]))
+        raise GateError('phase %s failed (exit %d): %s; its log: %s' % (
+            name, rc, lines[-1] if lines else 'no output', log))
+
+
 def run(keep=False):
     started = time.monotonic()
     box = container.Container(STATE)
@@ -330,6 +362,9 @@ def run(keep=False):
         same_peer_tests(plugin_and_peer, peer)
         _step('tempest compute tests with the filters off: %s, the same '
               'as with them on' % _fmt(peer), started)
+        for name, module in PHASES:
+            _phase(box, name, module)
+            _step('phase %s passed' % name, started)
     except BaseException:
         if not keep:
             box.stop()

@@ -1,0 +1,131 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The roll-out mode on the devstack cloud: ``enforce = False`` changes
+nothing.
+
+Run on the node by ``devstack_job`` (``python3 -m
+gate_cloud.devstack_log_only``, root). nova-scheduler's nova.conf gets
+``[image_type_filter] enforce = False`` (devstack's own ``iniset``) and
+its unit is restarted; a raw image (tempest's) and a qcow2 image (a
+format no node boots: the filters would refuse it) are booted one at a
+time. For each: it ends ACTIVE (the filters changed nothing), the queries
+nova-scheduler sent Placement for it (Placement's request log, by the
+boot's request id) carry none of this project's traits nor what its
+log-only line says it would add, and nova-scheduler logged exactly one
+log-only line for it (read by the product's own parser,
+``log_only.read_verdicts``): ``would refuse`` for the qcow2 boot only.
+``enforce`` is set back to True and nova-scheduler restarted, pass or
+fail.
+"""
+
+import sys
+
+from gate_cloud import devstack_node as node
+from gate_cloud import log_only
+from gate_cloud.processes import GateError
+
+SCHEDULER = 'devstack@n-sch.service'
+#: nova-scheduler's line once the filters are loaded (the product's
+#: ``image_type_filter.nova.integration``): how a restart is known done.
+LOADED = 'image-type-filter request filters added to nova-scheduler'
+#: The boots: (label, disk format, whether the filters would refuse it).
+BOOTS = (('raw', 'raw', False), ('qcow2', 'qcow2', True))
+BOOT_DEADLINE = 180.0
+LOAD_DEADLINE = 300.0
+
+
+def set_enforce(value):
+    """``[image_type_filter] enforce`` in nova-scheduler's nova.conf, and
+    nova-scheduler restarted until it says it loaded the filters."""
+    node.run(['bash', '-c', 'source /opt/stack/devstack/inc/ini-config && '
+              'iniset "$0" image_type_filter enforce "$1"', node.NOVA_CONF,
+              str(value)])
+    mark = node.journal(SCHEDULER)[0]
+    node.restart(SCHEDULER)
+    node.wait_for(lambda: any(LOADED in m for _, m in node.journal(
+        SCHEDULER, mark)[1]), LOAD_DEADLINE,
+        'nova-scheduler loading the filters after a restart')
+
+
+def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
+    scheduler_mark = node.journal(SCHEDULER)[0]
+    placement_mark = node.journal(node.PLACEMENT)[0]
+    server_id, request_id = cloud.create('gate-log-only-' + label,
+                                         image_id, flavor_id)
+    try:
+        server = cloud.wait(server_id, BOOT_DEADLINE)
+    finally:
+        cloud.delete(server_id)
+    if server['status'] != 'ACTIVE':
+        raise GateError('log-only, %s boot ended %s (%s): log-only mode '
+                        'must change nothing' % (label, server['status'], (
+                            server.get('fault') or {}).get('message')))
+    read = log_only.read_verdicts(python, [m for _, m in node.journal(
+        SCHEDULER, scheduler_mark)[1]])
+    verdicts = read.about(server_id)
+    if len(verdicts) != 1:
+        raise GateError('log-only, %s boot: %d log-only line(s) for server '
+                        '%s in nova-scheduler\'s journal, one wanted'
+                        % (label, len(verdicts), server_id))
+    verdict, detail = verdicts[0]
+    if (verdict == read.refuse) != would_refuse:
+        raise GateError('log-only, %s boot: nova-scheduler logged "%s: %s", '
+                        'the image is %s' % (
+                            label, verdict, detail, 'one no node takes'
+                            if would_refuse else 'one the node takes'))
+    sent = node.logged_queries(
+        node.journal(node.PLACEMENT, placement_mark)[1], request_id)
+    if not sent:
+        raise GateError('log-only, %s boot: nova-scheduler asked Placement '
+                        'nothing' % label)
+    problems = log_only.query_problems(
+        sent, log_only.added_constraints(detail) if verdict == read.add
+        else {})
+    if problems:
+        raise GateError('log-only, %s boot changed the query: %s'
+                        % (label, '; '.join(problems)))
+    print('[log-only] %-5s ACTIVE, %d quer%s with none of the filters\' '
+          'traits; logged "%s"' % (label, len(sent),
+                                   'y' if len(sent) == 1 else 'ies',
+                                   verdict), flush=True)
+
+
+def run():
+    cloud = node.Cloud()
+    raw, flavor_id = node.tempest_boot()
+    python = '%s/python' % node.VENV_BIN
+    images = {'raw': raw}
+    set_enforce(False)
+    try:
+        images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2',
+                                       node.image_file('qcow2'))
+        for label, fmt, would_refuse in BOOTS:
+            one_boot(cloud, label, images[fmt], flavor_id, would_refuse,
+                     python)
+    finally:
+        if 'qcow2' in images:
+            cloud.delete_image(images['qcow2'])
+        set_enforce(True)
+
+
+def main():
+    try:
+        run()
+    except GateError as exc:
+        print('gate_cloud devstack log-only: %s' % exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,259 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The devstack node as the gate's phases see it, from inside.
+
+The phases run on the node itself (``devstack_job`` runs ``python3 -m
+gate_cloud.devstack_<phase>`` in the container, as root): ``systemctl``
+and ``journalctl`` are the node's, every service logs to the journal, and
+the cloud is devstack's: its admin from ``/etc/openstack/clouds.yaml``,
+the endpoints from Keystone's catalog, the image and flavor tempest boots
+from tempest.conf. Standard library only, and the node's python3-yaml.
+"""
+
+import configparser
+import json
+import pathlib
+import re
+import subprocess
+import tempfile
+import time
+
+from gate_cloud import rest
+from gate_cloud.processes import GateError
+
+CLOUDS_YAML = '/etc/openstack/clouds.yaml'
+CLOUD = 'devstack-admin'
+#: The image and flavor tempest boots ([compute] image_ref, flavor_ref):
+#: devstack's raw image and m1.nano.
+TEMPEST_CONF = '/opt/stack/tempest/etc/tempest.conf'
+COMMAND_TIMEOUT = 300
+#: nova.conf of nova-scheduler (and the API) on a devstack node.
+NOVA_CONF = '/etc/nova/nova.conf'
+#: devstack's global virtualenv: the services' and this project's commands.
+VENV_BIN = '/opt/stack/data/venv/bin'
+#: Placement's unit: its request log (one line per request, with the
+#: global request id nova-scheduler sent) is in its journal.
+PLACEMENT = 'devstack@placement-api.service'
+#: devstack logs with colours (its logging_context_format_string).
+ANSI = re.compile(r'\x1b\[[0-9;]*m')
+
+
+def run(argv, timeout=COMMAND_TIMEOUT):
+    result = subprocess.run(argv, capture_output=True, text=True,
+                            timeout=timeout)
+    if result.returncode != 0:
+        raise GateError('%s failed (exit %d): %s' % (
+            ' '.join(argv[:3]), result.returncode,
+            (result.stderr or result.stdout).strip()[-300:]))
+    return result.stdout
+
+
+def main_pid(unit):
+    return int(run(['systemctl', 'show', '-p', 'MainPID', '--value',
+                    unit]).strip() or 0)
+
+
+def restart(unit):
+    run(['systemctl', 'restart', unit])
+
+
+def journal(unit, cursor=None):
+    """(cursor of the last entry, [(priority, message)] after ``cursor``;
+    none without one), systemd's own lines about the unit left out and
+    devstack's colours taken off."""
+    argv = ['journalctl', '-u', unit, '-o', 'json', '--no-pager']
+    argv += ['--after-cursor', cursor] if cursor else ['-n', '1']
+    entries = [json.loads(line) for line in run(argv).splitlines()
+               if line.strip()]
+    last = entries[-1]['__CURSOR'] if entries else cursor
+    if cursor is None:
+        return last, []
+    return last, [(int(e.get('PRIORITY', 6)),
+                   ANSI.sub('', str(e.get('MESSAGE', ''))))
+                  for e in entries
+                  if e.get('SYSLOG_IDENTIFIER') != 'systemd']
+
+
+def logged_queries(records, request_id):
+    """The ``GET /allocation_candidates`` queries Placement answered under
+    ``request_id``, in order, from its request log's journal lines."""
+    out = []
+    for _, message in records:
+        if request_id not in message or ' status: ' not in message:
+            continue
+        _, sep, rest = message.partition('"GET ')
+        if sep and '/allocation_candidates?' in rest:
+            out.append(rest.split('"', 1)[0].split(' ', 1)[0])
+    return out
+
+
+def wait_for(done, deadline, what):
+    """Poll ``done()`` each second until true, or raise naming ``what``."""
+    end = time.monotonic() + deadline
+    while not done():
+        if time.monotonic() > end:
+            raise GateError('%s: not within %ds' % (what, deadline))
+        time.sleep(1)
+
+
+def tempest_boot():
+    """(image id, flavor id) tempest boots: devstack's raw image and
+    m1.nano."""
+    tempest = configparser.ConfigParser()
+    if not tempest.read(TEMPEST_CONF):
+        raise GateError('no %s: which image and flavor to boot'
+                        % TEMPEST_CONF)
+    return tempest['compute']['image_ref'], tempest['compute']['flavor_ref']
+
+
+def image_file(disk_format, size='16M'):
+    """An empty disk of ``disk_format`` made by qemu-img (devstack installs
+    it), in a directory of its own: data Glance's format check accepts."""
+    path = pathlib.Path(tempfile.mkdtemp(prefix='gate-image-')) / (
+        'disk.' + disk_format)
+    run(['qemu-img', 'create', '-q', '-f', disk_format, str(path), size])
+    return path
+
+
+class Cloud:
+    """devstack's admin and the endpoints Keystone's catalog gives."""
+
+    def __init__(self):
+        import yaml  # the node's python3-yaml; gate_cloud stays stdlib
+        with open(CLOUDS_YAML) as f:
+            auth = yaml.safe_load(f)['clouds'][CLOUD]['auth']
+        self.admin = rest.Client(
+            auth['username'], auth['password'], auth['project_name'],
+            auth_url=auth['auth_url'].rstrip('/') + '/v3')
+        catalog = self.admin.get(self.admin.auth_url + '/auth/catalog')
+        self.urls = {}
+        for service in catalog['catalog']:
+            for endpoint in service['endpoints']:
+                if endpoint['interface'] == 'public':
+                    self.urls[service['type']] = endpoint['url'].rstrip('/')
+
+    def url(self, service_type, path):
+        return self.urls[service_type] + path
+
+    def compute(self, method, path, body=None):
+        return self.admin.call_full(method, self.url('compute', path), body,
+                                    headers=rest.COMPUTE_HEADERS)
+
+    def all_traits(self):
+        """{provider name: sorted traits}, from Placement."""
+        headers = rest.PLACEMENT_HEADERS
+        providers = self.admin.get(self.url('placement',
+                                            '/resource_providers'),
+                                   headers=headers)['resource_providers']
+        return {p['name']: sorted(self.admin.get(self.url(
+            'placement', '/resource_providers/%s/traits' % p['uuid']),
+            headers=headers)['traits']) for p in providers}
+
+    # --- images and flavors
+
+    def upload(self, name, disk_format, path, properties=None):
+        """An image of ``disk_format`` from ``path`` (Glance checks the
+        data against the format): its id."""
+        body = {'name': name, 'disk_format': disk_format,
+                'container_format': 'bare'}
+        body.update(properties or {})
+        image = self.admin.post(self.url('image', '/v2/images'), body)
+        run(['curl', '-sSf', '--max-time', '120', '-X', 'PUT', '-H',
+             'X-Auth-Token: %s' % self.admin.valid_token(), '-H',
+             'Content-Type: application/octet-stream', '--data-binary',
+             '@' + str(path), self.url('image', '/v2/images/%s/file'
+                                       % image['id'])])
+        return image['id']
+
+    def delete_image(self, image_id):
+        _gone(self.admin.delete, self.url('image', '/v2/images/%s'
+                                          % image_id))
+
+    def create_flavor(self, name, ram, vcpus, disk):
+        return self.compute('POST', '/flavors', {'flavor': {
+            'name': name, 'ram': ram, 'vcpus': vcpus,
+            'disk': disk}})[2]['flavor']['id']
+
+    def delete_flavor(self, flavor_id):
+        _gone(self.compute, 'DELETE', '/flavors/%s' % flavor_id)
+
+    # --- servers
+
+    def create(self, name, image_id, flavor_id):
+        """(server id, the request id nova-api gave the boot: the global
+        request id nova-scheduler sends Placement while it schedules)."""
+        _, headers, out = self.compute('POST', '/servers', {'server': {
+            'name': name, 'imageRef': image_id, 'flavorRef': flavor_id,
+            'networks': 'none'}})
+        return out['server']['id'], headers.get('x-openstack-request-id')
+
+    def wait(self, server_id, deadline):
+        """The server once ACTIVE or ERROR."""
+        end = time.monotonic() + deadline
+        while True:
+            server = self.compute('GET', '/servers/%s' % server_id)[2][
+                'server']
+            if server['status'] in ('ACTIVE', 'ERROR'):
+                return server
+            if time.monotonic() > end:
+                raise GateError('server %s still %s after %ds' % (
+                    server['name'], server['status'], deadline))
+            time.sleep(1)
+
+    def boot(self, name, image_id, flavor_id, deadline):
+        """One boot to its end (ACTIVE or ERROR); deleted after."""
+        server_id, _ = self.create(name, image_id, flavor_id)
+        try:
+            return self.wait(server_id, deadline)
+        finally:
+            self.delete(server_id)
+
+    def servers(self, prefix):
+        return [s['id'] for s in self.compute(
+            'GET', '/servers?all_tenants=1&name=^%s' % prefix)[2]['servers']]
+
+    def delete(self, server_id):
+        """Delete a server and wait until it is gone."""
+        path = '/servers/%s' % server_id
+        if not _gone(self.compute, 'DELETE', path):
+            return
+        end = time.monotonic() + 120
+        while time.monotonic() < end:
+            if not _gone(self.compute, 'GET', path):
+                return
+            time.sleep(0.5)
+        raise GateError('server %s not deleted after 120 s' % server_id)
+
+    def compute_service(self, host):
+        for service in self.compute('GET', '/os-services?binary=nova-compute'
+                                    '&host=%s' % host)[2]['services']:
+            return service['id']
+        raise GateError('no nova-compute service on host %s' % host)
+
+    def set_compute_service(self, host, enabled, reason=None):
+        body = {'status': 'enabled' if enabled else 'disabled'}
+        if reason:
+            body['disabled_reason'] = reason
+        self.compute('PUT', '/os-services/%s' % self.compute_service(host),
+                     body)
+
+
+def _gone(call, *args):
+    """``call(*args)``, where a 404 means already gone: False then."""
+    try:
+        call(*args)
+    except rest.HTTPError as exc:
+        if exc.code != 404:
+            raise
+        return False
+    return True

@@ -1,0 +1,58 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What the devstack phases read on the node: the queries of Placement's
+request log in the journal (lines as devstack's Placement writes them),
+and the order the job runs them in."""
+
+from gate_cloud import candidates
+from gate_cloud import devstack_job
+from gate_cloud import devstack_node as node
+
+QUERY = ('/placement/allocation_candidates?limit=1000&resources=DISK_GB%3A1'
+         '%2CMEMORY_MB%3A192%2CVCPU%3A1&root_required=COMPUTE_IMAGE_TYPE_RAW'
+         '%2COWNER_NOVA%2C%21COMPUTE_STATUS_DISABLED')
+OURS = 'req-434accb2-349b-448d-9a60-0b8b406b555a'
+OTHER = 'req-0f3e5a4c-1b2d-4e6f-8a9b-0c1d2e3f4a5b'
+STARTING = (7, 'DEBUG placement.requestlog [%s req-fa4d9472 None None] '
+               'Starting request: 10.254.253.2 "GET %s"')
+ANSWERED = (6, 'INFO placement.requestlog [%s req-fa4d9472 service nova] '
+               '10.254.253.2 "GET %s" status: 200 len: 979 microversion: '
+               '1.36')
+
+
+def test_the_queries_answered_under_the_boots_request_id():
+    records = [(STARTING[0], STARTING[1] % (OURS, QUERY)),
+               (ANSWERED[0], ANSWERED[1] % (OURS, QUERY)),
+               (ANSWERED[0], ANSWERED[1] % (OTHER, QUERY + '%2CX')),
+               (ANSWERED[0], ANSWERED[1] % (
+                   OURS, '/placement/resource_providers/u/traits'))]
+    # Once per query (its "Starting request" line is not an answer), and
+    # only this boot's.
+    assert node.logged_queries(records, OURS) == [QUERY]
+    assert candidates.same_query(
+        node.logged_queries(records, OURS)[0],
+        'resources=VCPU:1,MEMORY_MB:192,DISK_GB:1&limit=1000&root_required='
+        '!COMPUTE_STATUS_DISABLED,OWNER_NOVA,COMPUTE_IMAGE_TYPE_RAW')
+
+
+def test_devstacks_colours_are_taken_off_journal_lines():
+    coloured = '\x1b[01;35m10.254.253.2 "GET %s" status: 200\x1b[00m' % QUERY
+    assert node.ANSI.sub('', coloured) == \
+        '10.254.253.2 "GET %s" status: 200' % QUERY
+
+
+def test_the_job_runs_its_phases_on_the_node_in_order():
+    assert devstack_job.PHASES == (
+        ('candidates', 'gate_cloud.devstack_candidates'),
+        ('log-only', 'gate_cloud.devstack_log_only'),
+        ('faults', 'gate_cloud.devstack_faults'))
