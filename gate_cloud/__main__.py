@@ -90,6 +90,10 @@ def main(argv=None):
                         help='leave the container running')
     ds_sub.add_parser('prepare', help='only the host tools, the base root '
                                       'and the sdists')
+    ds_phase = ds_sub.add_parser(
+        'phase', help='run one phase of `run` on the cloud `run --keep` '
+                      'left (gate_cloud/devstack_job.py PHASES)')
+    ds_phase.add_argument('name', help='the phase')
     ds_sub.add_parser('down', help='stop the container, remove its rules')
     ds_sub.add_parser('shell', help='a shell as the stack user in it')
     args = parser.parse_args(argv)
@@ -135,6 +139,8 @@ def _command(args):
                 return 0
             if args.action == 'shell':
                 return devstack_job.shell()
+            if args.action == 'phase':
+                return devstack_job.phase(args.name)
             devstack_job.down()
             return 0
         if args.command == 'upgrade':

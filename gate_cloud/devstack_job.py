@@ -68,6 +68,9 @@ DEVSTACK_VENV_BIN = '/opt/stack/data/venv/bin'
 STACK_TIMEOUT = 3600
 TEMPEST_TIMEOUT = 3600
 PHASE_TIMEOUT = 3600
+#: Where the phases' code (this checkout's gate_cloud, copied afresh for
+#: each phase) lies on the node, apart from the tree under test.
+PHASES_DIR = '/opt/gate-phases'
 #: The phases run on the node, in order: (name, module run as root).
 PHASES = (('candidates', 'gate_cloud.devstack_candidates'),
           ('log-only', 'gate_cloud.devstack_log_only'),
@@ -315,12 +318,17 @@ def _filters(box, on):
 
 def _phase(box, name, module):
     """One phase on the node (``python3 -m MODULE`` as root, this
-    checkout on its path); its ``[name]`` lines printed, its log kept."""
+    checkout's gate_cloud on its path); its ``[name]`` lines printed, its
+    log kept."""
+    code = box.path(PHASES_DIR) / 'gate_cloud'
+    shutil.rmtree(code, ignore_errors=True)
+    shutil.copytree(REPO / 'gate_cloud', code,
+                    ignore=shutil.ignore_patterns('__pycache__'))
     log = LOGS / ('phase-%s.log' % name)
     with open(log, 'wb') as out:
         rc = subprocess.run(
             box.command(['python3', '-m', module],
-                        env={'PYTHONPATH': PROJECT_DIR,
+                        env={'PYTHONPATH': PHASES_DIR,
                              'PYTHONUNBUFFERED': '1'}),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=PHASE_TIMEOUT).returncode
@@ -381,6 +389,21 @@ def run(keep=False):
 def _fmt(counts):
     return ', '.join('%d %s' % (counts.get(k, 0), k.lower())
                      for k in ('Passed', 'Skipped', 'Failed'))
+
+
+def phase(name):
+    """One phase against the cloud ``run --keep`` left."""
+    phases = dict(PHASES)
+    if name not in phases:
+        raise GateError('no phase %r (there are: %s)'
+                        % (name, ', '.join(phases)))
+    box = container.Container(STATE)
+    if not box.running():
+        raise GateError('no gate container is running: python3 -m '
+                        'gate_cloud devstack run --keep')
+    _phase(box, name, phases[name])
+    print('gate_cloud devstack phase %s: passed' % name)
+    return 0
 
 
 def down():

@@ -130,24 +130,32 @@ class _Node:
         self.dir.mkdir()
         (self.dir / 'phase_under_test.py').write_text(module_source)
 
+    def path(self, inside):
+        return self.dir / 'root' / inside.lstrip('/')
+
     def command(self, argv, user=None, env=None):
         assert argv[:2] == ['python3', '-m']
+        assert env['PYTHONPATH'] == devstack_job.PHASES_DIR
         return [sys.executable, str(self.dir / (argv[2] + '.py'))]
 
 
 def test_a_phase_prints_its_lines_and_a_failure_names_it_and_its_log(
         tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(devstack_job, 'LOGS', tmp_path)
-    node = _Node('import sys\nprint("noise")\n'
+    box = _Node('import sys\nprint("noise")\n'
                  'print("[faults] rabbitmq held down 12.0 s")\n'
                  'print("gate_cloud devstack faults: after mariadb: a qcow2 '
                  'boot ended ACTIVE", file=sys.stderr)\nsys.exit(1)\n',
                  tmp_path)
     with pytest.raises(GateError) as exc:
-        devstack_job._phase(node, 'faults', 'phase_under_test')
+        devstack_job._phase(box, 'faults', 'phase_under_test')
     out = capsys.readouterr().out
     assert '[faults] rabbitmq held down 12.0 s' in out
     assert 'phase faults failed (exit 1)' in str(exc.value)
     assert 'a qcow2 boot ended ACTIVE' in str(exc.value)
     assert str(tmp_path / 'phase-faults.log') in str(exc.value)
+    # The phase's code is this checkout's, laid on the node afresh.
+    assert (box.path(devstack_job.PHASES_DIR) / 'gate_cloud' /
+            'devstack_faults.py').read_text() == \
+        (devstack_job.REPO / 'gate_cloud' / 'devstack_faults.py').read_text()
 
