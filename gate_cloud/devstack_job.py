@@ -28,9 +28,10 @@
    off and nova-scheduler restarted;
 4. the gate's phases on the node itself (``PHASES``): ``candidates
    --server`` held to Placement's log (``devstack_candidates.py``),
-   log-only mode changing nothing (``devstack_log_only.py``), then
-   faults (``devstack_faults.py``: devstack's units stopped and started
-   while boots go on);
+   log-only mode changing nothing (``devstack_log_only.py``), the
+   ``service`` role enough (``devstack_privilege.py``), then faults
+   (``devstack_faults.py``: devstack's units stopped and started while
+   boots go on);
 5. the container stopped and its network rules removed, pass or fail
    (``up --keep`` leaves it running; ``down`` stops it).
 
@@ -74,6 +75,7 @@ PHASES_DIR = '/opt/gate-phases'
 #: The phases run on the node, in order: (name, module run as root).
 PHASES = (('candidates', 'gate_cloud.devstack_candidates'),
           ('log-only', 'gate_cloud.devstack_log_only'),
+          ('privilege', 'gate_cloud.devstack_privilege'),
           ('faults', 'gate_cloud.devstack_faults'))
 #: devstack's own closing lines, printed as they are.
 CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'

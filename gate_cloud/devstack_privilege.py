@@ -1,0 +1,189 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Least privilege on the devstack cloud: the ``service`` role is enough.
+
+Run on the node by ``devstack_job`` (``python3 -m
+gate_cloud.devstack_privilege``, root). devstack gives its service users
+``admin`` as well (``create_service_user``), so the phase makes its own:
+``gate-service-only`` with ``service`` alone on project ``service``, and
+``gate-reader`` with ``reader`` alone. Then:
+
+* the reporter syncs once as ``gate-service-only`` (the fake node's
+  config files, a third one with only its ``[placement]`` user), as the
+  stack user its unit runs as: exit 0, and Placement's request log has
+  its requests under that user, none refused (401, 403);
+* ``image-type-filter status`` as ``gate-service-only`` prints its table;
+  as ``gate-reader`` it exits 2 with one line naming the role it needs;
+* no journal line of the node says "needs the service role".
+
+The users are removed at the end, pass or fail.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from gate_cloud import devstack_node as node
+from gate_cloud import privilege
+from gate_cloud.processes import GateError
+
+SERVICE_ONLY = 'gate-service-only'
+READER = 'gate-reader'
+PROJECT = 'service'
+REPORTER_UNIT = 'devstack@image-type-reporter-1.service'
+CLI_TIMEOUT = 300
+#: The user devstack runs the reporter as.
+STACK_USER = 'stack'
+
+
+def make_user(cloud, name, password, role_name):
+    """A user with ``role_name`` alone on project ``service``: its id."""
+    identity = cloud.admin.auth_url
+    user = cloud.admin.post(identity + '/users', {'user': {
+        'name': name, 'domain_id': 'default', 'password': password}})['user']
+    project = cloud.admin.get(identity + '/projects?name=%s'
+                              % PROJECT)['projects'][0]
+    role = cloud.admin.get(identity + '/roles?name=%s'
+                           % role_name)['roles'][0]
+    cloud.admin.put(identity + '/projects/%s/users/%s/roles/%s' % (
+        project['id'], user['id'], role['id']))
+    return user['id']
+
+
+def remove_users(cloud):
+    identity = cloud.admin.auth_url
+    for name in (SERVICE_ONLY, READER):
+        for user in cloud.admin.get(identity + '/users?name=%s'
+                                    % name)['users']:
+            cloud.admin.delete(identity + '/users/%s' % user['id'])
+
+
+def reporter_configs():
+    """The config files the node's first reporter runs with (its unit's
+    command line)."""
+    command = node.run(['systemctl', 'show', '-p', 'ExecStart', '--value',
+                        REPORTER_UNIT])
+    words = command.split()
+    return [words[i + 1] for i, word in enumerate(words)
+            if word == '--config-file']
+
+
+def placement_as(directory, name, password, auth_url):
+    """A config file with only the ``[placement]`` user: ``name``; the
+    stack user's alone (it holds a password)."""
+    path = os.path.join(directory, 'placement-%s.conf' % name)
+    with open(path, 'w') as f:
+        f.write('[placement]\nusername = %s\npassword = %s\n'
+                'project_name = %s\nauth_url = %s\n'
+                % (name, password, PROJECT, auth_url))
+    shutil.chown(path, STACK_USER, STACK_USER)
+    return path
+
+
+def clouds_yaml(directory, password, auth_url):
+    lines = ['clouds:']
+    for name in (SERVICE_ONLY, READER):
+        lines += ['  %s:' % name, '    identity_api_version: 3',
+                  '    auth:', '      auth_url: %s' % auth_url,
+                  '      username: %s' % name,
+                  '      password: %s' % json.dumps(password),
+                  '      project_name: %s' % PROJECT,
+                  '      user_domain_id: default',
+                  '      project_domain_id: default']
+    path = os.path.join(directory, 'clouds.yaml')
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    return path
+
+
+def status(clouds, entry):
+    """(exit code, stdout, stderr) of ``image-type-filter status``."""
+    proc = subprocess.run(
+        ['%s/image-type-filter' % node.VENV_BIN, 'status', '--os-cloud',
+         entry, '-f', 'json'],
+        env={'OS_CLIENT_CONFIG_FILE': clouds, 'PATH': '/usr/bin:/bin',
+             'HOME': '/root'}, capture_output=True, text=True,
+        timeout=CLI_TIMEOUT)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def reporter_problems(records):
+    """Placement's request log lines of ``SERVICE_ONLY``: some, none
+    refused."""
+    mine = [m for _, m in records if ' %s]' % SERVICE_ONLY in m
+            and ' status: ' in m]
+    if not mine:
+        return ['Placement logged no request by %s' % SERVICE_ONLY]
+    return ['Placement refused %s: %s' % (SERVICE_ONLY, m[-160:])
+            for m in mine if ' status: 401' in m or ' status: 403' in m]
+
+
+def run():
+    cloud = node.Cloud()
+    password = secrets.token_urlsafe(18)
+    auth_url = cloud.admin.auth_url
+    problems = []
+    remove_users(cloud)  # a kept cloud's earlier run
+    make_user(cloud, SERVICE_ONLY, password, 'service')
+    make_user(cloud, READER, password, 'reader')
+    try:
+        with tempfile.TemporaryDirectory(prefix='gate-privilege-') as tmp:
+            shutil.chown(tmp, STACK_USER, STACK_USER)
+            mark = node.journal(node.PLACEMENT)[0]
+            argv = ['runuser', '-u', STACK_USER, '--',
+                    '%s/virt-capabilities' % node.VENV_BIN, 'report']
+            for conf in reporter_configs() + [placement_as(
+                    tmp, SERVICE_ONLY, password, auth_url)]:
+                argv += ['--config-file', conf]
+            proc = subprocess.run(argv, capture_output=True, text=True,
+                                  timeout=CLI_TIMEOUT)
+            if proc.returncode != 0:
+                problems.append('the reporter as %s: exit %d: %s' % (
+                    SERVICE_ONLY, proc.returncode,
+                    proc.stderr.strip()[-300:]))
+            problems += reporter_problems(node.journal(node.PLACEMENT,
+                                                       mark)[1])
+            clouds = clouds_yaml(tmp, password, auth_url)
+            problems += privilege.status_problems(
+                status(clouds, SERVICE_ONLY), status(clouds, READER))
+    finally:
+        remove_users(cloud)
+    saying = [line for line in node.run(
+        ['journalctl', '-o', 'cat', '--no-pager']).splitlines()
+        if privilege.NEEDS_ROLE in line]
+    if saying:
+        problems.append('the journal says "%s": %s' % (
+            privilege.NEEDS_ROLE, saying[0][-200:]))
+    if problems:
+        raise GateError('least privilege: %s' % '; '.join(problems))
+    print('[privilege] the reporter synced as a user with service alone, '
+          'none refused; status with service alone: its table; as a '
+          'reader: exit %d naming the role' % privilege.REFUSED_EXIT,
+          flush=True)
+
+
+def main():
+    try:
+        run()
+    except GateError as exc:
+        print('gate_cloud devstack privilege: %s' % exc, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
