@@ -29,9 +29,9 @@
 4. the gate's phases on the node itself (``PHASES``): ``candidates
    --server`` held to Placement's log (``devstack_candidates.py``),
    log-only mode changing nothing (``devstack_log_only.py``), the
-   ``service`` role enough (``devstack_privilege.py``), then faults
+   ``service`` role enough (``devstack_privilege.py``), faults
    (``devstack_faults.py``: devstack's units stopped and started while
-   boots go on);
+   boots go on), then the figures (``devstack_figures.py``);
 5. the container stopped and its network rules removed, pass or fail
    (``up --keep`` leaves it running; ``down`` stops it).
 
@@ -76,7 +76,8 @@ PHASES_DIR = '/opt/gate-phases'
 PHASES = (('candidates', 'gate_cloud.devstack_candidates'),
           ('log-only', 'gate_cloud.devstack_log_only'),
           ('privilege', 'gate_cloud.devstack_privilege'),
-          ('faults', 'gate_cloud.devstack_faults'))
+          ('faults', 'gate_cloud.devstack_faults'),
+          ('figures', 'gate_cloud.devstack_figures'))
 #: devstack's own closing lines, printed as they are.
 CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
                      r'Change: |OS Version|stack\.sh completed in|'

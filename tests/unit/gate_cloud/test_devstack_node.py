@@ -56,4 +56,5 @@ def test_the_job_runs_its_phases_on_the_node_in_order():
         ('candidates', 'gate_cloud.devstack_candidates'),
         ('log-only', 'gate_cloud.devstack_log_only'),
         ('privilege', 'gate_cloud.devstack_privilege'),
-        ('faults', 'gate_cloud.devstack_faults'))
+        ('faults', 'gate_cloud.devstack_faults'),
+        ('figures', 'gate_cloud.devstack_figures'))
