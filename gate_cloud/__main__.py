@@ -48,6 +48,11 @@ def main(argv=None):
                                      'figures, down; non-zero exit if '
                                      'anything failed')
     _series_option(run)
+    run.add_argument('--phase', dest='only', action='append', default=None,
+                     metavar='NAME',
+                     help='up, only this phase (repeatable; see '
+                          'gate_cloud/runner.py PHASES), down: no tempest, '
+                          'faults or figures')
     upgrade = sub.add_parser(
         'upgrade', help='up on the series before, upgraded to --series with '
                         'boots running, the filters rolled back, the '
@@ -147,12 +152,14 @@ def _command(args):
             from gate_cloud import upgrade_job
             return upgrade_job.run(args.series, args.upgrade_from)
         from gate_cloud import runner
+        names = [args.name] if args.command == 'phase' else args.only or []
+        unknown = [name for name in names if name not in runner.PHASES]
+        if unknown:
+            raise GateError('no phase %r (there are: %s)' % (
+                unknown[0], ', '.join(runner.PHASES)))
         if args.command == 'phase':
-            if args.name not in runner.PHASES:
-                raise GateError('no phase %r (there are: %s)' % (
-                    args.name, ', '.join(runner.PHASES)))
             return runner.phase(args.name)
-        return runner.run(args.series)
+        return runner.run(args.series, args.only)
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)
         return 1
