@@ -78,10 +78,18 @@ def journal(unit, cursor=None):
     last = entries[-1]['__CURSOR'] if entries else cursor
     if cursor is None:
         return last, []
-    return last, [(int(e.get('PRIORITY', 6)),
-                   ANSI.sub('', str(e.get('MESSAGE', ''))))
+    return last, [(int(e.get('PRIORITY', 6)), _message(e))
                   for e in entries
                   if e.get('SYSLOG_IDENTIFIER') != 'systemd']
+
+
+def _message(entry):
+    """An entry's text: journalctl's JSON gives a message holding control
+    characters (devstack's colours) as its bytes, a list of numbers."""
+    message = entry.get('MESSAGE', '')
+    if isinstance(message, list):
+        message = bytes(message).decode('utf-8', 'replace')
+    return ANSI.sub('', str(message))
 
 
 def logged_queries(records, request_id):

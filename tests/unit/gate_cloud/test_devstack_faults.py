@@ -122,6 +122,17 @@ def test_journal_gives_the_reporters_records_after_the_mark(
     assert (mark, records) == ('c3', [FAILED])
 
 
+def test_a_coloured_line_comes_as_bytes_and_is_read_as_text(
+        fake_journalctl):
+    # journalctl -o json gives a message with control characters as a
+    # list of its bytes; devstack colours its services' lines.
+    coloured = '\x1b[01;35m%s\x1b[00m' % FAILED[1]
+    fake_journalctl([{'PRIORITY': '6', 'MESSAGE': 'start'},
+                     {'PRIORITY': '3',
+                      'MESSAGE': list(coloured.encode('utf-8'))}])
+    assert node.journal('devstack@placement-api', 'c0')[1] == [FAILED]
+
+
 class _Node:
     """A stand-in for the container: runs the phase's module here."""
 
