@@ -44,6 +44,8 @@ VENV_BIN = '/opt/stack/data/venv/bin'
 #: Placement's unit: its request log (one line per request, with the
 #: global request id nova-scheduler sent) is in its journal.
 PLACEMENT = 'devstack@placement-api.service'
+#: oslo.log's level names as syslog priorities (journald's PRIORITY).
+LEVELS = {'CRITICAL': 2, 'ERROR': 3, 'WARNING': 4, 'INFO': 6, 'DEBUG': 7}
 #: devstack logs with colours (its logging_context_format_string).
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
@@ -78,9 +80,17 @@ def journal(unit, cursor=None):
     last = entries[-1]['__CURSOR'] if entries else cursor
     if cursor is None:
         return last, []
-    return last, [(int(e.get('PRIORITY', 6)), _message(e))
-                  for e in entries
-                  if e.get('SYSLOG_IDENTIFIER') != 'systemd']
+    records = []
+    for entry in entries:
+        if entry.get('SYSLOG_IDENTIFIER') == 'systemd':
+            continue
+        message = _message(entry)
+        # A program that logs to its standard output gets the unit's
+        # priority for every line; its own level leads the line.
+        level = message.split(' ', 1)[0]
+        records.append((LEVELS.get(level, int(entry.get('PRIORITY', 6))),
+                        message))
+    return last, records
 
 
 def _message(entry):

@@ -122,13 +122,25 @@ def test_journal_gives_the_reporters_records_after_the_mark(
     assert (mark, records) == ('c3', [FAILED])
 
 
+def test_a_line_written_to_standard_output_has_the_level_it_names(
+        fake_journalctl):
+    # The reporter logs to its standard output: journald gives every line
+    # the unit's priority (6); the line's own level word is the level.
+    fake_journalctl([{'PRIORITY': '6', 'MESSAGE': 'start'},
+                     {'PRIORITY': '6', 'MESSAGE': FAILED[1]},
+                     {'PRIORITY': '6', 'MESSAGE': DONE % 1}])
+    records = node.journal('devstack@image-type-reporter-1', 'c0')[1]
+    assert records == [FAILED, (6, DONE % 1)]
+    assert faults.severe(records) == [FAILED[1]]
+
+
 def test_a_coloured_line_comes_as_bytes_and_is_read_as_text(
         fake_journalctl):
     # journalctl -o json gives a message with control characters as a
     # list of its bytes; devstack colours its services' lines.
     coloured = '\x1b[01;35m%s\x1b[00m' % FAILED[1]
     fake_journalctl([{'PRIORITY': '6', 'MESSAGE': 'start'},
-                     {'PRIORITY': '3',
+                     {'PRIORITY': '6',
                       'MESSAGE': list(coloured.encode('utf-8'))}])
     assert node.journal('devstack@placement-api', 'c0')[1] == [FAILED]
 
