@@ -17,12 +17,13 @@ gate_cloud.devstack_figures``, root). With the filters off, then on
 (``[scheduler] filter_hosts_by_image_type_support`` in nova.conf and
 nova-scheduler's unit restarted; left on): the median API-to-ACTIVE time
 of ``BOOTS`` raw boots one after another, and nova-scheduler's resident
-memory after them (every process of its unit's control group). One
+memory after them (its unit's main process and every descendant). One
 ``[figures]`` line each, and the on/off ratio. They are printed, not
 judged: the goal (``GOAL_RATIO``) is the benchmarks', and one node's
 figures beside tempest's load are too noisy to fail a gate on.
 """
 
+import pathlib
 import statistics
 import sys
 import time
@@ -44,16 +45,26 @@ def set_filters(on):
 
 
 def rss_mib(unit):
-    """(resident MiB, processes) of every process of ``unit``'s control
-    group."""
-    group = node.run(['systemctl', 'show', '-p', 'ControlGroup', '--value',
-                      unit]).strip()
-    with open('/sys/fs/cgroup%s/cgroup.procs' % group) as f:
-        pids = [line.strip() for line in f if line.strip()]
+    """(resident MiB, processes) of ``unit``'s main process and every
+    descendant of it (nova-scheduler's workers)."""
+    parents = {}
+    for stat in pathlib.Path('/proc').glob('[0-9]*/stat'):
+        try:
+            fields = stat.read_text().rsplit(')', 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    pids = {node.main_pid(unit)}
+    while True:
+        more = {pid for pid, parent in parents.items()
+                if parent in pids} - pids
+        if not more:
+            break
+        pids |= more
     kib = 0
     for pid in pids:
         try:
-            with open('/proc/%s/status' % pid) as f:
+            with open('/proc/%d/status' % pid) as f:
                 kib += sum(int(line.split()[1]) for line in f
                            if line.startswith('VmRSS:'))
         except FileNotFoundError:  # gone meanwhile
