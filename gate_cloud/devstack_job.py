@@ -154,9 +154,11 @@ def _lay_out_root():
     stack = ROOTFS / 'opt/stack'
     stack.mkdir(parents=True, exist_ok=True)
     trees = ROOTFS / TREES.lstrip('/')
-    devstack = sources.unpack(sources.snapshot(
-        sources.SERIES[SERIES]['snapshots']['devstack']), trees)
+    archive = sources.snapshot(sources.SERIES[SERIES]['snapshots'][
+        'devstack'])
+    devstack = sources.unpack(archive, trees)
     shutil.copytree(devstack, stack / 'devstack', symlinks=True)
+    sources.commit_snapshot(stack / 'devstack', archive)
     # tempest's job definitions (devstack-tempest), for local.conf.
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)

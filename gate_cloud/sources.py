@@ -31,6 +31,7 @@ A series names its releases once (``SERIES``); the gate and the upgrade
 job read them from here.
 """
 
+import os
 import pathlib
 import re
 import shutil
@@ -139,6 +140,26 @@ def _bare_repository(tree, dest, branch, tag=None, then=None):
                     ', '.join('%s %s to %s' % r for r in why)])
     shutil.rmtree(dest, ignore_errors=True)
     _git(git + ['clone', '-q', '--bare', str(tree), str(dest)])
+
+
+def commit_snapshot(tree, archive):
+    """Make ``tree`` (unpacked from a ``git archive`` snapshot) a git
+    repository of one commit that names the upstream commit (the
+    archive's pax comment) at its date: devstack prints its own tree's
+    last commit ("Change:"), as a Zuul checkout has it."""
+    with tarfile.open(archive) as tar:
+        upstream = tar.pax_headers.get('comment', 'unknown commit')
+        when = '@%d' % tar.next().mtime
+    env = dict(os.environ, GIT_AUTHOR_DATE=when, GIT_COMMITTER_DATE=when)
+    git = ['git'] + _IDENTITY + ['-C', str(tree)]
+    for argv in (['init', '-q', '-b', 'master'], ['add', '-A', '-f', '.'],
+                 ['commit', '-q', '-m', 'Snapshot of %s at %s'
+                  % (pathlib.Path(archive).name, upstream)]):
+        result = subprocess.run(git + argv, capture_output=True, text=True,
+                                timeout=600, env=env)
+        if result.returncode != 0:
+            raise GateError('git %s in %s failed: %s' % (
+                argv[0], tree, result.stderr.strip()[-300:]))
 
 
 def _git(argv):

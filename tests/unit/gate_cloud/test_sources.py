@@ -95,3 +95,29 @@ def test_a_pin_the_pinned_set_cannot_raise_is_refused():
         sources.raise_constraints('keystoneauth1===5.15.0\n',
                                   {'keystoneauth1': '5.16.0'},
                                   {'keystoneauth1': '5.15.0'})
+
+
+def test_a_snapshot_tree_is_one_commit_naming_its_upstream_commit(tmp_path):
+    """devstack prints its tree's last commit ("Change:"): the snapshot's
+    upstream commit (git archive's pax comment), at its date."""
+    commit = '493835a61a996731a7031861f80c7629acd5d6f2'
+    (tmp_path / 'devstack').mkdir()
+    (tmp_path / 'devstack' / 'stack.sh').write_text('#!/bin/bash\n')
+    archive = tmp_path / 'devstack-master-493835a61a.tar.gz'
+    with tarfile.open(archive, 'w:gz', format=tarfile.PAX_FORMAT,
+                      pax_headers={'comment': commit}) as tar:
+        for path in ('devstack', 'devstack/stack.sh'):
+            info = tar.gettarinfo(tmp_path / path, arcname=path)
+            info.mtime = 1784320212
+            if info.isfile():
+                with open(tmp_path / path, 'rb') as f:
+                    tar.addfile(info, f)
+            else:
+                tar.addfile(info)
+    tree = sources.unpack(archive, tmp_path / 'out')
+    sources.commit_snapshot(tree, archive)
+    subject, date = git('-C', str(tree), 'log', '-1',
+                        '--format=%s|%ct').strip().split('|')
+    assert commit in subject and archive.name in subject
+    assert date == '1784320212'
+    assert git('-C', str(tree), 'status', '--porcelain').strip() == ''
