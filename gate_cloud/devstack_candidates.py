@@ -144,14 +144,5 @@ def run():
             cloud.delete_flavor(made['too-big'])
 
 
-def main():
-    try:
-        run()
-    except GateError as exc:
-        print('gate_cloud devstack candidates: %s' % exc, file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(node.phase_main('candidates', run))

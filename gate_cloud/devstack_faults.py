@@ -126,28 +126,29 @@ def judge_lines(unit, part, records):
     return len(said)
 
 
-def _wait_every(what, units, done, deadline):
+def wait_every(what, reporters, done, deadline, name=str):
+    """Poll ``done(reporter)`` each second until true for every one, or
+    raise naming ``what`` and those it is not true for."""
     end = time.monotonic() + deadline
-    pending = list(units)
+    pending = list(reporters)
     while True:
-        pending = [u for u in pending if not done(u)]
+        pending = [r for r in pending if not done(r)]
         if not pending:
             return
         if time.monotonic() > end:
-            raise GateError('%s: not within %ds for %s'
-                            % (what, deadline, ', '.join(pending)))
+            raise GateError('%s: not within %ds for %s' % (
+                what, deadline, ', '.join(sorted(map(name, pending)))))
         time.sleep(1)
 
 
 class BackgroundBoots(threading.Thread):
-    """Raw boots one after another for as long as the faults last; what
-    each ended in is kept (an outage may cost a boot). Its own client:
-    tokens are not shared across threads."""
+    """Boots one after another for as long as the faults last:
+    ``boot(n)`` makes the n-th to its end and gives its status; what each
+    ended in is kept (an outage may cost a boot)."""
 
-    def __init__(self, image_id, flavor_id):
+    def __init__(self, boot):
         super().__init__(daemon=True)
-        self.cloud, self.image_id = node.Cloud(), image_id
-        self.flavor_id = flavor_id
+        self.boot = boot
         self.stopping = threading.Event()
         self.results = []
 
@@ -156,9 +157,7 @@ class BackgroundBoots(threading.Thread):
         while not self.stopping.is_set():
             n += 1
             try:
-                server = self.cloud.boot('faults-bg-%d' % n, self.image_id,
-                                         self.flavor_id, ATTEMPT)
-                self.results.append(server['status'])
+                self.results.append(self.boot(n))
             except Exception as exc:  # refused while a part is down
                 self.results.append('refused: %s' % str(exc)[:80])
                 self.stopping.wait(3)
@@ -200,7 +199,7 @@ def one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
     marks = {u: node.journal(u)[0] for u in reporters}
     t0 = time.monotonic()
     node.run(['systemctl', 'stop', unit])
-    _wait_every('%s down: a reporter cycle during the outage' % part,
+    wait_every('%s down: a reporter cycle during the outage' % part,
                 reporters,
                 lambda u: ran_a_cycle_during(node.journal(u, marks[u])[1]),
                 HOLD_DEADLINE)
@@ -210,7 +209,7 @@ def one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
     node.run(['systemctl', 'start', unit])
     restarted = time.monotonic() - t1
     took = placed_right(cloud, images, flavor_id, part)
-    _wait_every('after %s: a reporter cycle with nothing failed' % part,
+    wait_every('after %s: a reporter cycle with nothing failed' % part,
                 reporters,
                 lambda u: in_sync_again(node.journal(u, up_marks[u])[1]),
                 SYNC_DEADLINE)
@@ -244,7 +243,10 @@ def run():
     images = {'raw': raw, 'qcow2': cloud.upload(
         'faults-qcow2', 'qcow2', node.image_file('qcow2'))}
     before = cloud.all_traits()
-    background = BackgroundBoots(images['raw'], flavor_id)
+    # Its own client: tokens are not shared across threads.
+    booting = node.Cloud()
+    background = BackgroundBoots(lambda n: booting.boot(
+        'faults-bg-%d' % n, images['raw'], flavor_id, ATTEMPT)['status'])
     background.start()
     results = []
     try:
@@ -267,14 +269,5 @@ def run():
     return {'faults': results, 'background_boots': done}
 
 
-def main():
-    try:
-        run()
-    except GateError as exc:
-        print('gate_cloud devstack faults: %s' % exc, file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(node.phase_main('faults', run))

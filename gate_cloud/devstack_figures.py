@@ -110,14 +110,5 @@ def run():
           flush=True)
 
 
-def main():
-    try:
-        run()
-    except GateError as exc:
-        print('gate_cloud devstack figures: %s' % exc, file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(node.phase_main('figures', run))

@@ -118,14 +118,5 @@ def run():
         set_enforce(True)
 
 
-def main():
-    try:
-        run()
-    except GateError as exc:
-        print('gate_cloud devstack log-only: %s' % exc, file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(node.phase_main('log-only', run))

@@ -25,6 +25,7 @@ import json
 import pathlib
 import re
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -113,6 +114,17 @@ def logged_queries(records, request_id):
         if sep and '/allocation_candidates?' in rest:
             out.append(rest.split('"', 1)[0].split(' ', 1)[0])
     return out
+
+
+def phase_main(name, run):
+    """A phase's ``__main__``: ``run()``, and a GateError as one line
+    naming the phase on standard error and exit 1."""
+    try:
+        run()
+    except GateError as exc:
+        print('gate_cloud devstack %s: %s' % (name, exc), file=sys.stderr)
+        return 1
+    return 0
 
 
 def wait_for(done, deadline, what):

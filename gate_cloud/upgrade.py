@@ -48,6 +48,7 @@ from gate_cloud import boot_stream
 from gate_cloud import cloud as cloud_mod
 from gate_cloud import content
 from gate_cloud import context
+from gate_cloud import devstack_faults
 from gate_cloud import faults
 from gate_cloud import layout
 from gate_cloud import logfiles
@@ -332,7 +333,7 @@ class Upgrade:
         end = time.monotonic() + REPORTER_SYNC_DEADLINE
         while time.monotonic() < end:
             records = faults.log_records(compute['service_log'], pid, mark)
-            if faults.in_sync_again(records):
+            if devstack_faults.in_sync_again(records):
                 return
             time.sleep(1)
         raise GateError('reporter %s on %s finished no cycle with nothing '

@@ -393,6 +393,7 @@ def oslo_log_lines(path, *pairs):
 
 
 def test_fault_phase_reads_one_reporters_lines_from_a_shared_log(tmp_path):
+    from gate_cloud import devstack_faults
     from gate_cloud import faults
     from gate_cloud import logfiles
     log = tmp_path / 'nova-compute-x-app.log'
@@ -406,26 +407,13 @@ def test_fault_phase_reads_one_reporters_lines_from_a_shared_log(tmp_path):
         'cycle(s)')
     assert pid != other
     records = faults.log_records(log, pid, mark)
-    assert faults.severe(records) == [
+    assert devstack_faults.severe(records) == [
         'sync failed, next attempt at the next interval: cannot reach '
         'Placement']
-    assert faults.ran_a_cycle_during(records)
-    assert faults.in_sync_again(records)
+    assert devstack_faults.ran_a_cycle_during(records)
+    assert devstack_faults.in_sync_again(records)
     assert faults.log_records(log, other, 0) and \
         faults.log_records(log, other, mark) == []
-
-
-def test_an_outage_is_held_until_a_cycle_ran_inside_it():
-    from gate_cloud import faults
-    done = ('INFO', 'sync done: 1 provider(s) checked, 0 changed, 0 '
-            'already in sync by query, 0 conflict(s) retried, 0 failed')
-    failed = ('INFO', done[1].replace(', 0 failed', ', 1 failed'))
-    # One finished cycle may have begun before the part went down.
-    assert not faults.ran_a_cycle_during([done])
-    assert faults.ran_a_cycle_during([done, done])
-    assert faults.ran_a_cycle_during([('ERROR', 'provider u: answered 500'),
-                                      failed])
-    assert not faults.in_sync_again([failed])
 
 
 def test_qemu_logs_the_cloud_left_move_into_its_logs(tmp_path):
