@@ -50,9 +50,9 @@ def main(argv=None):
     _series_option(run)
     run.add_argument('--phase', dest='only', action='append', default=None,
                      metavar='NAME',
-                     help='up, only this phase (repeatable; see '
-                          'gate_cloud/runner.py PHASES), down: no tempest, '
-                          'faults or figures')
+                     help='up, only this phase or suite (repeatable; see '
+                          'gate_cloud/runner.py PHASES and SUITES), down: '
+                          'nothing else')
     upgrade = sub.add_parser(
         'upgrade', help='up on the series before, upgraded to --series with '
                         'boots running, the filters rolled back, the '
@@ -153,10 +153,12 @@ def _command(args):
             return upgrade_job.run(args.series, args.upgrade_from)
         from gate_cloud import runner
         names = [args.name] if args.command == 'phase' else args.only or []
-        unknown = [name for name in names if name not in runner.PHASES]
+        known = list(runner.PHASES) + (
+            list(runner.SUITES) if args.command == 'run' else [])
+        unknown = [name for name in names if name not in known]
         if unknown:
             raise GateError('no phase %r (there are: %s)' % (
-                unknown[0], ', '.join(runner.PHASES)))
+                unknown[0], ', '.join(known)))
         if args.command == 'phase':
             return runner.phase(args.name)
         return runner.run(args.series, args.only)

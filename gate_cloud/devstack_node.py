@@ -12,8 +12,9 @@
 
 """The devstack node as the gate's phases see it, from inside.
 
-The phases run on the node itself (``devstack_job`` runs ``python3 -m
-gate_cloud.devstack_<phase>`` in the container, as root): ``systemctl``
+The phases run on the node itself (``devstack_job`` runs each phase's
+module, ``gate_cloud.devstack_faults`` and the others, with ``python3 -m``
+in the container, as root): ``systemctl``
 and ``journalctl`` are the node's, every service logs to the journal, and
 the cloud is devstack's: its admin from ``/etc/openstack/clouds.yaml``,
 the endpoints from Keystone's catalog, the image and flavor tempest boots
