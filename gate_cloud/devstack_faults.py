@@ -199,20 +199,24 @@ def one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
     marks = {u: node.journal(u)[0] for u in reporters}
     t0 = time.monotonic()
     node.run(['systemctl', 'stop', unit])
-    wait_every('%s down: a reporter cycle during the outage' % part,
-                reporters,
-                lambda u: ran_a_cycle_during(node.journal(u, marks[u])[1]),
-                HOLD_DEADLINE)
-    held = time.monotonic() - t0
-    up_marks = {u: node.journal(u)[0] for u in reporters}
-    t1 = time.monotonic()
-    node.run(['systemctl', 'start', unit])
-    restarted = time.monotonic() - t1
+    try:
+        wait_every('%s down: a reporter cycle during the outage' % part,
+                   reporters,
+                   lambda u: ran_a_cycle_during(node.journal(u, marks[u])[1]),
+                   HOLD_DEADLINE)
+    finally:
+        # Started again whatever happened: the phases after this one
+        # (and a kept cloud) need it.
+        held = time.monotonic() - t0
+        up_marks = {u: node.journal(u)[0] for u in reporters}
+        t1 = time.monotonic()
+        node.run(['systemctl', 'start', unit])
+        restarted = time.monotonic() - t1
     took = placed_right(cloud, images, flavor_id, part)
     wait_every('after %s: a reporter cycle with nothing failed' % part,
-                reporters,
-                lambda u: in_sync_again(node.journal(u, up_marks[u])[1]),
-                SYNC_DEADLINE)
+               reporters,
+               lambda u: in_sync_again(node.journal(u, up_marks[u])[1]),
+               SYNC_DEADLINE)
     lines = {}
     for u in reporters:
         if node.main_pid(u) != pids[u]:
