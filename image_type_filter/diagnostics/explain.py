@@ -17,20 +17,10 @@ debug logs: a host is left out because it lacks a required trait (and which
 formats it does boot), has a forbidden one, or lacks capacity.
 """
 
-import dataclasses
-
 from image_type_common import image_types
+from image_type_filter.diagnostics import verdicts as verdicts_mod
 
-CANDIDATE, EXCLUDED = 'candidate', 'excluded'
 MAX_HOSTS_IN_REASON = 3
-
-
-@dataclasses.dataclass
-class Verdict:
-    name: str
-    uuid: str
-    result: str
-    reasons: list
 
 
 class Capacity:
@@ -134,7 +124,8 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
     verdicts = []
     for host in sorted(survey.hosts.values(), key=lambda h: h.name):
         if host.uuid in candidate_uuids:
-            verdicts.append(Verdict(host.name, host.uuid, CANDIDATE, []))
+            verdicts.append(verdicts_mod.Verdict(
+                host.name, host.uuid, verdicts_mod.CANDIDATE, []))
             continue
         reasons = []
         for trait in sorted(required):
@@ -156,6 +147,7 @@ def explain(client, survey, spec, candidate_uuids, describe_trait=None):
         if not reasons:
             reasons.append('left out by Placement for another constraint '
                            '(nested or shared resources)')
-        verdicts.append(Verdict(host.name, host.uuid, EXCLUDED, reasons))
-    verdicts.sort(key=lambda v: (v.result != CANDIDATE, v.name))
+        verdicts.append(verdicts_mod.Verdict(
+            host.name, host.uuid, verdicts_mod.EXCLUDED, reasons))
+    verdicts.sort(key=lambda v: (v.result != verdicts_mod.CANDIDATE, v.name))
     return verdicts
