@@ -19,10 +19,9 @@ with one warning per attempt. Every request has a timeout (``timeout``,
 default 30 s here; keystoneauth1's own default is none).
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import keystoneauth
 
 placement_group = cfg.OptGroup(
     'placement', title='Placement service options',
@@ -35,7 +34,6 @@ DEFAULT_SERVICE_TYPE = 'placement'
 #: (``connect_retries``) and after a 502/503/504 answer
 #: (``status_code_retries``); its own default is none.
 DEFAULT_RETRIES = 3
-RETRY_OPTIONS = ('connect_retries', 'status_code_retries')
 #: Seconds one Placement request may take (keystoneauth1's ``timeout``,
 #: which is unbounded by default): a Placement that accepts the connection
 #: and never answers ends every command with one line instead of a hang.
@@ -43,36 +41,18 @@ DEFAULT_TIMEOUT = 30
 
 
 def register_opts(conf):
-    conf.register_group(fresh_group(placement_group))
-    ks_loading.register_session_conf_options(conf, placement_group.name)
-    ks_loading.register_auth_conf_options(conf, placement_group.name)
-    ks_loading.register_adapter_conf_options(
-        conf, placement_group.name, include_deprecated=False)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
-                     group=placement_group.name)
-    conf.set_default('valid_interfaces', ['internal', 'public'],
-                     group=placement_group.name)
-    conf.set_default('timeout', DEFAULT_TIMEOUT, group=placement_group.name)
-    for name in RETRY_OPTIONS:
-        conf.set_default(name, DEFAULT_RETRIES, group=placement_group.name)
-    conf.set_default('retriable_status_codes', [502, 503, 504],
-                     group=placement_group.name)
+    keystoneauth.register_opts(conf, placement_group, DEFAULT_SERVICE_TYPE,
+                               DEFAULT_TIMEOUT, DEFAULT_RETRIES)
 
 
 def apply_retries(adapter):
     """The same retries on an adapter these options did not build
     (openstacksdk's placement proxy, from clouds.yaml or ``OS_*``), where
     its own configuration left them unset."""
-    for name in RETRY_OPTIONS:
+    for name in keystoneauth.RETRY_OPTIONS:
         if getattr(adapter, name, None) is None:
             setattr(adapter, name, DEFAULT_RETRIES)
 
 
 def list_opts():
-    opts = (ks_loading.get_session_conf_options()
-            + ks_loading.get_auth_common_conf_options()
-            + ks_loading.get_auth_plugin_conf_options('password')
-            + ks_loading.get_auth_plugin_conf_options('admin_token')
-            + ks_loading.get_adapter_conf_options(include_deprecated=False))
-    unique = {opt.dest: opt for opt in opts}
-    return {placement_group: sorted(unique.values(), key=lambda o: o.dest)}
+    return keystoneauth.list_opts(placement_group, 'password', 'admin_token')

@@ -20,10 +20,9 @@ Every request has a timeout (``timeout``, 30 s here unless nova.conf sets
 one; keystoneauth1's own default, and so nova-compute's, is none).
 """
 
-from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import keystoneauth
 
 ironic_group = cfg.OptGroup(
     'ironic', title='Ironic (Bare Metal) service options',
@@ -42,29 +41,9 @@ DEFAULT_TIMEOUT = 30
 
 
 def register_opts(conf):
-    conf.register_group(fresh_group(ironic_group))
-    ks_loading.register_session_conf_options(conf, ironic_group.name)
-    ks_loading.register_auth_conf_options(conf, ironic_group.name)
-    ks_loading.register_adapter_conf_options(
-        conf, ironic_group.name, include_deprecated=False)
-    conf.set_default('service_type', DEFAULT_SERVICE_TYPE,
-                     group=ironic_group.name)
-    conf.set_default('valid_interfaces', ['internal', 'public'],
-                     group=ironic_group.name)
-    conf.set_default('timeout', DEFAULT_TIMEOUT, group=ironic_group.name)
-    conf.set_default('connect_retries', DEFAULT_RETRIES,
-                     group=ironic_group.name)
-    conf.set_default('status_code_retries', DEFAULT_RETRIES,
-                     group=ironic_group.name)
-    conf.set_default('retriable_status_codes', [502, 503, 504],
-                     group=ironic_group.name)
+    keystoneauth.register_opts(conf, ironic_group, DEFAULT_SERVICE_TYPE,
+                               DEFAULT_TIMEOUT, DEFAULT_RETRIES)
 
 
 def list_opts():
-    opts = (ks_loading.get_session_conf_options()
-            + ks_loading.get_auth_common_conf_options()
-            + ks_loading.get_auth_plugin_conf_options('password')
-            + ks_loading.get_auth_plugin_conf_options('none')
-            + ks_loading.get_adapter_conf_options(include_deprecated=False))
-    unique = {opt.dest: opt for opt in opts}
-    return {ironic_group: sorted(unique.values(), key=lambda o: o.dest)}
+    return keystoneauth.list_opts(ironic_group, 'password', 'none')
