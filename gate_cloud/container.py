@@ -105,6 +105,14 @@ def ensure_host_tools():
             _run(install, timeout=1200)
 
 
+def in_root_env():
+    """The environment of a program run in the new root (debootstrap's
+    second stage, chroot): this one without what names a path of this
+    machine (TMPDIR: CI points it at a directory the root does not
+    have)."""
+    return {k: v for k, v in os.environ.items() if k != 'TMPDIR'}
+
+
 def build_rootfs(root, log):
     """A Debian 12 root able to boot systemd and reach the registries.
 
@@ -118,7 +126,7 @@ def build_rootfs(root, log):
         rc = subprocess.run(
             ['debootstrap', '--variant=minbase',
              '--include=' + ','.join(INCLUDE), SUITE, str(partial),
-             _apt_mirror()], stdout=out, stderr=out,
+             _apt_mirror()], stdout=out, stderr=out, env=in_root_env(),
             timeout=DEBOOTSTRAP_TIMEOUT).returncode
     if rc != 0:
         raise GateError('debootstrap %s failed (exit %d): see %s'
@@ -131,7 +139,8 @@ def build_rootfs(root, log):
     if extra_cas.is_dir():
         shutil.copytree(extra_cas, partial / 'usr/local/share/ca-certificates',
                         dirs_exist_ok=True)
-        _run(['chroot', partial, 'update-ca-certificates'], timeout=300)
+        _run(['chroot', partial, 'update-ca-certificates'], timeout=300,
+             env=in_root_env())
     for conf in (pathlib.Path('/etc/pip.conf'),):
         if conf.exists():
             shutil.copy(conf, partial / 'etc' / conf.name)

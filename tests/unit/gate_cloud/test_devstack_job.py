@@ -12,6 +12,8 @@
 
 """What the devstack job reads from stack.sh's and tempest's output."""
 
+import subprocess
+
 import pytest
 
 from gate_cloud import devstack_job
@@ -90,3 +92,29 @@ def test_the_compute_tests_pass_alike_with_the_filters_off():
 def test_a_compute_test_lost_with_the_filters_off_fails_the_job():
     with pytest.raises(GateError, match='only on: ' + PEER):
         devstack_job.same_peer_tests(passed(PEER, PLUGIN), passed())
+
+
+def test_cis_tmpdir_never_reaches_a_program_run_in_the_new_root(
+        tmp_path, monkeypatch):
+    """CI sets TMPDIR to a directory of this machine; debootstrap's second
+    stage and chroot run in the new root, which has none (update-ca-
+    certificates' mktemp failed there)."""
+    from gate_cloud import container
+    monkeypatch.setenv('TMPDIR', str(tmp_path / 'ci-tmp'))
+    seen = []
+
+    def run(argv, **kwargs):
+        seen.append((argv[0], kwargs.get('env')))
+        partial = tmp_path / 'root.partial'
+        for sub in ('etc/apt/sources.list.d', 'etc/systemd/system',
+                    'usr/local/share'):
+            (partial / sub).mkdir(parents=True, exist_ok=True)
+        return subprocess.CompletedProcess(argv, 0, '', '')
+    monkeypatch.setattr(container.subprocess, 'run', run)
+    monkeypatch.setattr(container, '_apt_mirror', lambda: 'http://mirror')
+    container.build_rootfs(tmp_path / 'root', tmp_path / 'log')
+    in_root = [(prog, env) for prog, env in seen
+               if prog in ('debootstrap', 'chroot')]
+    assert [prog for prog, _ in in_root][0] == 'debootstrap'
+    for prog, env in in_root:
+        assert env is not None and 'TMPDIR' not in env, prog
