@@ -29,8 +29,9 @@ into with no extras, and ``-I`` (the installed wheel, never the checkout):
 ``bare``
     the base install alone, no Nova: the scheduler side's modules import,
     and each console script says in one line which list of the release
-    directory to install (``dependencies-cli.txt``), with exit code 2 (cliff and the rest of the cli extra are not installed;
-    oslo.config and keystoneauth1 bring PyYAML and requests).
+    directory to install (``dependencies-cli.txt``), with exit code 2
+    (cliff and the rest of the cli extra are not installed; oslo.config
+    and keystoneauth1 bring PyYAML and requests).
 
 One line per problem, exit 1 if any. Standard library only.
 """
