@@ -14,11 +14,11 @@
 
 The phases run on the node itself (``devstack_job`` runs each phase's
 module, ``gate_cloud.devstack_faults`` and the others, with ``python3 -m``
-in the container, as root): ``systemctl``
-and ``journalctl`` are the node's, every service logs to the journal, and
-the cloud is devstack's: its admin from ``/etc/openstack/clouds.yaml``,
-the endpoints from Keystone's catalog, the image and flavor tempest boots
-from tempest.conf. Standard library only, and the node's python3-yaml.
+in the container, as root): ``systemctl`` and ``journalctl`` are the
+node's, every service logs to the journal, and the cloud is devstack's:
+its admin from ``/etc/openstack/clouds.yaml``, the endpoints from
+Keystone's catalog, the image and flavor tempest boots from tempest.conf.
+Standard library only, and the node's python3-yaml.
 """
 
 import configparser
@@ -111,17 +111,17 @@ def logged_queries(records, request_id):
     for _, message in records:
         if request_id not in message or ' status: ' not in message:
             continue
-        _, sep, rest = message.partition('"GET ')
-        if sep and '/allocation_candidates?' in rest:
-            out.append(rest.split('"', 1)[0].split(' ', 1)[0])
+        _, sep, after = message.partition('"GET ')
+        if sep and '/allocation_candidates?' in after:
+            out.append(after.split('"', 1)[0].split(' ', 1)[0])
     return out
 
 
-def phase_main(name, run):
-    """A phase's ``__main__``: ``run()``, and a GateError as one line
+def phase_main(name, body):
+    """A phase's ``__main__``: ``body()``, and a GateError as one line
     naming the phase on standard error and exit 1."""
     try:
-        run()
+        body()
     except GateError as exc:
         print('gate_cloud devstack %s: %s' % (name, exc), file=sys.stderr)
         return 1
