@@ -35,7 +35,6 @@ request id (its request log, in the journal) and to where the server went:
 
 import subprocess
 import sys
-import time
 
 from gate_cloud import candidates
 from gate_cloud import devstack_node as node
@@ -73,13 +72,10 @@ def nova_release():
 
 
 def wait_trait(cloud, provider, trait, present):
-    end = time.monotonic() + TRAIT_DEADLINE
-    while (trait in cloud.all_traits().get(provider, ())) != present:
-        if time.monotonic() > end:
-            raise GateError('%s %s on %s after %ds' % (
-                trait, 'not' if present else 'still', provider,
-                TRAIT_DEADLINE))
-        time.sleep(1)
+    node.wait_for(
+        lambda: (trait in cloud.all_traits().get(provider, ())) == present,
+        TRAIT_DEADLINE, '%s %s on %s' % (
+            trait, 'on' if present else 'off', provider))
 
 
 def prove(cloud, label, image_id, flavor_id, expect, release):
