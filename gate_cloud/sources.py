@@ -28,13 +28,15 @@ pinned set (``gate_cloud/constraints/<series>.txt``), and the gate says
 so. Nothing else of the snapshot changes.
 
 A series names its releases once (``SERIES``); the gate and the upgrade
-job read them from here.
+job read them from here. The upgrade job serves two series from one
+``GIT_BASE``: each repository gets one branch per series (``master`` for
+2026.2, ``stable/2026.1`` for the series before), as devstack's and
+grenade's stackrc ask for them.
 """
 
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -59,6 +61,18 @@ SERIES = {
                    'glance': ('glance', '33.0.0'),
                    'neutron': ('neutron', '29.0.0'),
                    'tempest': ('tempest', '47.0.0')},
+    },
+    # grenade's base: devstack's stable branch clones every service from
+    # that branch; tempest and os-test-images are branchless (master).
+    '2026.1': {
+        'devstack_branch': 'stable/2026.1',
+        'snapshots': {'devstack': 'devstack-stable-2026.1-',
+                      'requirements': 'requirements-stable-2026.1-'},
+        'sdists': {'nova': ('nova', '33.0.2'),
+                   'placement': ('openstack-placement', '15.0.0'),
+                   'keystone': ('keystone', '29.1.0'),
+                   'glance': ('glance', '32.0.0'),
+                   'neutron': ('neutron', '28.0.2')},
     },
 }
 #: Git commits in these repositories carry this identity.
@@ -122,9 +136,10 @@ def _sdist_in(cache, name, version):
 
 
 def _bare_repository(tree, dest, branch, tag=None, then=None):
-    """Commit ``tree`` as one commit on ``branch`` of a new bare
-    repository ``dest`` (tagged ``tag``); ``then`` = (file, text, why)
-    writes one file anew in a second commit that says why."""
+    """Commit ``tree`` as one commit on ``branch`` (tagged ``tag``) of the
+    bare repository ``dest``, made unless it exists (another series'
+    branch is there); ``then`` = (file, text, why) writes one file anew in
+    a second commit that says why."""
     git = ['git'] + _IDENTITY
     _git(git + ['init', '-q', '-b', branch, str(tree)])
     _git(git + ['-C', str(tree), 'add', '-A', '-f', '.'])
@@ -138,7 +153,11 @@ def _bare_repository(tree, dest, branch, tag=None, then=None):
         _git(git + ['-C', str(tree), 'commit', '-q', '-a', '-m',
                     'Raise the pins the released services need: ' +
                     ', '.join('%s %s to %s' % r for r in why)])
-    shutil.rmtree(dest, ignore_errors=True)
+    if pathlib.Path(dest).exists():
+        # Another series' branch: the same repository, one more branch.
+        _git(git + ['-C', str(tree), 'push', '-q', '--follow-tags',
+                    str(dest), branch])
+        return
     _git(git + ['clone', '-q', '--bare', str(tree), str(dest)])
 
 
@@ -212,10 +231,12 @@ def raise_constraints(upper_constraints, bounds, pins):
 
 
 def make_git_base(series, git_base, cache, log):
-    """Fill ``git_base`` (``GIT_BASE``'s directory) with a bare
-    repository per service of ``series``, and devstack's, the requirements
-    repository's and os-test-images' beside them; return the pins raised
-    in upper-constraints as (name, old, new)."""
+    """Add to ``git_base`` (``GIT_BASE``'s directory) a branch of
+    ``series`` in a bare repository per service, and in devstack's, the
+    requirements repository's and os-test-images' beside them (made when
+    missing); return the pins raised in upper-constraints as (name, old,
+    new). The newest series comes first: a repository's first branch is
+    its HEAD."""
     spec = SERIES[series]
     branch = spec['devstack_branch']
     git_base = pathlib.Path(git_base) / 'openstack'

@@ -17,6 +17,7 @@ import tarfile
 
 import pytest
 
+from gate_cloud import series as pinned_sets
 from gate_cloud import sources
 from gate_cloud.processes import GateError
 
@@ -52,6 +53,26 @@ def test_a_release_becomes_a_tagged_branch_devstack_can_clone(tmp_path):
     assert git('-C', str(clone), 'describe', '--tags') == '34.0.0'
 
 
+def test_two_series_are_two_branches_of_one_repository(tmp_path):
+    """grenade's base devstack clones stable/2026.1 and its target
+    master, from the same GIT_BASE: each branch is its release."""
+    bare = tmp_path / 'base' / 'openstack' / 'nova.git'
+    for branch, version in (('master', '34.0.0'),
+                            ('stable/2026.1', '33.0.2')):
+        tree = sources.unpack(sdist(tmp_path / branch.replace('/', '-')),
+                              tmp_path / ('unpacked-' + version))
+        (tree / 'VERSION').write_text(version)
+        sources._bare_repository(tree, bare, branch, tag=version)
+    for branch, version in (('master', '34.0.0'),
+                            ('stable/2026.1', '33.0.2')):
+        clone = tmp_path / ('clone-' + version)
+        git('clone', '-q', '-b', branch, 'file://%s' % bare, str(clone))
+        assert (clone / 'VERSION').read_text() == version
+        assert git('-C', str(clone), 'describe', '--tags') == version
+    assert git('--git-dir', str(bare), 'symbolic-ref', 'HEAD') == (
+        'refs/heads/master')
+
+
 def test_an_archive_with_two_top_folders_is_refused(tmp_path):
     archive = tmp_path / 'two.tar.gz'
     with tarfile.open(archive, 'w:gz') as tar:
@@ -62,11 +83,25 @@ def test_an_archive_with_two_top_folders_is_refused(tmp_path):
         sources.unpack(archive, tmp_path / 'out')
 
 
-def test_every_series_names_each_service_once():
-    for spec in sources.SERIES.values():
-        assert {'nova', 'placement', 'keystone', 'glance', 'neutron',
-                'tempest'} <= set(spec['sdists'])
+def test_every_series_names_its_services_at_its_pinned_releases():
+    """Each series' sdists are the releases its pinned set names; the
+    branchless repositories (tempest, os-test-images) come from the
+    newest series alone, as devstack's stable branches clone master."""
+    for series, spec in sources.SERIES.items():
+        assert {'nova', 'placement', 'keystone', 'glance',
+                'neutron'} <= set(spec['sdists'])
         assert {'devstack', 'requirements'} <= set(spec['snapshots'])
+        pins = pinned_sets.pins(series)
+        for name, version in spec['sdists'].values():
+            if pinned_sets.canonical(name) in pins:
+                assert pins[pinned_sets.canonical(name)] == version, name
+    newest = [s for s in sources.SERIES
+              if sources.SERIES[s]['devstack_branch'] == 'master']
+    assert len(newest) == 1
+    branchless = [s for s in sources.SERIES
+                  if 'tempest' in sources.SERIES[s]['sdists']
+                  or 'os-test-images' in sources.SERIES[s]['snapshots']]
+    assert branchless == newest
 
 
 def test_a_pin_below_what_a_release_needs_is_raised_to_the_pinned_set():
