@@ -1,0 +1,91 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""devstack/upgrade/ (the grenade plugin) read by grenade's own functions.
+
+grenade comes from the unmodified snapshot in ``../shared/upstream``: its
+``inc/upgrade`` registers the projects and its ``inc/plugin`` loads the
+plugin's settings the way ``grenade.sh`` does, after grenade's own
+projects (whose settings register them when their services are on).
+"""
+
+import os
+import subprocess
+import tarfile
+
+import pytest
+
+from tests import helpers
+
+REPO = helpers.REPO
+UPSTREAM = os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
+SNAPSHOT = 'grenade-master-0a5e3bf3c3.tar.gz'
+
+HARNESS = r'''
+set -o errexit
+declare -A PLUGIN_DIR GITDIR
+source "$GRENADE/inc/upgrade"
+# grenade's own projects, as their settings register them.
+for project in keystone placement glance neutron nova; do
+    UPGRADE_PROJECTS+=" $project"
+    PLUGIN_DIR[$project]=$GRENADE/projects/$project
+done
+GITDIR[image-type-filter]=$PROJECT
+source "$PROJECT/devstack/upgrade/settings"
+echo "order:$UPGRADE_PROJECTS"
+echo "filter:${PLUGIN_DIR[image-type-filter]}"
+echo "reporter:${PLUGIN_DIR[image-type-reporter]}"
+'''
+
+
+@pytest.fixture
+def grenade(tmp_path):
+    path = os.path.join(UPSTREAM, SNAPSHOT)
+    if not os.path.exists(path):
+        if os.environ.get('CI'):
+            raise AssertionError('no grenade snapshot at %s' % path)
+        pytest.skip('no grenade snapshot at %s' % path)
+    with tarfile.open(path) as tar:
+        tar.extractall(tmp_path, filter='tar')
+    return tmp_path / 'grenade'
+
+
+def loaded(grenade):
+    out = subprocess.run(['bash', '-c', HARNESS], capture_output=True,
+                         text=True, timeout=60, check=True,
+                         env=dict(os.environ, GRENADE=str(grenade),
+                                  PROJECT=REPO)).stdout
+    return dict(line.split(':', 1) for line in out.splitlines())
+
+
+def test_filters_upgrade_before_nova_and_reporters_after(grenade):
+    """upgrade.rst's order: the filters' package is in the new release's
+    virtualenv before nova's step starts nova-scheduler from it; the
+    reporters start again after nova-compute."""
+    got = loaded(grenade)
+    order = got['order'].split()
+    assert order == ['keystone', 'placement', 'glance', 'neutron',
+                     'image-type-filter', 'nova', 'image-type-reporter']
+    assert got['filter'] == os.path.join(REPO, 'devstack', 'upgrade')
+    assert got['reporter'] == os.path.join(REPO, 'devstack', 'upgrade',
+                                           'reporter')
+
+
+def test_every_step_has_its_scripts():
+    """grenade runs upgrade.sh and shutdown.sh of each registered
+    directory, resources.sh where there is one: each is executable."""
+    for step in ('', 'reporter'):
+        for script in ('upgrade.sh', 'shutdown.sh'):
+            path = os.path.join(REPO, 'devstack', 'upgrade', step, script)
+            assert os.access(path, os.X_OK), path
+    assert os.access(os.path.join(REPO, 'devstack', 'upgrade',
+                                  'resources.sh'), os.X_OK)
