@@ -34,20 +34,34 @@ import copy
 import importlib.util
 import json
 import pathlib
+import re
 
 from gate_cloud.processes import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 JOB = 'image-type-filter-devstack'
+GRENADE_JOB = 'image-type-filter-grenade'
+#: roles/write-grenade-conf's defaults.
+GRENADE_TEMPEST_CONCURRENCY = 2
+GRENADE_TEST_TIMEOUT = 1200
+BRANCH_DEFAULTS = 'roles/configure-grenade-branches/defaults/main.yaml'
+#: What this machine changes in grenade's own settings, with the reason.
+GRENADE_MACHINE = {
+    # grenade's nova resource check pings its server's floating IP; the
+    # fake driver boots no guest to answer (and no guest image is
+    # reachable here). The gate runs this project's resources.sh itself,
+    # at the points grenade would (gate_cloud/grenade_job.py).
+    'VERIFY_RESOURCES': False,
+}
 #: The chain's root above devstack's jobs, defined in OpenStack's
 #: project-config (not in any tree here): its variables are the nodes'.
-EXTERNAL_ROOTS = ('openstack-multinode-fips',)
+EXTERNAL_ROOTS = ('openstack-multinode-fips', 'multinode')
 WRITER = 'roles/write-devstack-local-conf/library/devstack_local_conf.py'
 
 
-def machine(host_ip, image_url, git_base):
+def machine(host_ip, image_url, git_base, dest='/opt/stack'):
     """The facts of this machine that a Zuul node gets from Nodepool or
-    from its pre-run playbooks."""
+    from its pre-run playbooks (``dest``: the side's devstack ``DEST``)."""
     return {
         'devstack_localrc': {
             # Nodepool's private address: the container's veth address.
@@ -65,7 +79,7 @@ def machine(host_ip, image_url, git_base):
             # constraints of the requirements repository on disk, and an
             # image file made here instead of cirros' download site.
             'TEMPEST_VENV_UPPER_CONSTRAINTS':
-                '/opt/stack/requirements/upper-constraints.txt',
+                dest + '/requirements/upper-constraints.txt',
             'DOWNLOAD_DEFAULT_IMAGES': False,
             'IMAGE_URLS': image_url,
             # No kernel module here: OVS's userspace datapath.
@@ -89,17 +103,23 @@ def machine(host_ip, image_url, git_base):
     }
 
 
-def _job_files(devstack_tree, tempest_tree):
+def _job_files(devstack_tree, tempest_tree, grenade_tree=None):
     return ([pathlib.Path(devstack_tree) / '.zuul.yaml']
             + sorted((pathlib.Path(tempest_tree) / 'zuul.d').glob('*.yaml'))
+            + ([pathlib.Path(grenade_tree) / '.zuul.yaml'] if grenade_tree
+               else [])
             + [REPO / '.zuul.yaml'])
 
 
-def _jobs(files):
+def _yaml(path):
     import yaml  # the container's python3-yaml (see the module's doc)
+    return yaml.safe_load(pathlib.Path(path).read_text())
+
+
+def _jobs(files):
     jobs = {}
     for path in files:
-        for item in yaml.safe_load(path.read_text()) or ():
+        for item in _yaml(path) or ():
             job = item.get('job') if isinstance(item, dict) else None
             # The first definition without a branch matcher: the one a
             # master change runs.
@@ -120,16 +140,17 @@ def merge(base, child):
     return result
 
 
-def job_vars(devstack_tree, tempest_tree, job=JOB):
+def job_vars(devstack_tree, tempest_tree, job=JOB, grenade_tree=None):
     """The variables Zuul gives ``job``: its parents' merged with its
     own, root first, as far as the chain is defined in these files."""
-    jobs = _jobs(_job_files(devstack_tree, tempest_tree))
+    files = _job_files(devstack_tree, tempest_tree, grenade_tree)
+    jobs = _jobs(files)
     chain = []
     name = job
     while name and name not in EXTERNAL_ROOTS:
         if name not in jobs:
             raise GateError('no job %s in %s' % (name, ', '.join(
-                str(f) for f in _job_files(devstack_tree, tempest_tree))))
+                str(f) for f in files)))
         chain.append(jobs[name])
         name = jobs[name].get('parent')
     result = {}
@@ -159,6 +180,12 @@ def render(devstack_tree, tempest_tree, facts, path, job=JOB):
     """Write local.conf for ``job`` to ``path``; return the merged
     variables (the tempest run reads its own from them)."""
     variables = merge(job_vars(devstack_tree, tempest_tree, job), facts)
+    _write(devstack_tree, variables, path)
+    return variables
+
+
+def _write(devstack_tree, variables, path):
+    """local.conf from the merged variables, by devstack's own writer."""
     wanted = {key: variables.get(key) or {} for key in (
         'devstack_localrc', 'devstack_local_conf', 'devstack_services',
         'devstack_plugins')}
@@ -172,7 +199,80 @@ def render(devstack_tree, tempest_tree, facts, path, job=JOB):
         dict(wanted['devstack_services']), wanted['devstack_plugins'],
         None, None, None, None)
     writer.write(str(path))
+
+
+#: grenade's devstack_bases, as its grenade-base job names them: Jinja
+#: the job's values refer to.
+BASES = re.compile(r'\{\{\s*devstack_bases\.(\w+)\s*\}\}')
+
+
+def _bases(value, bases):
+    if isinstance(value, dict):
+        return {key: _bases(item, bases) for key, item in value.items()}
+    if isinstance(value, str):
+        return BASES.sub(lambda m: bases[m.group(1)], value)
+    return value
+
+
+def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
+                   root='/'):
+    """What the grenade job's pre-run writes: each side's local.conf
+    (its ``devstack_localrc`` is ``grenade_devstack_localrc``'s shared
+    values combined with the side's own, as grenade's pre.yaml does) and
+    grenade's ``localrc`` and ``pluginrc`` (roles/write-grenade-conf).
+    ``trees``: the devstack (target), tempest and grenade trees; ``root``:
+    where the node's ``/`` is. Return the merged variables."""
+    devstack_tree, tempest_tree, grenade_tree = trees
+    variables = job_vars(devstack_tree, tempest_tree, job, grenade_tree)
+    variables = _bases(variables, variables['devstack_bases'])
+    bases = variables['devstack_bases']
+    root = pathlib.Path(root)
+    grenade = variables.get('grenade_devstack_localrc') or {}
+    for side in ('old', 'new'):
+        facts = machine(host_ip, image_url, git_base, bases[side])
+        localrc = dict(grenade.get('shared') or {})
+        localrc.update(grenade.get(side) or {})
+        side_vars = merge(dict(variables, devstack_localrc=localrc), facts)
+        _write(devstack_tree, side_vars,
+               root / bases[side].lstrip('/') / 'devstack' / 'local.conf')
+    defaults = _yaml(pathlib.Path(grenade_tree) / BRANCH_DEFAULTS)
+    branches = {
+        'from': variables.get('grenade_from_branch',
+                              defaults['grenade_from_branch']),
+        'to': variables.get('grenade_to_branch',
+                            defaults['grenade_to_branch'])}
+    grenade_dir = root / bases['new'].lstrip('/') / 'grenade'
+    (grenade_dir / 'localrc').write_text(
+        grenade_localrc(bases['shared'], branches, merge(
+            variables.get('grenade_localrc') or {}, GRENADE_MACHINE)))
+    (grenade_dir / 'pluginrc').write_text(
+        ''.join('enable_grenade_plugin %s %s\n' % item for item in
+                (variables.get('devstack_plugins') or {}).items()))
     return variables
+
+
+def grenade_localrc(base_dir, branches, extra):
+    """grenade's localrc as roles/write-grenade-conf's template writes
+    it (no Jinja here: the container's python3 has none; a unit test
+    holds these lines to the template's)."""
+    lines = [
+        'BASE_RELEASE=old',
+        'BASE_RELEASE_DIR=%s/$BASE_RELEASE' % base_dir,
+        'BASE_DEVSTACK_DIR=$BASE_RELEASE_DIR/devstack',
+        'BASE_DEVSTACK_BRANCH=%s' % branches['from'],
+        'TARGET_RELEASE=new',
+        'TARGET_RELEASE_DIR=%s/$TARGET_RELEASE' % base_dir,
+        'TARGET_DEVSTACK_DIR=$TARGET_RELEASE_DIR/devstack',
+        'TARGET_DEVSTACK_BRANCH=%s' % branches['to'],
+        'TARGET_RUN_SMOKE=False',
+        'SAVE_DIR=$BASE_RELEASE_DIR/save',
+        'TEMPEST_CONCURRENCY=%d' % GRENADE_TEMPEST_CONCURRENCY,
+        'export OS_TEST_TIMEOUT=%d' % GRENADE_TEST_TIMEOUT,
+        'VERBOSE=False',
+        'PLUGIN_DIR=$TARGET_RELEASE_DIR',
+        '# Additional variables',
+    ] + ['%s=%s' % item for item in extra.items()]
+    return '\n'.join(lines) + '\n'
 
 
 def main(argv=None):
@@ -180,12 +280,21 @@ def main(argv=None):
         prog='python3 -m gate_cloud.localconf',
         description='Write local.conf for the job; print its variables '
                     'as JSON.')
+    parser.add_argument('--grenade', metavar='TREE',
+                        help="the grenade job's files instead: PATH is "
+                        "ignored, each side's local.conf and grenade's "
+                        "localrc are written where the job puts them")
     for name in ('devstack', 'tempest', 'path', 'host_ip', 'image_url',
                  'git_base'):
         parser.add_argument(name)
     args = parser.parse_args(argv)
-    variables = render(args.devstack, args.tempest, machine(
-        args.host_ip, args.image_url, args.git_base), args.path)
+    if args.grenade:
+        variables = render_grenade(
+            (args.devstack, args.tempest, args.grenade), args.host_ip,
+            args.image_url, args.git_base)
+    else:
+        variables = render(args.devstack, args.tempest, machine(
+            args.host_ip, args.image_url, args.git_base), args.path)
     print(json.dumps(variables))
     return 0
 

@@ -106,3 +106,67 @@ def test_merge_is_zuuls():
     assert localconf.merge(parent, child) == {
         'a': {'x': 1, 'y': 3}, 'b': [2], 'c': 'p', 'd': True}
     assert parent['a'] == {'x': 1, 'y': 2}
+
+
+@pytest.fixture(scope='module')
+def grenade_tree(tmp_path_factory):
+    try:
+        archive = sources.snapshot('grenade-')
+    except GateError as exc:
+        if os.environ.get('CI'):
+            raise
+        pytest.skip('no grenade snapshot here: %s' % exc)
+    return sources.unpack(archive, tmp_path_factory.mktemp('grenade'))
+
+
+def rendered_grenade(trees, grenade_tree, tmp_path):
+    for side in ('old', 'new'):
+        (tmp_path / 'opt/stack' / side / 'devstack').mkdir(parents=True)
+    (tmp_path / 'opt/stack/new/grenade').mkdir()
+    variables = localconf.render_grenade(
+        (trees[0], trees[1], grenade_tree), '10.254.253.2',
+        'file:///opt/img.raw', '/opt/git', root=tmp_path)
+    return variables, {
+        side: (tmp_path / 'opt/stack' / side / 'devstack' /
+               'local.conf').read_text().splitlines()
+        for side in ('old', 'new')}
+
+
+def test_grenade_sides_get_the_project_plugin_and_their_own_dest(
+        trees, grenade_tree, tmp_path):
+    """grenade's pre-run: each side's localrc is grenade_devstack_localrc's
+    shared values and the side's own, services and plugins shared."""
+    variables, sides = rendered_grenade(trees, grenade_tree, tmp_path)
+    for side, lines in sides.items():
+        assert 'DEST="/opt/stack/%s"' % side in lines
+        assert ('TEMPEST_VENV_UPPER_CONSTRAINTS="/opt/stack/%s/requirements/'
+                'upper-constraints.txt"' % side) in lines
+        assert 'VIRT_DRIVER="fake"' in lines
+        assert 'IMAGE_TYPE_FILTER_ENABLED="True"' in lines
+        assert ('enable_plugin image-type-filter '
+                'https://opendev.org/x/image-type-filter') in lines
+        assert 'disable_service c-vol' in lines
+        assert 'filter_hosts_by_image_type_support = True' in lines
+        # No Jinja left from grenade's job.
+        assert not [line for line in lines if '{{' in line]
+    assert variables['grenade_from_branch'] == 'stable/2026.1'
+
+
+def test_grenade_localrc_holds_the_template_s_lines(trees, grenade_tree,
+                                                    tmp_path):
+    """Every setting roles/write-grenade-conf's template writes is in
+    ours, with the job's branches and this project's grenade plugin."""
+    rendered_grenade(trees, grenade_tree, tmp_path)
+    grenade = tmp_path / 'opt/stack/new/grenade'
+    ours = (grenade / 'localrc').read_text()
+    template = (grenade_tree / 'roles/write-grenade-conf/templates/'
+                'localrc.j2').read_text()
+    names = re.findall(r'^(?:export )?([A-Z_]+)=', template, re.M)
+    assert len(names) > 10
+    for name in names:
+        assert re.search(r'^(?:export )?%s=' % name, ours, re.M), name
+    assert 'BASE_DEVSTACK_BRANCH=stable/2026.1' in ours.splitlines()
+    assert 'VERIFY_RESOURCES=False' in ours.splitlines()
+    assert ('enable_grenade_plugin image-type-filter '
+            'https://opendev.org/x/image-type-filter') in (
+        grenade / 'pluginrc').read_text().splitlines()
