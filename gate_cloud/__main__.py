@@ -101,6 +101,17 @@ def main(argv=None):
     ds_phase.add_argument('name', help='the phase')
     ds_sub.add_parser('down', help='stop the container, remove its rules')
     ds_sub.add_parser('shell', help='a shell as the stack user in it')
+    gr = sub.add_parser(
+        'grenade', help='the upgrade job on grenade in the same container '
+                        '(gate_cloud/grenade_job.py); `devstack shell` and '
+                        '`devstack down` reach a kept one')
+    gr_sub = gr.add_subparsers(dest='action', required=True)
+    gr_run = gr_sub.add_parser('run', help='base stack.sh (2026.1), '
+                                           'grenade to 2026.2, down')
+    gr_run.add_argument('--keep', action='store_true',
+                        help='leave the container running')
+    gr_sub.add_parser('prepare', help='only the host tools, the base root '
+                                      'and both series\' sdists')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
@@ -134,6 +145,12 @@ def _command(args):
                 print('# stop it: python3 -m gate_cloud down')
             else:
                 cloud.down()
+            return 0
+        if args.command == 'grenade':
+            from gate_cloud import grenade_job
+            if args.action == 'run':
+                return grenade_job.run(keep=args.keep)
+            grenade_job.prepare()
             return 0
         if args.command == 'devstack':
             from gate_cloud import devstack_job

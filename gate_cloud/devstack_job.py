@@ -187,24 +187,26 @@ def _render(box):
     return json.loads(result.stdout)
 
 
-def _stack(box, started):
-    box.run(['/opt/stack/devstack/tools/create-stack-user.sh'],
-            timeout=300)
+def _stack(box, started, devstack='/opt/stack/devstack',
+           logs='/opt/stack/logs'):
+    """stack.sh in ``devstack`` as the stack user; devstack's closing
+    lines printed (its summary log is in ``logs``)."""
+    box.run([devstack + '/tools/create-stack-user.sh'], timeout=300)
     # GIT_BASE's repositories too: git refuses to read another user's.
     box.run(['chown', '-R', 'stack:stack', '/opt/stack', GIT_BASE],
             timeout=300)
     log = LOGS / 'stack.log'
     with open(log, 'wb') as out:
         rc = subprocess.run(
-            box.command(['bash', '-c', 'cd /opt/stack/devstack && '
-                         './stack.sh'], user='stack'),
+            box.command(['bash', '-c', 'cd %s && ./stack.sh' % devstack],
+                        user='stack'),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=STACK_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
     # devstack writes its progress lines ("stack.sh completed in N
     # seconds" among them) to the summary log beside $LOGFILE, the rest to
     # its standard output.
-    summaries = sorted(box.path('/opt/stack/logs').glob('*.summary.*'),
+    summaries = sorted(box.path(logs).glob('*.summary*'),
                        key=lambda p: p.stat().st_mtime)
     summary = (summaries[-1].read_text(errors='replace').splitlines()
                if summaries else [])

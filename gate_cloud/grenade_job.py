@@ -1,0 +1,238 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The upgrade job on grenade: 2026.1 to 2026.2 with boots running.
+
+``python3 -m gate_cloud grenade run`` does what Zuul does for
+``image-type-filter-grenade`` on one node, in the gate's systemd
+container (``container.py``):
+
+1. the base and target trees where grenade's pre-run puts them
+   (``/opt/stack/old``, ``/opt/stack/new``): devstack stable/2026.1 and
+   master from ``../shared/upstream/``, one ``GIT_BASE`` repository per
+   service with a branch per series (``sources.py``), this checkout on
+   both sides, grenade in ``/opt/stack/new/grenade``;
+2. each side's local.conf and grenade's localrc and pluginrc rendered
+   from the job (``localconf.render_grenade``); the base's ``stack.sh``;
+3. this project's ``resources.sh create`` and ``verify pre-upgrade``, a
+   stream of boots started on the node (``grenade_boots.py``), grenade's
+   base part (``grenade.sh -b``: its state saved, every service shut
+   down), ``verify_noapi``, grenade's target part (``grenade.sh -t``:
+   each project's ``upgrade.sh``, this project's included), ``verify
+   post-upgrade`` and ``destroy``. grenade itself runs these phases only
+   with ``VERIFY_RESOURCES``, which also runs nova's, and nova's pings a
+   guest the fake driver never boots (``localconf.GRENADE_MACHINE``);
+4. the boot stream stopped and judged: a boot the filters send to a host
+   that cannot boot it, or refuse though a host boots it, fails the job;
+   any other failure while grenade ran is counted as refused during a
+   restart;
+5. the container stopped, pass or fail (``--keep`` leaves it running).
+"""
+
+import json
+import pathlib
+import shutil
+import subprocess
+import time
+
+from gate_cloud import container
+from gate_cloud import devstack_job as gate
+from gate_cloud import grenade_boots
+from gate_cloud import sources
+from gate_cloud.processes import GateError
+
+SERIES = ('2026.2', '2026.1')
+BASES = {'old': '/opt/stack/old', 'new': '/opt/stack/new'}
+GRENADE_DIR = BASES['new'] + '/grenade'
+GRENADE_TIMEOUT = 5400
+#: This project's resources.sh, as grenade's PLUGIN_DIR finds it.
+RESOURCES = BASES['new'] + '/image-type-filter/devstack/upgrade/resources.sh'
+#: Trees the project's own tree does not bring, cloned on both sides as
+#: Zuul's required-projects are (devstack's plugins among them).
+PLACED = ('neutron',)
+#: grenade's closing lines, printed as they are.
+CLOSING = ('grenade.sh completed in', 'Grenade has completed')
+
+
+def prepare(log=None):
+    gate.prepare(log)
+    for series in SERIES:
+        sources.download_sdists(series, gate.STATE / 'sdists',
+                                log or gate.LOGS / 'prepare.log')
+
+
+def _snapshot_tree(prefix, dest):
+    """An upstream snapshot as a one-commit repository at ``dest``."""
+    archive = sources.snapshot(prefix)
+    scratch = gate.ROOTFS / 'opt/gate-trees/unpacked'
+    tree = sources.unpack(archive, scratch / pathlib.Path(dest).name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(tree), str(dest))
+    sources.commit_snapshot(dest, archive)
+
+
+def _clone(repository, branch, dest):
+    subprocess.run(['git', '-c', 'safe.directory=*', 'clone', '-q', '-b',
+                    branch, 'file://%s' % repository, str(dest)],
+                   check=True, capture_output=True, timeout=600)
+
+
+def _lay_out_root():
+    if gate.ROOTFS.exists():
+        subprocess.run(['rm', '-rf', '--one-file-system', str(gate.ROOTFS)],
+                       check=True, timeout=600)
+    subprocess.run(['cp', '-a', '--reflink=auto', str(gate.BASE_ROOTFS),
+                    str(gate.ROOTFS)], check=True, timeout=1200)
+    git_base = gate.ROOTFS / gate.GIT_BASE.lstrip('/')
+    for series in SERIES:
+        for name, old, new in sources.make_git_base(
+                series, git_base, gate.STATE / 'sdists',
+                gate.LOGS / 'prepare.log'):
+            print('upper-constraints (%s): %s %s raised to %s (a release '
+                  'needs it)' % (series, name, old, new))
+    trees = gate.ROOTFS / gate.TREES.lstrip('/')
+    spec = {s: sources.SERIES[s]['snapshots'] for s in SERIES}
+    sources.unpack(sources.snapshot(spec['2026.2']['devstack']), trees)
+    sources.unpack(sources.download_sdists(
+        '2026.2', gate.STATE / 'sdists', gate.LOGS / 'prepare.log')[
+            'tempest'], trees)
+    for side, series in (('old', '2026.1'), ('new', '2026.2')):
+        base = gate.ROOTFS / BASES[side].lstrip('/')
+        _snapshot_tree(spec[series]['devstack'], base / 'devstack')
+        gate._project_tree(base / 'image-type-filter')
+        for name in PLACED:
+            _clone(git_base / 'openstack' / (name + '.git'),
+                   sources.SERIES[series]['devstack_branch'], base / name)
+    _snapshot_tree('grenade-', gate.ROOTFS / GRENADE_DIR.lstrip('/'))
+    (gate.ROOTFS / 'opt/stack/save').mkdir(parents=True, exist_ok=True)
+    image = gate.ROOTFS / gate.IMAGE.lstrip('/')
+    image.parent.mkdir(parents=True, exist_ok=True)
+    with open(image, 'wb') as out:
+        out.truncate(16 * 1024 * 1024)
+    local_sh = gate.ROOTFS / BASES['old'].lstrip('/') / 'devstack/local.sh'
+    local_sh.write_text(gate.LOCAL_SH.format(
+        devstack=BASES['old'] + '/devstack'))
+    local_sh.chmod(0o755)
+
+
+def _render(box):
+    trees = box.path(gate.TREES)
+    tempest = [p.name for p in trees.iterdir()
+               if p.name.startswith('tempest-')][0]
+    devstack = [p.name for p in trees.iterdir()
+                if p.name.startswith('devstack')][0]
+    result = box.run(
+        ['python3', '-m', 'gate_cloud.localconf', '--grenade', GRENADE_DIR,
+         '%s/%s' % (gate.TREES, devstack), '%s/%s' % (gate.TREES, tempest),
+         '-', container.GUEST_ADDR, 'file://' + gate.IMAGE, gate.GIT_BASE],
+        env={'PYTHONPATH': BASES['new'] + '/image-type-filter'},
+        timeout=120)
+    for side in ('old', 'new'):
+        shutil.copy(box.path(BASES[side] + '/devstack/local.conf'),
+                    gate.LOGS / ('local.conf.%s' % side))
+    shutil.copy(box.path(GRENADE_DIR + '/localrc'),
+                gate.LOGS / 'grenade-localrc')
+    return json.loads(result.stdout)
+
+
+def _as_stack(box, name, command, env=None, timeout=GRENADE_TIMEOUT):
+    """``command`` (bash) as the stack user, its output in
+    ``.gate/logs/NAME.log``; a failure raises with its last lines."""
+    log = gate.LOGS / ('%s.log' % name)
+    with open(log, 'wb') as out:
+        rc = subprocess.run(
+            box.command(['bash', '-c', command], user='stack', env=env),
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            timeout=timeout).returncode
+    lines = log.read_text(errors='replace').splitlines()
+    for line in lines:
+        if any(mark in line for mark in CLOSING) or (
+                'image-type-filter resources' in line):
+            print(line.split('| ', 1)[-1], flush=True)
+    if rc != 0:
+        print('\n'.join(['-- %s: its last lines --' % name] + lines[-30:]))
+        raise GateError('%s failed (exit %d): %s; its log: %s' % (
+            name, rc, lines[-1] if lines else 'no output', log))
+    return lines
+
+
+def _resources(box, phase, side=''):
+    """This project's resources.sh, called as grenade's ``resources``
+    function calls a plugin's (TOP_DIR: the base devstack)."""
+    _as_stack(box, 'resources-%s%s' % (phase, '-' + side if side else ''),
+              'cd %s && %s %s %s' % (GRENADE_DIR, RESOURCES, phase, side),
+              env={'GRENADE_DIR': GRENADE_DIR,
+                   'TOP_DIR': BASES['old'] + '/devstack'}, timeout=1800)
+
+
+def _grenade(box, part):
+    return _as_stack(box, 'grenade-%s' % part.lstrip('-'),
+                     'cd %s && ./grenade.sh %s' % (GRENADE_DIR, part),
+                     env={'GRENADE_USE_EXTERNAL_DEVSTACK': 'True'})
+
+
+def run(keep=False):
+    started = time.monotonic()
+    box = container.Container(gate.STATE)
+    if box.running():
+        raise GateError('a gate container is running (%s): python3 -m '
+                        'gate_cloud devstack down' % box.state_file)
+    prepare()
+    gate._step('prepared (host tools, base root, both series\' sdists)',
+               started)
+    _lay_out_root()
+    gate._step('roots laid out (old and new sides, grenade)', started)
+    try:
+        box.start(gate.ROOTFS, gate.LOGS / 'container.log')
+        _render(box)
+        gate._step('container booted, both local.confs and grenade\'s '
+                   'localrc rendered from the job', started)
+        gate._stack(box, started, devstack=BASES['old'] + '/devstack',
+                    logs=BASES['old'] + '/logs')
+        _resources(box, 'create')
+        _resources(box, 'verify', 'pre-upgrade')
+        gate._step('resources created and verified on the base', started)
+        stream = grenade_boots.Stream(box, gate.LOGS / 'phase-boots.log')
+        stream.start()
+        try:
+            window = [time.time()]
+            _grenade(box, '-b')
+            gate._step('grenade base part passed (state saved, services '
+                       'down)', started)
+            _resources(box, 'verify_noapi')
+            _grenade(box, '-t')
+            window.append(time.time())
+            gate._step('grenade target part passed (every project '
+                       'upgraded)', started)
+            _resources(box, 'verify', 'post-upgrade')
+        finally:
+            boots = stream.stop()
+        line, failures = grenade_boots.judge(boots, window)
+        print('[upgrade] %s' % line, flush=True)
+        if failures:
+            raise GateError('boots through the upgrade: %s; the log: %s'
+                            % ('; '.join(failures[:5]),
+                               gate.LOGS / 'phase-boots.log'))
+        _resources(box, 'destroy')
+        gate._step('resources verified after the upgrade and destroyed',
+                   started)
+    except BaseException:
+        if not keep:
+            box.stop()
+        raise
+    if keep:
+        print('# the container runs: python3 -m gate_cloud devstack '
+              'shell; stop it: python3 -m gate_cloud devstack down')
+    else:
+        box.stop()
+        gate._step('container stopped, its network rules removed', started)
+    return 0

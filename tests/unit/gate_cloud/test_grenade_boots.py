@@ -1,0 +1,74 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""How the upgrade job judges the boots made while grenade ran."""
+
+import json
+
+from gate_cloud import grenade_boots
+
+WINDOW = [100.0, 200.0]
+
+
+def boot(fmt='raw', status='ACTIVE', fault='', host='node1', start=50.0,
+         end=60.0, host_has_trait=True, any_has_trait=True):
+    return {'format': fmt, 'status': status, 'fault': fault, 'host': host,
+            'start': start, 'end': end, 'host_has_trait': host_has_trait,
+            'any_has_trait': any_has_trait}
+
+
+REFUSED_QCOW2 = ('No valid host was found. No compute host boots qcow2 '
+                 'images (COMPUTE_IMAGE_TYPE_QCOW2); this cloud boots raw.')
+
+
+def test_placed_and_refused_boots_pass():
+    line, failures = grenade_boots.judge([
+        boot(),
+        boot('qcow2', 'ERROR', REFUSED_QCOW2, host=None,
+             host_has_trait=None, any_has_trait=False)], WINDOW)
+    assert failures == []
+    assert line == 'boots 2, failed 0, refused during a restart 0'
+
+
+def test_a_boot_on_a_host_without_the_trait_fails_anywhere():
+    _, failures = grenade_boots.judge([
+        boot('qcow2', host_has_trait=False, start=150, end=160)], WINDOW)
+    assert failures and 'lacks its trait' in failures[0]
+
+
+def test_a_refusal_though_a_host_carries_the_trait_fails_anywhere():
+    fault = REFUSED_QCOW2.replace('qcow2', 'raw')
+    _, failures = grenade_boots.judge([
+        boot('raw', 'ERROR', fault, host=None, host_has_trait=None,
+             start=150, end=160)], WINDOW)
+    assert failures and 'refused though a host carries' in failures[0]
+
+
+def test_other_failures_count_apart_only_while_grenade_runs():
+    down = boot('raw', 'refused', 'nova-api: connection refused',
+                host=None, host_has_trait=None)
+    inside = dict(down, start=190.0, end=210.0)
+    line, failures = grenade_boots.judge([inside], WINDOW)
+    assert failures == []
+    assert line.endswith('refused during a restart 1')
+    _, failures = grenade_boots.judge([dict(down, start=201.0, end=230.0)],
+                                      WINDOW)
+    assert failures and 'outside the upgrade' in failures[0]
+
+
+def test_no_boot_is_a_failure():
+    assert grenade_boots.judge([], WINDOW)[1] == ['no boot ran']
+
+
+def test_records_are_the_json_lines_of_the_stream():
+    lines = ['[boots] starting', json.dumps(boot()), 'Traceback ...']
+    assert grenade_boots.records(lines) == [boot()]
