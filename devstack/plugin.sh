@@ -124,12 +124,15 @@ function start_image_type_reporter {
         # doc/source/admin/trait-ownership.rst).
         iniset "${confs%% *}" virt_capabilities image_type_traits_owner \
             "$IMAGE_TYPE_TRAITS_OWNER"
-        if [[ "$VIRT_DRIVER" == "fake" ]]; then
+        if [[ "$VIRT_DRIVER" == "fake" ]] && [[ -z "$(iniget \
+                "${confs##* }" virt_capabilities state_file)" ]]; then
             # devstack makes each fake node's state_path as root
             # ($NOVA_STATE_PATH/<host>), where the reporter, run as the
             # stack user, cannot write: its records go to the state file
             # all reporters share, its last sync to a status file of its
-            # own, both in $NOVA_STATE_PATH.
+            # own, both in $NOVA_STATE_PATH. Set once: after an upgrade
+            # (grenade's new DEST) the reporter keeps reading the records
+            # it wrote before, wherever they are.
             iniset "${confs##* }" virt_capabilities state_file \
                 "$NOVA_STATE_PATH/virt_capabilities.json"
             iniset "${confs##* }" virt_capabilities status_file \

@@ -123,9 +123,11 @@ def devstack_tree(tmp_path, series):
 class Stack:
     """One run of HARNESS: what it left and recorded."""
 
-    def __init__(self, tmp_path, series='2026.2', **env):
+    def __init__(self, tmp_path, series='2026.2', etc_files=None, **env):
         self.etc = tmp_path / 'etc'
         self.etc.mkdir()
+        for name, text in (etc_files or {}).items():
+            (self.etc / name).write_text(text)
         dest = tmp_path / 'dest'
         dest.mkdir()
         bindir = tmp_path / 'bin'
@@ -250,6 +252,21 @@ def test_fake_driver_one_reporter_per_nova_compute(tmp_path, series):
     assert [config_files(' '.join(args)) for args in
             stack.virt_capabilities('remove')] == [
         config_files(computes['n-cpu-1']), config_files(computes['n-cpu-2'])]
+
+
+def test_an_upgraded_side_keeps_the_reporter_s_records_file(tmp_path):
+    """grenade's target side stacks with another DEST: a fake node's
+    reporter keeps the state and status files its config already names,
+    so it reads the records it wrote before the upgrade."""
+    before = ('[virt_capabilities]\nstate_file = /old/data/nova/'
+              'virt_capabilities.json\nstatus_file = /old/status.json\n')
+    stack = Stack(tmp_path, VIRT_DRIVER='fake', NUMBER_FAKE_NOVA_COMPUTE='1',
+                  etc_files={'nova-fake.conf-1': before}).ok()
+    own = configparser.ConfigParser(interpolation=None)
+    own.read(stack.etc / 'nova-fake.conf-1')
+    assert own['virt_capabilities']['state_file'] == (
+        '/old/data/nova/virt_capabilities.json')
+    assert own['virt_capabilities']['status_file'] == '/old/status.json'
 
 
 def test_ironic_without_nodes_is_refused_naming_why(tmp_path):
