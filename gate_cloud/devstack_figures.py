@@ -38,9 +38,8 @@ BOOT_DEADLINE = 180.0
 
 
 def set_filters(on):
-    node.run(['bash', '-c', 'source /opt/stack/devstack/inc/ini-config && '
-              'iniset "$0" scheduler filter_hosts_by_image_type_support '
-              '"$1"', node.NOVA_CONF, str(on)])
+    node.iniset(node.NOVA_CONF, 'scheduler',
+                'filter_hosts_by_image_type_support', on)
     node.restart(SCHEDULER)
 
 

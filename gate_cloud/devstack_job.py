@@ -64,7 +64,10 @@ IMAGE = '/opt/stack/images/gate-image.raw'
 #: Upstream trees the gate reads in the container (devstack's and
 #: tempest's job definitions): a path of the container's own root.
 TREES = '/opt/gate-trees'
-#: devstack's global virtualenv (GLOBAL_VENV): tox is installed there.
+#: devstack's DEST (grenade's upgraded side: /opt/stack/new).
+DEST = '/opt/stack'
+#: devstack's global virtualenv (GLOBAL_VENV), tox's too: in DATA_DIR,
+#: /opt/stack/data whatever DEST is (stackrc sets it before local.conf).
 DEVSTACK_VENV_BIN = '/opt/stack/data/venv/bin'
 STACK_TIMEOUT = 3600
 TEMPEST_TIMEOUT = 3600
@@ -206,7 +209,8 @@ def _stack(box, started, devstack='/opt/stack/devstack',
     # devstack writes its progress lines ("stack.sh completed in N
     # seconds" among them) to the summary log beside $LOGFILE, the rest to
     # its standard output.
-    summaries = sorted(box.path(logs).glob('*.summary*'),
+    summaries = sorted((p for p in box.path(logs).glob('*.summary*')
+                        if not p.is_symlink()),
                        key=lambda p: p.stat().st_mtime)
     summary = (summaries[-1].read_text(errors='replace').splitlines()
                if summaries else [])
@@ -242,17 +246,17 @@ def _why(lines):
         '-- stack.sh: its last lines --'] + lines[-25:]
 
 
-def _tempest(box, variables, name, regex):
+def _tempest(box, variables, name, regex, dest=DEST):
     """Run tempest as the job's run-tempest role does; return its
-    counts."""
+    counts. The constraints are the side's requirements tree's
+    (``localconf.machine``)."""
+    constraints = dest + '/requirements/upper-constraints.txt'
     env = {'PATH': DEVSTACK_VENV_BIN + ':' + container.PATH,
-           'TOX_CONSTRAINTS_FILE':
-           variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS'],
-           'UPPER_CONSTRAINTS_FILE':
-           variables['devstack_localrc']['TEMPEST_VENV_UPPER_CONSTRAINTS']}
+           'TOX_CONSTRAINTS_FILE': constraints,
+           'UPPER_CONSTRAINTS_FILE': constraints}
     log = LOGS / ('tempest-%s.log' % name.replace(' ', '-'))
-    argv = ['bash', '-c', 'cd /opt/stack/tempest && tox -e %s -- "$0" '
-            '--concurrency=%d' % (variables.get('tox_envlist', 'all'),
+    argv = ['bash', '-c', 'cd %s/tempest && tox -e %s -- "$0" '
+            '--concurrency=%d' % (dest, variables.get('tox_envlist', 'all'),
                                   tempest_run.CONCURRENCY), regex]
     with open(log, 'wb') as out:
         rc = subprocess.run(box.command(argv, user='stack', env=env),
@@ -313,17 +317,18 @@ def _counts(lines):
     return counts
 
 
-def _filters(box, on):
+def _filters(box, on, dest=DEST):
     """Turn the request filter's switch on or off in nova-scheduler's
     nova.conf and restart it through its devstack unit."""
-    box.run(['bash', '-c', 'source /opt/stack/devstack/inc/ini-config && '
+    box.run(['bash', '-c', 'source %s/devstack/inc/ini-config && '
              'iniset /etc/nova/nova.conf scheduler '
-             'filter_hosts_by_image_type_support %s' % on], user='stack')
+             'filter_hosts_by_image_type_support %s' % (dest, on)],
+            user='stack')
     box.run(['systemctl', 'restart', 'devstack@n-sch.service'],
             timeout=300)
 
 
-def _phase(box, name, module):
+def _phase(box, name, module, dest=DEST):
     """One phase on the node (``python3 -m MODULE`` as root, this
     checkout's gate_cloud on its path); its ``[name]`` lines printed, its
     log kept."""
@@ -336,7 +341,8 @@ def _phase(box, name, module):
         rc = subprocess.run(
             box.command(['python3', '-m', module],
                         env={'PYTHONPATH': PHASES_DIR,
-                             'PYTHONUNBUFFERED': '1'}),
+                             'PYTHONUNBUFFERED': '1',
+                             'GATE_DEVSTACK_DEST': dest}),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=PHASE_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
@@ -366,20 +372,7 @@ def run(keep=False):
         _step('container booted, local.conf rendered from the job',
               started)
         _stack(box, started)
-        regex = variables.get('tempest_test_regex')
-        plugin_and_peer = _tempest(box, variables, 'filters on', regex)
-        _step('tempest with the filters on: %s' % _fmt(plugin_and_peer),
-              started)
-        _filters(box, 'False')
-        peer = _tempest(box, variables, 'filters off',
-                        tempest_run.PEER_REGEX)
-        _filters(box, 'True')
-        same_peer_tests(plugin_and_peer, peer)
-        _step('tempest compute tests with the filters off: %s, the same '
-              'as with them on' % _fmt(peer), started)
-        for name, module in PHASES:
-            _phase(box, name, module)
-            _step('phase %s passed' % name, started)
+        prove(box, variables, started)
     except BaseException:
         if not keep:
             box.stop()
@@ -391,6 +384,25 @@ def run(keep=False):
         box.stop()
         _step('container stopped, its network rules removed', started)
     return 0
+
+
+def prove(box, variables, started, dest=DEST):
+    """tempest with the filters on and off, then the phases: what the
+    gate proves on a devstack cloud (grenade's upgraded one too)."""
+    regex = variables.get('tempest_test_regex')
+    plugin_and_peer = _tempest(box, variables, 'filters on', regex, dest)
+    _step('tempest with the filters on: %s' % _fmt(plugin_and_peer),
+          started)
+    _filters(box, 'False', dest)
+    peer = _tempest(box, variables, 'filters off', tempest_run.PEER_REGEX,
+                    dest)
+    _filters(box, 'True', dest)
+    same_peer_tests(plugin_and_peer, peer)
+    _step('tempest compute tests with the filters off: %s, the same as '
+          'with them on' % _fmt(peer), started)
+    for name, module in PHASES:
+        _phase(box, name, module, dest)
+        _step('phase %s passed' % name, started)
 
 
 def _fmt(counts):

@@ -47,9 +47,7 @@ LOAD_DEADLINE = 300.0
 def set_enforce(value):
     """``[image_type_filter] enforce`` in nova-scheduler's nova.conf, and
     nova-scheduler restarted until it says it loaded the filters."""
-    node.run(['bash', '-c', 'source /opt/stack/devstack/inc/ini-config && '
-              'iniset "$0" image_type_filter enforce "$1"', node.NOVA_CONF,
-              str(value)])
+    node.iniset(node.NOVA_CONF, 'image_type_filter', 'enforce', value)
     mark = node.journal(SCHEDULER)[0]
     node.restart(SCHEDULER)
     node.wait_for(lambda: any(LOADED in m for _, m in node.journal(

@@ -18,11 +18,14 @@ in the container, as root): ``systemctl`` and ``journalctl`` are the
 node's, every service logs to the journal, and the cloud is devstack's:
 its admin from ``/etc/openstack/clouds.yaml``, the endpoints from
 Keystone's catalog, the image and flavor tempest boots from tempest.conf.
-Standard library only, and the node's python3-yaml.
+Standard library only, and the node's python3-yaml. ``DEST`` is
+devstack's (``/opt/stack``; grenade's upgraded side is ``/opt/stack/new``,
+given in ``GATE_DEVSTACK_DEST``).
 """
 
 import configparser
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -33,15 +36,18 @@ import time
 from gate_cloud import rest
 from gate_cloud.processes import GateError
 
+DEST = os.environ.get('GATE_DEVSTACK_DEST', '/opt/stack')
 CLOUDS_YAML = '/etc/openstack/clouds.yaml'
 CLOUD = 'devstack-admin'
 #: The image and flavor tempest boots ([compute] image_ref, flavor_ref):
 #: devstack's raw image and m1.nano.
-TEMPEST_CONF = '/opt/stack/tempest/etc/tempest.conf'
+TEMPEST_CONF = DEST + '/tempest/etc/tempest.conf'
 COMMAND_TIMEOUT = 300
 #: nova.conf of nova-scheduler (and the API) on a devstack node.
 NOVA_CONF = '/etc/nova/nova.conf'
 #: devstack's global virtualenv: the services' and this project's commands.
+#: devstack's DATA_DIR is /opt/stack/data whatever DEST is (stackrc sets
+#: it before reading local.conf): grenade's two sides share it.
 VENV_BIN = '/opt/stack/data/venv/bin'
 #: Placement's unit: its request log (one line per request, with the
 #: global request id nova-scheduler sent) is in its journal.
@@ -60,6 +66,13 @@ def run(argv, timeout=COMMAND_TIMEOUT):
             ' '.join(argv[:3]), result.returncode,
             (result.stderr or result.stdout).strip()[-300:]))
     return result.stdout
+
+
+def iniset(path, section, option, value):
+    """devstack's own ``iniset`` on one file of the node."""
+    run(['bash', '-c', 'source "$0/devstack/inc/ini-config" && '
+         'iniset "$1" "$2" "$3" "$4"', DEST, path, section, option,
+         str(value)])
 
 
 def main_pid(unit):

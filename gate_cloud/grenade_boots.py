@@ -23,9 +23,11 @@ ended.
 On the gate's side, ``Stream`` starts and stops it and ``judge`` reads the
 lines: a boot the filters sent to a host without the trait, or refused
 ("No compute host boots ...") though a host carried it, fails the job
-wherever it happened; any other failure is "refused during a restart"
-when it overlapped grenade's run (every service is stopped and started
-again there), and fails the job otherwise.
+wherever it happened; a boot of a format no host carries must end in
+ERROR; any other failure is "refused during a restart" when it overlapped
+the window judged (grenade's run, where every service is stopped and
+started again; a phase's restarts of nova-scheduler), and fails the job
+otherwise.
 """
 
 import json
@@ -107,8 +109,10 @@ def judge(boots, window):
         elif REFUSED_BY_FILTER in fault and boot['any_has_trait']:
             failures.append('a %s boot was refused though a host carries '
                             'its trait: %s' % (fmt, fault))
-        elif status == 'ACTIVE' or (
-                REFUSED_BY_FILTER in fault and fmt != 'raw'):
+        elif status == 'ACTIVE' or (status == 'ERROR'
+                                    and boot['any_has_trait'] is False):
+            # Placed, or refused when no host carries the format's trait
+            # (by the filters, or by Nova's own prefilter once rolled back).
             continue
         elif window[0] <= boot['end'] and boot['start'] <= window[-1]:
             restart += 1
@@ -149,7 +153,7 @@ def _boot(cloud, n, fmt, image_id, flavor_id):
         record['fault'] = str(exc)[:300]
     record['end'] = time.time()
     carried = _formats_carried(cloud)
-    record['any_has_trait'] = bool(carried and carried[fmt])
+    record['any_has_trait'] = None if carried is None else bool(carried[fmt])
     record['host_has_trait'] = (None if carried is None or not record['host']
                                 else record['host'] in carried[fmt])
     return record

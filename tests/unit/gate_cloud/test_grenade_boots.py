@@ -65,6 +65,21 @@ def test_other_failures_count_apart_only_while_grenade_runs():
     assert failures and 'outside the upgrade' in failures[0]
 
 
+def test_refusal_by_nova_s_own_prefilter_passes_when_no_host_boots_it():
+    """Once the filters are rolled back, Nova's prefilter refuses qcow2
+    with its bare fault: right, since no host carries the trait."""
+    bare = 'No valid host was found. '
+    line, failures = grenade_boots.judge([
+        boot('qcow2', 'ERROR', bare, host=None, host_has_trait=None,
+             any_has_trait=False)], WINDOW)
+    assert failures == [] and line.endswith('restart 0')
+    # Placement not answering when it ended: not known to be right.
+    _, failures = grenade_boots.judge([
+        boot('qcow2', 'ERROR', bare, host=None, host_has_trait=None,
+             any_has_trait=None, start=300, end=310)], WINDOW)
+    assert failures
+
+
 def test_no_boot_is_a_failure():
     assert grenade_boots.judge([], WINDOW)[1] == ['no boot ran']
 
