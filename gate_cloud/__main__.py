@@ -10,8 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""``python3 -m gate_cloud run|upgrade|up [--keep]|phase NAME|down|prepare|
-pin``."""
+"""``python3 -m gate_cloud run|up [--keep]|phase NAME|down|prepare|pin``,
+and the jobs on upstream devstack: ``devstack ...``, ``grenade ...``."""
 
 import argparse
 import signal
@@ -53,16 +53,6 @@ def main(argv=None):
                      help='up, only this phase or suite (repeatable; see '
                           'gate_cloud/runner.py PHASES and SUITES), down: '
                           'nothing else')
-    upgrade = sub.add_parser(
-        'upgrade', help='up on the series before, upgraded to --series with '
-                        'boots running, the filters rolled back, the '
-                        'reporters removed, down; non-zero exit if anything '
-                        'failed')
-    _series_option(upgrade)
-    upgrade.add_argument(
-        '--from', dest='upgrade_from', default=None,
-        help='the series the cloud comes up on (default: the one pinned '
-             'before --series)')
     up = sub.add_parser('up', help='bring the cloud up (and down again '
                                    'unless --keep)')
     up.add_argument('--keep', action='store_true',
@@ -165,9 +155,6 @@ def _command(args):
                 return devstack_job.phase(args.name)
             devstack_job.down()
             return 0
-        if args.command == 'upgrade':
-            from gate_cloud import upgrade_job
-            return upgrade_job.run(args.series, args.upgrade_from)
         from gate_cloud import runner
         names = [args.name] if args.command == 'phase' else args.only or []
         known = list(runner.PHASES) + (

@@ -22,7 +22,6 @@ naming the part.
 """
 
 import concurrent.futures
-import contextlib
 import shutil
 import threading
 import time
@@ -215,30 +214,6 @@ def _up_one(cloud, svc):
         if function is not None:
             function(cloud)
     log('%s: up in %.0f s' % (svc.NAME, time.monotonic() - started))
-
-
-def restart(cloud, name, series=None, hosts=None, drain=None):
-    """Stop service ``name`` and start it again; from ``series`` if given,
-    its config written and its schema upgraded first (``configure``,
-    ``bootstrap``): what an upgrade does to one service. ``hosts``: only
-    those hosts' processes of a per-host service (nova-compute, the
-    reporters), each moving to ``series`` alone (its ``process_name``
-    becomes its series key). ``drain``: a context manager the stop runs
-    in (the upgrade's boot stream holds its boots meanwhile)."""
-    svc = cloud.service(name)
-    kw = {} if hosts is None else {'hosts': list(hosts)}
-    with (drain or contextlib.nullcontext)():
-        svc.stop(cloud, **kw)
-    if series is not None:
-        for key in ([svc.process_name(h) for h in hosts] if hosts
-                    else [name]):
-            cloud.run_from(key, series)
-        for step in ('configure', 'bootstrap'):
-            function = getattr(svc, step, None)
-            if function is not None:
-                function(cloud, **(kw if step == 'configure' else {}))
-    svc.start(cloud, **kw)
-    svc.wait(cloud, **kw)
 
 
 def _stop_waves():

@@ -92,12 +92,6 @@ class Cloud:
             raise GateError('no series recorded for %s (is the cloud up?)'
                             % name) from None
 
-    def run_from(self, name, series):
-        """Run service ``name`` from ``series`` from its next start on."""
-        series_mod.constraints_file(series)  # refused if unknown
-        self.series[name] = series
-        self.save()
-
     def venv(self, name):
         return series_mod.venv(self.series_of(name))
 

@@ -80,16 +80,6 @@ def newest():
     return found[-1]
 
 
-def previous(series):
-    """The series pinned before ``series`` (the one an upgrade to it
-    starts from), or None."""
-    found = available()
-    if series not in found:
-        constraints_file(series)  # refused, naming the known ones
-    at = found.index(series)
-    return found[at - 1] if at else None
-
-
 def constraints_file(series):
     path = CONSTRAINTS / ('%s.txt' % series)
     if not path.exists():

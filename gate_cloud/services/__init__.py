@@ -34,8 +34,7 @@ holds everything about its service:
     service.
 ``configure(cloud)``, ``bootstrap(cloud)`` (optional)
     write its config files; before it starts, make its schema and whatever
-    else it needs (idempotent: run again when it moves to another series,
-    it upgrades the schema).
+    else it needs (idempotent).
 ``start(cloud)``, ``wait(cloud)``, ``stop(cloud)``
     start its processes (recorded by pid), wait until it answers, stop
     them; ``stop`` of a service that is not running does nothing. A

@@ -27,7 +27,6 @@ PORTS = {'glance': PORT}
 DEBIAN = ()
 PYPI = ('glance', 'gunicorn', 'PyMySQL')
 NEEDS = ('mariadb',)
-UPGRADE = 'before-nova'
 DATABASES = ('glance',)
 USERS = {'glance': ('admin', 'service')}
 URL = layout.url(PORT)

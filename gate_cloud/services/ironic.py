@@ -44,7 +44,6 @@ PORTS = {'ironic': PORT}
 DEBIAN = ()
 PYPI = ('ironic', 'PyMySQL')
 NEEDS = ('mariadb', 'keystone')
-UPGRADE = 'before-nova'
 DATABASES = ('ironic',)
 USERS = {'ironic': ('admin', 'service')}
 URL = layout.url(PORT)

@@ -52,7 +52,6 @@ PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'ironic', 'nova-api',
          'nova-conductor', 'nova-compute')
 USERS = dict(nova.USERS, **{REPORTER_USER: ('service',)})
-UPGRADE = 'whole-compute'
 DRIVER = 'ironic.IronicDriver'
 #: Seconds: nova-compute's resource update, and how old its cache of a
 #: provider's traits may get before the update re-reads them.

@@ -26,7 +26,6 @@ PORTS = {'keystone': PORT}
 DEBIAN = ()
 PYPI = ('keystone', 'gunicorn', 'PyMySQL')
 NEEDS = ('mariadb',)
-UPGRADE = 'before-nova'
 DATABASES = ('keystone',)
 URL = layout.url(PORT, '/v3')
 #: The identity endpoint: what every client authenticates against.

@@ -38,7 +38,6 @@ DEBIAN = ('libvirt-daemon', 'libvirt-daemon-system',
 #: Nova's libvirt driver imports it (built from source: see DEBIAN).
 PYPI = ('libvirt-python',)
 NEEDS = ()
-UPGRADE = 'kept'
 LIBVIRTD = 'libvirtd'
 VIRTLOGD = 'virtlogd'
 

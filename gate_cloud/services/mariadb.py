@@ -25,7 +25,6 @@ PORTS = {'mariadb': PORT}
 DEBIAN = ('mariadb-server',)
 PYPI = ()
 NEEDS = ()
-UPGRADE = 'kept'
 
 
 def socket_path():

@@ -33,7 +33,6 @@ PORTS = {'network-standin': PORT}
 DEBIAN = ()
 PYPI = ()
 NEEDS = ()
-UPGRADE = 'before-nova'
 URL = layout.url(PORT)
 CATALOG = {'network': ('network-standin', URL)}
 

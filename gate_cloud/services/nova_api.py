@@ -27,7 +27,6 @@ PORTS = {'nova-api': PORT}
 DEBIAN = ()
 PYPI = nova.PYPI + ('gunicorn',)
 NEEDS = ('mariadb',)
-UPGRADE = 'nova'
 DATABASES = ('nova_api', 'nova', 'nova_cell0')
 USERS = nova.USERS
 URL = nova.API_URL

@@ -37,7 +37,6 @@ DEBIAN = ()
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'libvirt', 'nova-api',
          'nova-conductor')
-UPGRADE = 'per-compute'
 USERS = nova.USERS
 LIBVIRT = 'libvirt.LibvirtDriver'
 #: Nova's single-node fake driver: its node keeps its uuid in state_path's

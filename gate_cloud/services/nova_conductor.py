@@ -22,7 +22,6 @@ DEBIAN = ()
 PYPI = nova.PYPI
 #: nova-api made the schemas; its API says when the conductor is up.
 NEEDS = ('rabbitmq', 'keystone', 'nova-api')
-UPGRADE = 'nova'
 USERS = nova.USERS
 
 

@@ -24,7 +24,6 @@ DEBIAN = ()
 #: series' virtualenv (``gate_cloud.series.EDITABLE``).
 PYPI = nova.PYPI
 NEEDS = ('rabbitmq', 'keystone', 'placement', 'nova-api')
-UPGRADE = 'nova'
 #: Its [placement] user: the ``service`` role alone (least privilege: it
 #: asks for allocation candidates and, at start, makes the reserved
 #: CUSTOM_* traits; Placement's default policy gives both to ``service``).
@@ -74,6 +73,25 @@ def conf_path():
 def log_file():
     """oslo.log's file ([DEFAULT] log_file), where the request ids are."""
     return layout.path('logs', 'nova-scheduler-app.log')
+
+
+#: Nova's own mechanism for each thing the filters do, where Nova has one:
+#: what upgrade.rst's rollback turns on before the filters' lines go.
+NOVA_MECHANISMS = {'scheduler': {
+    # The image's disk_format as a required COMPUTE_IMAGE_TYPE_* trait.
+    'query_placement_for_image_type_support': 'True',
+    # Aggregates whose metadata requires a trait are forbidden to
+    # requests that do not require it.
+    'enable_isolated_aggregate_filtering': 'True',
+    # hw_disk_bus and the other image properties Nova maps to traits.
+    'image_metadata_prefilter': 'True',
+}}
+
+
+def rollback_conf(creds, filters_on, nova_mechanisms):
+    """Its nova.conf at a step of upgrade.rst's rollback."""
+    return conf(creds, filters_on,
+                extra=NOVA_MECHANISMS if nova_mechanisms else None)
 
 
 def conf(creds, filters_on=True, enforce=True, extra=None):

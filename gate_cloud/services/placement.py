@@ -27,7 +27,6 @@ PORTS = {'placement': PORT}
 DEBIAN = ()
 PYPI = ('openstack-placement', 'gunicorn', 'PyMySQL')
 NEEDS = ('mariadb',)
-UPGRADE = 'before-nova'
 DATABASES = ('placement',)
 USERS = {'placement': ('admin', 'service')}
 URL = layout.url(PORT)

@@ -25,7 +25,6 @@ PORTS = {'rabbitmq': PORT, 'epmd': EPMD_PORT, 'rabbitmq-dist': DIST_PORT}
 DEBIAN = ('rabbitmq-server',)
 PYPI = ()
 NEEDS = ()
-UPGRADE = 'kept'
 EPMD = 'epmd'
 
 

@@ -31,7 +31,6 @@ DEBIAN = ()
 #: every series' virtualenv (``gate_cloud.series.EDITABLE``).
 PYPI = ()
 NEEDS = ('nova-compute',)
-UPGRADE = 'per-compute'
 #: The reporters' --interval, seconds.
 INTERVAL = 10
 #: How long a reporter waits at start for its compute's provider.

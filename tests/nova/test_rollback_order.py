@@ -14,7 +14,8 @@
 
 nova-scheduler is started as Nova's harness starts it (the service, its
 manager, its host manager loading ``available_filters``) on the nova.conf
-the gate writes at each step of the rollback (``gate_cloud.rollback``),
+the home-made cloud's nova-scheduler has at each step of upgrade.rst's
+rollback (``nova_scheduler.rollback_conf``),
 with the package importable or not ("uninstalled": every import of
 ``image_type_filter`` fails as it does once pip removed it). The
 documented order starts at every step; the package first does not, nor a
@@ -32,7 +33,7 @@ from nova import exception as nova_exception  # noqa: E402
 from nova import test  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
-from gate_cloud import rollback  # noqa: E402
+from gate_cloud.services import nova_scheduler  # noqa: E402
 from image_type_filter import conf as itf_conf  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
 
@@ -68,7 +69,7 @@ class RollbackOrder(test.TestCase):
 
     def configure(self, filters_on, nova_mechanisms):
         """The gate's nova-scheduler nova.conf at that step, as flags."""
-        sections = rollback.scheduler_conf(CREDS, filters_on,
+        sections = nova_scheduler.rollback_conf(CREDS, filters_on,
                                            nova_mechanisms)
         for group in GROUPS:
             for key, value in sections.get(group, {}).items():

@@ -19,6 +19,7 @@ projects (whose settings register them when their services are on).
 """
 
 import os
+import re
 import subprocess
 import tarfile
 
@@ -89,3 +90,56 @@ def test_every_step_has_its_scripts():
             assert os.access(path, os.X_OK), path
     assert os.access(os.path.join(REPO, 'devstack', 'upgrade',
                                   'resources.sh'), os.X_OK)
+
+
+UPGRADE_DOC = os.path.join(REPO, 'doc', 'source', 'install', 'upgrade.rst')
+#: What each grenade step is called in upgrade.rst (the job's projects:
+#: cinder and swift are off).
+STEP_TITLES = {
+    'keystone': 'Upgrade Keystone',
+    'placement': 'Upgrade Placement',
+    'glance': 'Upgrade Glance',
+    'neutron': 'Upgrade Neutron',
+    'image-type-filter': "Install the new release of the filters into "
+                         "nova-scheduler's environment",
+    'nova': 'Upgrade Nova',
+    'image-type-reporter': 'Start the reporters from the new release',
+}
+
+
+def documented(name, path=UPGRADE_DOC):
+    """The bold titles of the enumerated list after ``.. gate-steps:
+    NAME`` in the page."""
+    with open(path) as f:
+        text = f.read()
+    marker = '.. gate-steps: %s\n' % name
+    assert marker in text, 'no %r list in %s' % (marker.strip(), path)
+    items = []
+    for line in text.split(marker, 1)[1].lstrip('\n').splitlines():
+        if line.startswith('#. '):
+            items.append(line[3:])
+        elif line.startswith('   ') and items:
+            items[-1] += ' ' + line.strip()
+        elif line.strip() and items:
+            break
+    titles = []
+    for item in items:
+        bold = re.match(r'\*\*(.+?)\*\*', item)
+        assert bold, 'a step without a bold title: %r' % item[:60]
+        titles.append(' '.join(bold.group(1).split()).rstrip('.'))
+    return titles
+
+
+def test_upgrade_rst_gives_grenade_s_steps_in_grenade_s_order(grenade):
+    order = loaded(grenade)['order'].split()
+    assert documented('grenade') == ['Stop every service'] + [
+        STEP_TITLES[project] for project in order]
+
+
+def test_upgrade_rst_gives_the_rollback_and_removal_the_gate_runs():
+    from gate_cloud import devstack_removal
+    from gate_cloud import devstack_rollback
+    assert documented('gate_cloud.devstack_rollback') == list(
+        devstack_rollback.STEPS)
+    assert documented('gate_cloud.devstack_removal') == list(
+        devstack_removal.STEPS)

@@ -39,7 +39,6 @@ from gate_cloud import inifile
 from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import rest
-from gate_cloud import rollback
 from gate_cloud import series
 from gate_cloud.services import glance
 from gate_cloud.services import ironic
@@ -538,46 +537,6 @@ def test_down_stops_a_service_only_after_everything_that_needs_it():
             assert wave_of[need] > wave_of[svc.NAME], (svc.NAME, need)
 
 
-def test_a_restart_moves_one_service_or_some_hosts_to_a_series(
-        monkeypatch, private_state):
-    """cloud.restart, as the upgrade uses it: the stop inside ``drain``,
-    the config and schema from the new series (only the named hosts' part
-    of a per-host service, each with a series key of its own), start,
-    wait."""
-    private_state.mkdir()
-    events = []
-
-    def step(label, takes_hosts):
-        def run(ctx, **kw):
-            events.append((label, kw.get('hosts')))
-            assert takes_hosts or 'hosts' not in kw
-        return run
-    svc = types.SimpleNamespace(
-        NAME='nova-compute', process_name=lambda h: 'nova-compute-' + h,
-        stop=step('stop', True), configure=step('configure', True),
-        bootstrap=step('bootstrap', False), start=step('start', True),
-        wait=step('wait', True))
-    ctx = context.Cloud((svc,), CREDS, {'nova-compute': '2026.1'})
-
-    class Drain:
-        def __enter__(self):
-            events.append(('drained', None))
-
-        def __exit__(self, *exc):
-            events.append(('released', None))
-    cloud.restart(ctx, 'nova-compute', '2026.2', hosts=['fake-raw'],
-                  drain=Drain)
-    assert events == [('drained', None), ('stop', ['fake-raw']),
-                      ('released', None), ('configure', ['fake-raw']),
-                      ('bootstrap', None), ('start', ['fake-raw']),
-                      ('wait', ['fake-raw'])]
-    assert ctx.series == {'nova-compute': '2026.1',
-                          'nova-compute-fake-raw': '2026.2'}
-    events.clear()
-    cloud.restart(ctx, 'nova-compute')  # same series: no config, no schema
-    assert [e[0] for e in events] == ['stop', 'start', 'wait']
-
-
 def test_hosts_are_mapped_by_one_service_at_a_time():
     """``nova-manage cell_v2 discover_hosts`` fails ("Duplicate host
     mapping") when two run at once: of the services whose ``populate``
@@ -719,9 +678,9 @@ def gate_nova_confs(tmp_path):
              'compute ironic': ironic_compute.conf(CREDS),
              'reporter ironic': ironic_compute.reporter_conf(CREDS),
              # The rollback's: Nova's own mechanisms, ours in, then out.
-             'scheduler (rollback, ours in)': rollback.scheduler_conf(
+             'scheduler (rollback, ours in)': nova_scheduler.rollback_conf(
                  CREDS, True, True),
-             'scheduler (rollback, ours out)': rollback.scheduler_conf(
+             'scheduler (rollback, ours out)': nova_scheduler.rollback_conf(
                  CREDS, False, True)}
     for compute in nova_compute.COMPUTES:
         rec = dict(compute, nova_conf=str(tmp_path / 'nova.conf'))

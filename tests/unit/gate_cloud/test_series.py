@@ -24,7 +24,6 @@ import tomllib
 import pytest
 
 from gate_cloud import cloud
-from gate_cloud import context
 from gate_cloud import layout
 from gate_cloud import processes
 from gate_cloud import series
@@ -128,14 +127,6 @@ def test_a_set_missing_a_package_installs_nothing(private_sets):
     assert not series.venv('2026.2').exists()
 
 
-def test_an_unknown_series_is_refused_naming_the_known(private_sets):
-    (private_sets / '2026.2.txt').write_text('nova==34.0.0\n')
-    ctx = context.Cloud(cloud.SERVICES, {}, {'nova-compute': '2026.2'})
-    with pytest.raises(processes.GateError, match=r'there are: 2026\.2'):
-        ctx.run_from('nova-compute', '2025.9')
-    assert ctx.series['nova-compute'] == '2026.2'
-
-
 def test_the_cloud_installs_the_product_with_its_command_line():
     """The reporters and the operator commands the gate runs need the
     ``[cli]`` extra; without it the cloud works only while some pinned
@@ -151,25 +142,3 @@ def test_the_cloud_installs_the_product_with_its_command_line():
 def two_sets(sets):
     for name in ('2026.1', '2026.2'):
         (sets / ('%s.txt' % name)).write_text('nova==1\n')
-
-
-def test_an_upgrade_starts_from_the_series_before(private_sets):
-    two_sets(private_sets)
-    assert series.previous('2026.2') == '2026.1'
-    assert series.previous('2026.1') is None
-    with pytest.raises(processes.GateError, match='no pinned set'):
-        series.previous('2030.1')
-
-
-def test_the_upgrade_job_comes_up_on_the_previous_series(private_sets):
-    from gate_cloud import upgrade_job
-    two_sets(private_sets)
-    assert upgrade_job.start_series() == ('2026.1', '2026.2')
-    assert upgrade_job.start_series('2026.2', '2026.1') == ('2026.1',
-                                                            '2026.2')
-    with pytest.raises(processes.GateError, match='nothing to upgrade'):
-        upgrade_job.start_series('2026.1')
-    with pytest.raises(processes.GateError, match='not older'):
-        upgrade_job.start_series('2026.1', '2026.2')
-    with pytest.raises(processes.GateError, match='no pinned set'):
-        upgrade_job.start_series('2026.2', '2024.1')
