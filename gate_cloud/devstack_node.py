@@ -160,9 +160,11 @@ def tempest_boot():
     return tempest['compute']['image_ref'], tempest['compute']['flavor_ref']
 
 
-def image_file(disk_format, size='16M'):
+def image_file(disk_format, size='1M'):
     """An empty disk of ``disk_format`` made by qemu-img (devstack installs
-    it), in a directory of its own: data Glance's format check accepts."""
+    it), in a directory of its own: data Glance's format check accepts.
+    1 MiB: a 16 MiB raw one, sent whole, timed out Glance's read of the
+    request (30 s) on the grenade job's node."""
     path = pathlib.Path(tempfile.mkdtemp(prefix='gate-image-')) / (
         'disk.' + disk_format)
     run(['qemu-img', 'create', '-q', '-f', disk_format, str(path), size])

@@ -20,8 +20,10 @@ gate_cloud.devstack_privilege``, root). devstack gives its service users
 
 * the reporter syncs once as ``gate-service-only`` (the fake node's
   config files, a third one with only its ``[placement]`` user), as the
-  stack user its unit runs as: exit 0, and Placement's request log has
-  its requests under that user, none refused (401, 403);
+  stack user its unit runs as, then removes what it recorded under that
+  name (its records would otherwise keep the node's traits for ever):
+  both exit 0, and Placement's request log has their requests under that
+  user, none refused (401, 403);
 * ``image-type-filter status`` as ``gate-service-only`` prints its table;
   as ``gate-reader`` it exits 2 with one line naming the role it needs;
 * no journal line of the node says "needs the service role".
@@ -145,16 +147,23 @@ def run():
             shutil.chown(tmp, STACK_USER, STACK_USER)
             mark = node.journal(node.PLACEMENT)[0]
             argv = ['runuser', '-u', STACK_USER, '--',
-                    '%s/virt-capabilities' % node.VENV_BIN, 'report']
+                    '%s/virt-capabilities' % node.VENV_BIN]
+            files = []
             for conf in reporter_configs() + [placement_as(
                     tmp, SERVICE_ONLY, password, auth_url)]:
-                argv += ['--config-file', conf]
-            proc = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=CLI_TIMEOUT)
-            if proc.returncode != 0:
-                problems.append('the reporter as %s: exit %d: %s' % (
-                    SERVICE_ONLY, proc.returncode,
-                    proc.stderr.strip()[-300:]))
+                files += ['--config-file', conf]
+            # report, then remove: the extra config file makes this a
+            # reporter of its own name in the shared state file, whose
+            # records would keep its traits on the provider for ever.
+            for command in ('report', 'remove'):
+                proc = subprocess.run(argv + [command] + files,
+                                      capture_output=True, text=True,
+                                      timeout=CLI_TIMEOUT)
+                if proc.returncode != 0:
+                    problems.append('the reporter\'s %s as %s: exit %d: %s'
+                                    % (command, SERVICE_ONLY,
+                                       proc.returncode,
+                                       proc.stderr.strip()[-300:]))
             problems += reporter_problems(node.journal(node.PLACEMENT,
                                                        mark)[1])
             clouds = clouds_yaml(tmp, password, auth_url)

@@ -48,6 +48,9 @@ BOOT_DEADLINE = 300
 #: stream stops.
 STOP_DEADLINE = BOOT_DEADLINE + 180
 REFUSED_BY_FILTER = 'No compute host boots'
+#: The stream's line once its images and flavor are made.
+READY = '[boots] ready'
+READY_DEADLINE = 300
 
 
 class Stream:
@@ -71,6 +74,14 @@ class Stream:
                                   'PYTHONUNBUFFERED': '1'}),
             stdin=subprocess.DEVNULL, stdout=self.out,
             stderr=subprocess.STDOUT)
+        # Its images uploaded before the phase beside it uploads its own:
+        # Glance's one API worker times out reading two uploads at once.
+        end = time.monotonic() + READY_DEADLINE
+        while READY not in self.log.read_text(errors='replace'):
+            if self.proc.poll() is not None or time.monotonic() > end:
+                raise GateError('the boot stream did not start (see %s)'
+                                % self.log)
+            time.sleep(1)
 
     def stop(self):
         """Stop after the boot in flight; every boot's record."""
@@ -163,8 +174,10 @@ def main():
     from gate_cloud import devstack_node as node
     cloud = node.Cloud()
     images = {fmt: cloud.upload('%s-%s' % (PREFIX, fmt), fmt,
-                                node.image_file(fmt)) for fmt in FORMATS}
+                                node.image_file(fmt))
+              for fmt in FORMATS}
     flavor_id = cloud.create_flavor(PREFIX, 64, 1, 1)
+    print(READY, flush=True)
     stop = pathlib.Path(STOP_FILE)
     n = 0
     while not stop.exists():
