@@ -75,33 +75,22 @@ def main(argv=None):
     pin.add_argument('requirements', metavar='REQUIREMENT', nargs='*',
                      help='the releases to resolve from, e.g. nova==34.0.0 '
                           '(default: the file\'s own "# requires:" line)')
-    ds = sub.add_parser(
-        'devstack', help='the gate job on upstream devstack in a systemd '
-                         'container (gate_cloud/devstack_job.py)')
-    ds_sub = ds.add_subparsers(dest='action', required=True)
-    ds_run = ds_sub.add_parser('run', help='stack.sh with this project\'s '
-                                           'plugin, tempest, down')
-    ds_run.add_argument('--keep', action='store_true',
-                        help='leave the container running')
-    ds_sub.add_parser('prepare', help='only the host tools, the base root '
-                                      'and the sdists')
+    ds_sub = _container_job(
+        sub, 'devstack', 'the gate job on upstream devstack in a systemd '
+        'container (gate_cloud/devstack_job.py)', 'stack.sh with this '
+        'project\'s plugin, tempest, the phases, down', 'the sdists')
     ds_phase = ds_sub.add_parser(
         'phase', help='run one phase of `run` on the cloud `run --keep` '
                       'left (gate_cloud/devstack_job.py PHASES)')
     ds_phase.add_argument('name', help='the phase')
     ds_sub.add_parser('down', help='stop the container, remove its rules')
     ds_sub.add_parser('shell', help='a shell as the stack user in it')
-    gr = sub.add_parser(
-        'grenade', help='the upgrade job on grenade in the same container '
-                        '(gate_cloud/grenade_job.py); `devstack shell` and '
-                        '`devstack down` reach a kept one')
-    gr_sub = gr.add_subparsers(dest='action', required=True)
-    gr_run = gr_sub.add_parser('run', help='base stack.sh (2026.1), '
-                                           'grenade to 2026.2, down')
-    gr_run.add_argument('--keep', action='store_true',
-                        help='leave the container running')
-    gr_sub.add_parser('prepare', help='only the host tools, the base root '
-                                      'and both series\' sdists')
+    _container_job(
+        sub, 'grenade', 'the upgrade job on grenade in the same container '
+        '(gate_cloud/grenade_job.py); `devstack shell` and `devstack down` '
+        'reach a kept one', 'base stack.sh (2026.1), grenade to 2026.2 '
+        'with boots running, tempest, the phases, rollback, removal, down',
+        'both series\' sdists')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: whatever was
     # started is stopped.
@@ -110,6 +99,19 @@ def main(argv=None):
         return _command(args)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _container_job(sub, name, about, run_help, sdists):
+    """A job in the gate's container: its ``run [--keep]`` and
+    ``prepare``; its subparsers, for more."""
+    job = sub.add_parser(name, help=about)
+    actions = job.add_subparsers(dest='action', required=True)
+    run = actions.add_parser('run', help=run_help)
+    run.add_argument('--keep', action='store_true',
+                     help='leave the container running')
+    actions.add_parser('prepare', help='only the host tools, the base root '
+                                       'and ' + sdists)
+    return actions
 
 
 def _command(args):

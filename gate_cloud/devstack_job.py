@@ -40,6 +40,7 @@ line per step with its time, and on failure the lines of the log that say
 why, with the log's path (``.gate/logs/``).
 """
 
+import contextlib
 import json
 import pathlib
 import re
@@ -366,13 +367,22 @@ def run(keep=False):
     _step('prepared (host tools, base root, sdists)', started)
     _lay_out_root()
     _step('root laid out (sources, this checkout)', started)
-    try:
+    with running(box, keep, started):
         box.start(ROOTFS, LOGS / 'container.log')
         variables = _render(box)
         _step('container booted, local.conf rendered from the job',
               started)
         _stack(box, started)
         prove(box, variables, started)
+    return 0
+
+
+@contextlib.contextmanager
+def running(box, keep, started):
+    """The job's body; the container stopped after it, pass or fail,
+    unless ``keep``."""
+    try:
+        yield
     except BaseException:
         if not keep:
             box.stop()
@@ -383,7 +393,6 @@ def run(keep=False):
     else:
         box.stop()
         _step('container stopped, its network rules removed', started)
-    return 0
 
 
 def prove(box, variables, started, dest=DEST):

@@ -195,13 +195,14 @@ class Cloud:
         return self.admin.call_full(method, self.url('compute', path), body,
                                     headers=rest.COMPUTE_HEADERS)
 
-    def all_traits(self):
-        """{provider name: sorted traits}, from Placement."""
+    def all_traits(self, by='name'):
+        """{provider name (or ``by`` another field): sorted traits}, from
+        Placement."""
         headers = rest.PLACEMENT_HEADERS
         providers = self.admin.get(self.url('placement',
                                             '/resource_providers'),
                                    headers=headers)['resource_providers']
-        return {p['name']: sorted(self.admin.get(self.url(
+        return {p[by]: sorted(self.admin.get(self.url(
             'placement', '/resource_providers/%s/traits' % p['uuid']),
             headers=headers)['traits']) for p in providers}
 

@@ -30,7 +30,6 @@ import re
 import sys
 
 from gate_cloud import devstack_node as node
-from gate_cloud import rest
 from gate_cloud.devstack_faults import reporter_units
 from gate_cloud.devstack_log_only import SCHEDULER
 from gate_cloud.processes import GateError
@@ -75,13 +74,8 @@ def recorded(files):
 
 
 def traits_by_uuid(cloud):
-    headers = rest.PLACEMENT_HEADERS
-    providers = cloud.admin.get(cloud.url('placement',
-                                          '/resource_providers'),
-                                headers=headers)['resource_providers']
-    return {p['uuid']: set(cloud.admin.get(cloud.url(
-        'placement', '/resource_providers/%s/traits' % p['uuid']),
-        headers=headers)['traits']) for p in providers}
+    return {uuid: set(traits)
+            for uuid, traits in cloud.all_traits(by='uuid').items()}
 
 
 def judge(before, after, records):

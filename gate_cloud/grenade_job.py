@@ -290,7 +290,7 @@ def run(keep=False):
                started)
     _lay_out_root()
     gate._step('roots laid out (old and new sides, grenade)', started)
-    try:
+    with gate.running(box, keep, started):
         box.start(gate.ROOTFS, gate.LOGS / 'container.log')
         variables = _render(box)
         gate._step('container booted, both local.confs and grenade\'s '
@@ -337,14 +337,4 @@ def run(keep=False):
             gate._step('phase %s passed' % name, started)
         _resources(box, 'destroy')
         gate._step('resources destroyed', started)
-    except BaseException:
-        if not keep:
-            box.stop()
-        raise
-    if keep:
-        print('# the container runs: python3 -m gate_cloud devstack '
-              'shell; stop it: python3 -m gate_cloud devstack down')
-    else:
-        box.stop()
-        gate._step('container stopped, its network rules removed', started)
     return 0
