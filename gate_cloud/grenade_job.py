@@ -40,6 +40,7 @@ container (``container.py``):
 
 import json
 import pathlib
+import re
 import shutil
 import subprocess
 import threading
@@ -256,10 +257,22 @@ class KeepComputeIds(threading.Thread):
         self.join(timeout=60)
 
 
-def _judged(name, boots, window):
-    """The phase's line of boots; a failure the filters caused raises."""
+def traits_lost(log):
+    """The "traits lost" count a resources.sh verify or a phase printed
+    last in ``log``; none printed is an error, never a zero."""
+    found = re.findall(r'traits lost:? (\d+)', pathlib.Path(log).read_text(
+        errors='replace'))
+    if not found:
+        raise GateError('no "traits lost" count in %s' % log)
+    return int(found[-1])
+
+
+def _judged(name, boots, window, log):
+    """The phase's line: its boots, and the traits lost that ``log``
+    counts; a failure the filters caused raises."""
     line, failures = grenade_boots.judge(boots, window)
-    print('[%s] %s' % (name, line), flush=True)
+    print('[%s] %s, traits lost %d' % (name, line, traits_lost(log)),
+          flush=True)
     if failures:
         raise GateError('boots through the %s: %s; the log: %s' % (
             name, '; '.join(failures[:5]),
@@ -276,7 +289,7 @@ def _streamed_phase(box, name, module):
     finally:
         boots = stream.stop()
     window.append(time.time())
-    _judged(name, boots, window)
+    _judged(name, boots, window, gate.LOGS / ('phase-%s.log' % name))
 
 
 def run(keep=False):
@@ -329,7 +342,8 @@ def run(keep=False):
             _resources(box, 'verify', 'post-upgrade')
         finally:
             boots = stream.stop()
-        _judged('upgrade', boots, window)
+        _judged('upgrade', boots, window,
+                gate.LOGS / 'resources-verify-post-upgrade.log')
         gate._step('resources verified after the upgrade', started)
         gate.prove(box, variables, started, dest=BASES['new'])
         for name, module in AFTER:

@@ -87,3 +87,20 @@ def test_no_boot_is_a_failure():
 def test_records_are_the_json_lines_of_the_stream():
     lines = ['[boots] starting', json.dumps(boot()), 'Traceback ...']
     assert grenade_boots.records(lines) == [boot()]
+
+
+def test_a_phase_line_takes_the_last_traits_lost_count(tmp_path):
+    from gate_cloud import grenade_job
+    from gate_cloud.processes import GateError
+    log = tmp_path / 'phase.log'
+    log.write_text('image-type-filter resources pre-upgrade: traits lost: 0\n'
+                   '[removal] 1 reporter(s) stopped and removed: 1 recorded '
+                   'trait(s) gone, traits lost 2\n')
+    assert grenade_job.traits_lost(log) == 2
+    log.write_text('nothing counted\n')
+    try:
+        grenade_job.traits_lost(log)
+    except GateError as exc:
+        assert 'no "traits lost" count' in str(exc)
+    else:
+        raise AssertionError('a log without the count read as a number')
