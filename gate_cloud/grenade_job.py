@@ -162,8 +162,9 @@ def _as_stack(box, name, command, env=None, timeout=GRENADE_TIMEOUT):
             timeout=timeout).returncode
     lines = log.read_text(errors='replace').splitlines()
     for line in lines:
-        if any(mark in line for mark in CLOSING) or (
-                'image-type-filter resources' in line):
+        if not line.startswith('+') and (
+                any(mark in line for mark in CLOSING)
+                or 'image-type-filter resources' in line):
             print(line.split('| ', 1)[-1], flush=True)
     if rc != 0:
         print('\n'.join(['-- %s: its last lines --' % name] + lines[-30:]))
