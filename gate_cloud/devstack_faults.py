@@ -56,6 +56,8 @@ UNUSED_BY_REPORTERS = ('rabbitmq', 'nova-scheduler')
 MAX_LOG_LINES = 1
 #: From the restarted part's unit active to the next raw boot ACTIVE.
 BOUND = 180.0
+#: How long a server an outage left behind may take to delete.
+LEFTOVER_DELETE = 300
 #: One boot attempt (a cast sent while a consumer still reconnects to the
 #: new broker is lost): past this it is deleted and another one made.
 ATTEMPT = 60.0
@@ -260,9 +262,11 @@ def run():
     finally:
         background.stopping.set()
         background.join(timeout=BOUND)
-        # What an outage left behind (a delete Keystone refused).
+        # What an outage left behind (a delete Keystone refused, a build
+        # nova-scheduler's outage held): Nova's RPC timeout (60 s) and a
+        # retry may pass before it can go.
         for server_id in cloud.servers('faults-'):
-            cloud.delete(server_id)
+            cloud.delete(server_id, deadline=LEFTOVER_DELETE)
         cloud.delete_image(images['qcow2'])
     done = background.results
     print('[faults] background boots: %d, %d ACTIVE, %d refused while a '

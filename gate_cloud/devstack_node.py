@@ -43,6 +43,8 @@ CLOUD = 'devstack-admin'
 #: devstack's raw image and m1.nano.
 TEMPEST_CONF = DEST + '/tempest/etc/tempest.conf'
 COMMAND_TIMEOUT = 300
+#: How often a server delete not yet done is asked again (seconds).
+RE_DELETE = 20
 #: nova.conf of nova-scheduler (and the API) on a devstack node.
 NOVA_CONF = '/etc/nova/nova.conf'
 #: devstack's global virtualenv: the services' and this project's commands.
@@ -269,17 +271,23 @@ class Cloud:
         return [s['id'] for s in self.compute(
             'GET', '/servers?all_tenants=1&name=^%s' % prefix)[2]['servers']]
 
-    def delete(self, server_id):
-        """Delete a server and wait until it is gone."""
+    def delete(self, server_id, deadline=120):
+        """Delete a server and wait until it is gone, asking again every
+        ``RE_DELETE`` seconds: a delete nova-api accepted while the
+        server's build was still in flight (an outage just ended) can be
+        lost with that build."""
         path = '/servers/%s' % server_id
-        if not _gone(self.compute, 'DELETE', path):
-            return
-        end = time.monotonic() + 120
+        end = time.monotonic() + deadline
         while time.monotonic() < end:
-            if not _gone(self.compute, 'GET', path):
+            if not _gone(self.compute, 'DELETE', path):
                 return
-            time.sleep(0.5)
-        raise GateError('server %s not deleted after 120 s' % server_id)
+            again = min(end, time.monotonic() + RE_DELETE)
+            while time.monotonic() < again:
+                if not _gone(self.compute, 'GET', path):
+                    return
+                time.sleep(0.5)
+        raise GateError('server %s not deleted after %d s' % (server_id,
+                                                              deadline))
 
     def compute_service(self, host):
         for service in self.compute('GET', '/os-services?binary=nova-compute'
