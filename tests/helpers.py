@@ -289,3 +289,29 @@ def package_modules(*folders):
             paths.extend(os.path.join(root, f) for f in sorted(files)
                          if f.endswith('.py'))
     return sorted(paths)
+
+
+#: Where CI keeps the upstream snapshots (devstack, grenade): beside the
+#: checkout.
+UPSTREAM = os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
+
+
+def upstream_tree(tmp_path, snapshot):
+    """An upstream snapshot (``../shared/upstream/SNAPSHOT``) unpacked for
+    this test: its one tree. Missing, it fails under CI and skips
+    elsewhere."""
+    import tarfile
+
+    import pytest
+    tarball = os.path.join(UPSTREAM, snapshot)
+    if not os.path.isfile(tarball):
+        if os.environ.get('CI') == 'true':
+            pytest.fail('%s is missing: CI keeps the upstream snapshots in '
+                        '../shared/upstream beside the checkout' % tarball)
+        pytest.skip('no snapshot at %s (CI has one in ../shared/upstream '
+                    'beside the checkout)' % tarball)
+    dest = tmp_path / 'upstream'
+    with tarfile.open(tarball) as tar:
+        top = tar.getmembers()[0].name.split('/', 1)[0]
+        tar.extractall(dest, filter='data')
+    return dest / top

@@ -28,7 +28,6 @@ user and ``uuidgen`` reads the kernel's.
 import configparser
 import os
 import subprocess
-import tarfile
 
 from oslo_config import cfg
 import pytest
@@ -37,8 +36,6 @@ from tests import helpers
 from tests.repository import test_config_blocks as config_blocks
 
 REPO = helpers.REPO
-#: Where CI keeps the upstream snapshots: beside the checkout.
-UPSTREAM = os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
 SNAPSHOTS = {
     '2026.2': 'devstack-master-493835a61a.tar.gz',
     '2026.1': 'devstack-stable-2026.1-da2f4d73f5.tar.gz',
@@ -108,16 +105,7 @@ run_plugin unstack
 
 def devstack_tree(tmp_path, series):
     """Upstream devstack, unpacked from its snapshot for this test."""
-    tarball = os.path.join(UPSTREAM, SNAPSHOTS[series])
-    if not os.path.isfile(tarball):
-        if os.environ.get('CI') == 'true':
-            pytest.fail('%s is missing: CI keeps the upstream snapshots in '
-                        '../shared/upstream beside the checkout' % tarball)
-        pytest.skip('no devstack snapshot at %s (CI has one in '
-                    '../shared/upstream beside the checkout)' % tarball)
-    with tarfile.open(tarball) as tar:
-        tar.extractall(tmp_path / 'upstream', filter='data')
-    return tmp_path / 'upstream' / 'devstack'
+    return helpers.upstream_tree(tmp_path, SNAPSHOTS[series])
 
 
 class Stack:

@@ -21,14 +21,12 @@ projects (whose settings register them when their services are on).
 import os
 import re
 import subprocess
-import tarfile
 
 import pytest
 
 from tests import helpers
 
 REPO = helpers.REPO
-UPSTREAM = os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
 SNAPSHOT = 'grenade-master-0a5e3bf3c3.tar.gz'
 
 HARNESS = r'''
@@ -50,14 +48,7 @@ echo "reporter:${PLUGIN_DIR[image-type-reporter]}"
 
 @pytest.fixture
 def grenade(tmp_path):
-    path = os.path.join(UPSTREAM, SNAPSHOT)
-    if not os.path.exists(path):
-        if os.environ.get('CI'):
-            raise AssertionError('no grenade snapshot at %s' % path)
-        pytest.skip('no grenade snapshot at %s' % path)
-    with tarfile.open(path) as tar:
-        tar.extractall(tmp_path, filter='tar')
-    return tmp_path / 'grenade'
+    return helpers.upstream_tree(tmp_path, SNAPSHOT)
 
 
 def loaded(grenade):

@@ -22,14 +22,12 @@ boot to a host that cannot boot raw.
 
 import os
 import subprocess
-import tarfile
 
 import pytest
 
 from tests import helpers
 
 REPO = helpers.REPO
-UPSTREAM = os.path.join(os.path.dirname(REPO), 'shared', 'upstream')
 SNAPSHOTS = ('grenade-master-0a5e3bf3c3.tar.gz',
              'devstack-master-493835a61a.tar.gz')
 SCRIPT = os.path.join(REPO, 'devstack', 'upgrade', 'resources.sh')
@@ -66,17 +64,8 @@ esac
 
 @pytest.fixture
 def world(tmp_path):
-    trees = {}
-    for name in SNAPSHOTS:
-        path = os.path.join(UPSTREAM, name)
-        if not os.path.exists(path):
-            if os.environ.get('CI'):
-                raise AssertionError('no snapshot %s' % path)
-            pytest.skip('no snapshot %s' % path)
-        with tarfile.open(path) as tar:
-            tar.extractall(tmp_path / 'upstream', filter='tar')
-    trees['grenade'] = tmp_path / 'upstream' / 'grenade'
-    trees['devstack'] = tmp_path / 'upstream' / 'devstack'
+    trees = {name.split('-', 1)[0]: helpers.upstream_tree(
+        tmp_path / name.split('-', 1)[0], name) for name in SNAPSHOTS}
     cloud = tmp_path / 'cloud'
     cloud.mkdir()
     (cloud / 'hypervisors').write_text('node1\n')
