@@ -27,15 +27,24 @@ container (``container.py``):
    stream of boots started on the node (``grenade_boots.py``), grenade's
    base part (``grenade.sh -b``: its state saved, every service shut
    down), ``verify_noapi``, grenade's target part (``grenade.sh -t``:
-   each project's ``upgrade.sh``, this project's included), ``verify
-   post-upgrade`` and ``destroy``. grenade itself runs these phases only
-   with ``VERIFY_RESOURCES``, which also runs nova's, and nova's pings a
-   guest the fake driver never boots (``localconf.GRENADE_MACHINE``);
-4. the boot stream stopped and judged: a boot the filters send to a host
-   that cannot boot it, or refuse though a host boots it, fails the job;
-   any other failure while grenade ran is counted as refused during a
-   restart;
-5. the container stopped, pass or fail (``--keep`` leaves it running).
+   each project's ``upgrade.sh``, this project's included) and ``verify
+   post-upgrade``. grenade itself runs these phases only with
+   ``VERIFY_RESOURCES``, which also runs nova's, and nova's pings a guest
+   the fake driver never boots (``localconf.GRENADE_MACHINE``). Three
+   facts of devstack on this machine are met here: stable/2026.1 writes
+   KSM's switch into the container's read-only ``/sys`` (hidden), grenade
+   waits for a ``devstack@n-cpu`` the fake driver calls ``n-cpu-1``
+   (``N_CPU_UNIT``), and devstack gives a fake node a new ``compute_id``
+   when it starts it again (``KeepComputeIds``);
+4. the boot stream stopped and judged (``[upgrade]``): a boot the filters
+   send to a host that cannot boot it, or refuse though a host boots it,
+   fails the job; any other failure while grenade ran is counted as
+   refused during a restart;
+5. on the upgraded side, the devstack job's tempest and phases
+   (``devstack_job.prove``), then the rollback and the reporters' removal
+   (``AFTER``), each with a boot stream beside it (``[rollback]``,
+   ``[removal]``), and ``resources.sh destroy``;
+6. the container stopped, pass or fail (``--keep`` leaves it running).
 """
 
 import json
