@@ -53,9 +53,9 @@ START_DEADLINE = 300.0
 NAMED = 'No compute host boots qcow2'
 
 
-def restart_scheduler(loads_filters):
-    """nova-scheduler restarted; its journal must say the filters loaded
-    (or must not, once they are out) by the time it schedules."""
+def restart_scheduler():
+    """nova-scheduler restarted and running; the journal's cursor from
+    before, for the caller to read whether it logged the filters loaded."""
     mark = node.journal(SCHEDULER)[0]
     node.restart(SCHEDULER)
     node.wait_for(lambda: node.main_pid(SCHEDULER) != 0, START_DEADLINE,
@@ -132,14 +132,14 @@ def run():
     try:
         node.iniset(node.NOVA_CONF, 'scheduler',
                     'query_placement_for_image_type_support', True)
-        mark = restart_scheduler(True)
+        mark = restart_scheduler()
         boots_right(cloud, 'Nova\'s own mechanism on', images, flavor_id,
                     named=True)
         if not loaded_since(mark):
             raise GateError('rollback: nova-scheduler did not log the '
                             'filters loaded with its lines in')
         take_lines_out()
-        mark = restart_scheduler(False)
+        mark = restart_scheduler()
         boots_right(cloud, 'the filters\' lines out', images, flavor_id,
                     named=False)
         if loaded_since(mark):

@@ -95,18 +95,8 @@ function _check_qcow2_refused {
     fi
 }
 
-function _qcow2_hosts {
-    local uuid count=0
-    for uuid in $(_compute_providers); do
-        if [[ " $(_traits "$uuid") " == *" COMPUTE_IMAGE_TYPE_QCOW2 "* ]]; then
-            count=$((count + 1))
-        fi
-    done
-    echo "$count"
-}
-
 function create {
-    local dir format status uuid providers=""
+    local dir format status uuid traits providers="" qcow2_hosts=0
     : > "$RECORDS"
     dir=$(mktemp -d)
     for format in raw qcow2; do
@@ -118,14 +108,18 @@ function create {
     rm -rf "$dir"
     openstack flavor create --ram 64 --disk 1 --vcpus 1 "$FLAVOR" >/dev/null
     for uuid in $(_compute_providers); do
-        _record "traits_$uuid" "$(_traits "$uuid")"
+        traits=$(_traits "$uuid")
+        _record "traits_$uuid" "$traits"
         providers+=" $uuid"
+        if [[ " $traits " == *" COMPUTE_IMAGE_TYPE_QCOW2 "* ]]; then
+            qcow2_hosts=$((qcow2_hosts + 1))
+        fi
     done
     if [[ -z "$providers" ]]; then
         die $LINENO "no compute node's resource provider in Placement"
     fi
     _record providers "$providers"
-    _record qcow2_hosts "$(_qcow2_hosts)"
+    _record qcow2_hosts "$qcow2_hosts"
 
     status=$(_boot_to_end "$PREFIX-raw" "$PREFIX-raw")
     if [[ "$status" != "ACTIVE" ]]; then
