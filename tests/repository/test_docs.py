@@ -170,6 +170,20 @@ def test_readmes_links_lead_somewhere():
             assert os.path.exists(os.path.join(REPO, link)), link
 
 
+#: README's bounds: a newcomer reaches both set-up commands within one
+#: screen, and the whole file stays a page that points into the docs.
+README_MAX_LINES = 130
+README_COMMANDS_WITHIN = 50
+
+
+def test_readme_is_one_screen_to_its_two_commands():
+    with open(os.path.join(REPO, 'README.md')) as f:
+        lines = f.read().splitlines()
+    assert len(lines) <= README_MAX_LINES
+    for marker in ('<!-- main-command -->', '<!-- test-command -->'):
+        assert lines.index(marker) < README_COMMANDS_WITHIN, marker
+
+
 def exit_code_table():
     """The codes of the one exit-code table (cli/index.rst)."""
     with open(os.path.join(SOURCE, 'cli', 'index.rst')) as f:
