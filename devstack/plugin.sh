@@ -215,10 +215,17 @@ function configure_tempest_for_image_type_filter {
     fi
     # devstack's nova-scheduler logs to the journal, which tempest's user
     # cannot read: the checks that read the log run only when a job gives
-    # the scheduler a log file.
-    if [[ -n "$IMAGE_TYPE_TEMPEST_SCHEDULER_LOG" ]]; then
+    # the scheduler a log file, named here or by nova.conf's [DEFAULT]
+    # log_dir (oslo.log then writes log_dir/nova-scheduler.log).
+    local scheduler_log=$IMAGE_TYPE_TEMPEST_SCHEDULER_LOG log_dir
+    log_dir=$(iniget "$NOVA_CONF" DEFAULT log_dir)
+    if [[ -z "$scheduler_log" && -n "$log_dir" && \
+            -z "$(iniget "$NOVA_CONF" DEFAULT log_file)" ]]; then
+        scheduler_log=$log_dir/nova-scheduler.log
+    fi
+    if [[ -n "$scheduler_log" ]]; then
         iniset "$TEMPEST_CONFIG" image_type_filter scheduler_log \
-            "$IMAGE_TYPE_TEMPEST_SCHEDULER_LOG"
+            "$scheduler_log"
     fi
 }
 

@@ -21,16 +21,20 @@ nova-scheduler's nova.conf) and is held by ``candidates.check`` to the
 request id (its request log, in the journal) and to where the server went:
 
 ``raw``
-    tempest's raw image: ACTIVE on the fake driver's node, one query.
+    tempest's raw image: ACTIVE, one query, on a node an untagged raw boot
+    may go to (``COMPUTE_IMAGE_TYPE_RAW`` and no trait ``[image_isolation]
+    rules`` reserves: with the devstack job's three fake nodes, the
+    first).
 ``qcow2``
     a format no node boots: "No valid host" before Placement is asked;
     the tool names qcow2.
 ``disabled``
-    the node's nova-compute disabled (``COMPUTE_STATUS_DISABLED`` on its
-    provider): a raw boot finds no host, and the tool names the disabled
-    service and its reason for the node (then it is enabled again).
+    those nodes' nova-compute disabled (``COMPUTE_STATUS_DISABLED`` on
+    their providers): a raw boot finds no host, and the tool names the
+    disabled service and its reason for each (then they are enabled
+    again).
 ``too-big``
-    a flavor bigger than the node: the tool names its disk.
+    a flavor bigger than those nodes: the tool names their disk.
 """
 
 import subprocess
@@ -41,6 +45,7 @@ from gate_cloud import devstack_node as node
 from gate_cloud.processes import GateError
 
 DISABLED = 'COMPUTE_STATUS_DISABLED'
+RAW = 'COMPUTE_IMAGE_TYPE_RAW'
 DISABLED_REASON = 'gate-maint'
 #: A flavor no node has the disk for.
 TOO_BIG_DISK_GB = 10 ** 7
@@ -102,15 +107,23 @@ def prove(cloud, label, image_id, flavor_id, expect, release):
                 -300:] if stderr.strip() else ''))
 
 
+def untagged_hosts(cloud, trait):
+    """The providers an untagged boot of ``trait``'s format may go to:
+    those carrying it and none of the traits nova-scheduler's
+    ``[image_isolation] rules`` reserve."""
+    reserved = node.isolation_traits()
+    return sorted(name for name, traits in cloud.all_traits().items()
+                  if trait in traits and not reserved & set(traits))
+
+
 def run():
     cloud = node.Cloud()
     release = nova_release()
     raw, flavor_id = node.tempest_boot()
-    providers = sorted(cloud.all_traits())
-    if len(providers) != 1:
-        raise GateError('the phase is built for one compute node, Placement '
-                        'has %s' % providers)
-    host = providers[0]
+    hosts = untagged_hosts(cloud, RAW)
+    if not hosts:
+        raise GateError('no compute node takes an untagged raw boot: '
+                        'Placement has %s' % sorted(cloud.all_traits()))
     nvh = 'ERROR'
     made = {}
     try:
@@ -119,20 +132,26 @@ def run():
         made['too-big'] = cloud.create_flavor(
             'gate-candidates-too-big', 64, 1, TOO_BIG_DISK_GB)
         prove(cloud, 'raw', raw, flavor_id, candidates.Expect(
-            'ACTIVE', queries=1, hosts=frozenset([host])), release)
+            'ACTIVE', queries=1, hosts=frozenset(hosts)), release)
         prove(cloud, 'qcow2', made['qcow2'], flavor_id, candidates.Expect(
             nvh, queries=0, no_valid_host=('qcow2',)), release)
-        cloud.set_compute_service(host, False, DISABLED_REASON)
+        disabled = []
         try:
-            wait_trait(cloud, host, DISABLED, True)
+            for host in hosts:
+                cloud.set_compute_service(host, False, DISABLED_REASON)
+                disabled.append(host)
+                wait_trait(cloud, host, DISABLED, True)
             prove(cloud, 'disabled', raw, flavor_id, candidates.Expect(
                 nvh, queries=1,
-                causes={host: ('!' + DISABLED, DISABLED_REASON)}), release)
+                causes={host: ('!' + DISABLED, DISABLED_REASON)
+                        for host in hosts}), release)
         finally:
-            cloud.set_compute_service(host, True)
-            wait_trait(cloud, host, DISABLED, False)
+            for host in disabled:
+                cloud.set_compute_service(host, True)
+                wait_trait(cloud, host, DISABLED, False)
         prove(cloud, 'too-big', raw, made['too-big'], candidates.Expect(
-            nvh, queries=1, causes={host: ('DISK_GB',)}), release)
+            nvh, queries=1, causes={host: ('DISK_GB',) for host in hosts}),
+            release)
     finally:
         if 'qcow2' in made:
             cloud.delete_image(made['qcow2'])

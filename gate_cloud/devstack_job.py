@@ -25,7 +25,9 @@
 3. tempest as the job's ``run-tempest`` role runs it (the job's
    ``tox_envlist`` and ``tempest_test_regex``), then tempest's compute
    tests again with ``[scheduler] filter_hosts_by_image_type_support``
-   off and nova-scheduler restarted;
+   off and nova-scheduler restarted, the hosts that cannot boot tempest's
+   raw image disabled meanwhile (the filters' whole point: with them off,
+   tempest's boots would go there);
 4. the gate's phases on the node itself (``PHASES``): ``candidates
    --server`` held to Placement's log (``devstack_candidates.py``),
    log-only mode changing nothing (``devstack_log_only.py``), the
@@ -76,6 +78,8 @@ PHASE_TIMEOUT = 3600
 #: Where the phases' code (this checkout's gate_cloud, copied afresh for
 #: each phase) lies on the node, apart from the tree under test.
 PHASES_DIR = '/opt/gate-phases'
+#: The trait of tempest's image's format (raw: the fake driver's).
+TEMPEST_TRAIT = 'COMPUTE_IMAGE_TYPE_RAW'
 #: The phases run on the node, in order: (name, module run as root).
 PHASES = (('candidates', 'gate_cloud.devstack_candidates'),
           ('log-only', 'gate_cloud.devstack_log_only'),
@@ -329,21 +333,36 @@ def _filters(box, on, dest=DEST):
             timeout=300)
 
 
-def _phase(box, name, module, dest=DEST):
-    """One phase on the node (``python3 -m MODULE`` as root, this
-    checkout's gate_cloud on its path); its ``[name]`` lines printed, its
-    log kept."""
+def _node_code(box, dest):
+    """This checkout's gate_cloud copied afresh onto the node; the
+    environment that runs it there."""
     code = box.path(PHASES_DIR) / 'gate_cloud'
     shutil.rmtree(code, ignore_errors=True)
     shutil.copytree(REPO / 'gate_cloud', code,
                     ignore=shutil.ignore_patterns('__pycache__'))
+    return {'PYTHONPATH': PHASES_DIR, 'PYTHONUNBUFFERED': '1',
+            'GATE_DEVSTACK_DEST': dest}
+
+
+def _set_aside(box, action, dest=DEST):
+    """Disable (``disable``) or enable again the nova-compute of every
+    host that cannot boot tempest's raw image; the hosts, space-separated
+    (the job's third fake node; none on grenade's one-node cloud)."""
+    env = _node_code(box, dest)
+    return box.run(['python3', '-m', 'gate_cloud.devstack_node',
+                    'set-aside', TEMPEST_TRAIT, action], env=env,
+                   timeout=300).stdout.strip()
+
+
+def _phase(box, name, module, dest=DEST):
+    """One phase on the node (``python3 -m MODULE`` as root, this
+    checkout's gate_cloud on its path); its ``[name]`` lines printed, its
+    log kept."""
+    env = _node_code(box, dest)
     log = LOGS / ('phase-%s.log' % name)
     with open(log, 'wb') as out:
         rc = subprocess.run(
-            box.command(['python3', '-m', module],
-                        env={'PYTHONPATH': PHASES_DIR,
-                             'PYTHONUNBUFFERED': '1',
-                             'GATE_DEVSTACK_DEST': dest}),
+            box.command(['python3', '-m', module], env=env),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=PHASE_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
@@ -403,9 +422,16 @@ def prove(box, variables, started, dest=DEST):
     _step('tempest with the filters on: %s' % _fmt(plugin_and_peer),
           started)
     _filters(box, 'False', dest)
-    peer = _tempest(box, variables, 'filters off', tempest_run.PEER_REGEX,
-                    dest)
-    _filters(box, 'True', dest)
+    aside = _set_aside(box, 'disable', dest)
+    try:
+        peer = _tempest(box, variables, 'filters off',
+                        tempest_run.PEER_REGEX, dest)
+    finally:
+        _set_aside(box, 'enable', dest)
+        _filters(box, 'True', dest)
+    if aside:
+        print('tempest without the filters: nova-compute disabled on %s '
+              '(no %s)' % (aside, TEMPEST_TRAIT))
     same_peer_tests(plugin_and_peer, peer)
     _step('tempest compute tests with the filters off: %s, the same as '
           'with them on' % _fmt(peer), started)

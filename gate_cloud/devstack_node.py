@@ -162,6 +162,19 @@ def tempest_boot():
     return tempest['compute']['image_ref'], tempest['compute']['flavor_ref']
 
 
+def isolation_traits(path=NOVA_CONF):
+    """The traits nova-scheduler's ``[image_isolation] rules`` reserve
+    (none unless ``enabled``): untagged boots never go to their hosts.
+    A rule is ``CUSTOM_X``, ``KEY:CUSTOM_X`` or ``KEY=VALUE:CUSTOM_X``."""
+    conf = configparser.ConfigParser(strict=False, interpolation=None)
+    conf.read(path)
+    if not conf.getboolean('image_isolation', 'enabled', fallback=False):
+        return set()
+    rules = conf.get('image_isolation', 'rules', fallback='')
+    return {rule.rsplit(':', 1)[-1].strip()
+            for rule in rules.split(',') if rule.strip()}
+
+
 def image_file(disk_format, size='1M'):
     """An empty disk of ``disk_format`` made by qemu-img (devstack installs
     it), in a directory of its own: data Glance's format check accepts.
@@ -312,3 +325,31 @@ def _gone(call, *args):
             raise
         return False
     return True
+
+
+#: The reason the hosts set aside for tempest's run without the filters
+#: carry on their nova-compute service.
+SET_ASIDE_REASON = 'gate: cannot boot tempest image (filters off)'
+
+
+def set_aside(trait, enabled):
+    """Disable (or enable again) the nova-compute of every host whose
+    provider lacks ``trait``: with the filters off, tempest's own tests
+    would otherwise send boots there that the host cannot take (the
+    failure the filters exist to prevent). Prints the hosts."""
+    cloud = Cloud()
+    hosts = sorted(name for name, traits in cloud.all_traits().items()
+                   if trait not in traits)
+    for host in hosts:
+        cloud.set_compute_service(host, enabled,
+                                  None if enabled else SET_ASIDE_REASON)
+    print(' '.join(hosts))
+
+
+if __name__ == '__main__':
+    # python3 -m gate_cloud.devstack_node set-aside TRAIT disable|enable
+    if len(sys.argv) != 4 or sys.argv[1] != 'set-aside' or sys.argv[3] \
+            not in ('disable', 'enable'):
+        sys.exit('usage: devstack_node set-aside TRAIT disable|enable')
+    sys.exit(phase_main('set-aside', lambda: set_aside(
+        sys.argv[2], sys.argv[3] == 'enable')))

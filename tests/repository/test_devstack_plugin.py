@@ -32,7 +32,13 @@ setup_develop() { record setup_develop "$@"; }
 pip_install() { record pip_install "$@"; }
 iniset() { record iniset "$@"; }
 iniset_multiline() { record iniset_multiline "$@"; }
-iniget() { echo "${ENABLED_FILTERS:-}"; }
+iniget() {
+    case "$2 $3" in
+        "filter_scheduler enabled_filters") echo "${ENABLED_FILTERS:-}" ;;
+        "DEFAULT log_dir") echo "${NOVA_LOG_DIR:-}" ;;
+        "DEFAULT log_file") echo "${NOVA_LOG_FILE:-}" ;;
+    esac
+}
 iniget_multiline() { echo "${AVAILABLE_FILTERS:-}"; }
 run_process() { record run_process "$@"; }
 stop_process() { record stop_process "$@"; }
@@ -276,6 +282,21 @@ def test_test_config_sets_the_family_and_log_when_given(tmp_path):
     assert ini['image_metadata_family'] == 'architecture'
     assert ini['scheduler_log'] == '/var/log/n-sch.log'
     assert ini['reserved_trait'] == 'CUSTOM_TROVE'
+
+
+@pytest.mark.parametrize('log_file, expected', [
+    ('', '/opt/stack/data/nova-scheduler.log'),
+    # log_file wins over log_dir's file name: the plugin cannot know it.
+    ('nova.log', None)])
+def test_test_config_reads_the_schedulers_log_from_nova_conf_log_dir(
+        tmp_path, log_file, expected):
+    """With nova.conf's [DEFAULT] log_dir (the devstack job's), oslo.log
+    writes nova-scheduler's lines to log_dir/nova-scheduler.log."""
+    calls = run_phase(tmp_path, 'stack', 'test-config',
+                      NOVA_LOG_DIR='/opt/stack/data', NOVA_LOG_FILE=log_file)
+    ini = apply_iniset(calls, str(tmp_path / 'tempest' / 'etc' /
+                                  'tempest.conf'))['image_type_filter']
+    assert ini.get('scheduler_log') == expected
 
 
 @pytest.mark.parametrize('env', [{'ENABLED': 'n-cpu n-sch'},

@@ -14,6 +14,8 @@
 request log in the journal (lines as devstack's Placement writes them),
 and the order the job runs them in."""
 
+import pytest
+
 from gate_cloud import candidates
 from gate_cloud import devstack_job
 from gate_cloud import devstack_node as node
@@ -58,3 +60,19 @@ def test_the_job_runs_its_phases_on_the_node_in_order():
         ('privilege', 'gate_cloud.devstack_privilege'),
         ('faults', 'gate_cloud.devstack_faults'),
         ('figures', 'gate_cloud.devstack_figures'))
+
+
+@pytest.mark.parametrize('lines, expected', [
+    ('', set()),
+    ('[image_isolation]\nrules = CUSTOM_TROVE\n', set()),
+    ('[image_isolation]\nenabled = True\nrules = CUSTOM_TROVE, '
+     'os_distro=windows:CUSTOM_WIN,hw_x:CUSTOM_X\n',
+     {'CUSTOM_TROVE', 'CUSTOM_WIN', 'CUSTOM_X'}),
+])
+def test_the_reserved_traits_come_from_enabled_isolation_rules(
+        tmp_path, lines, expected):
+    conf = tmp_path / 'nova.conf'
+    # nova.conf repeats available_filters: read as Nova reads it.
+    conf.write_text('[filter_scheduler]\navailable_filters = a\n'
+                    'available_filters = b\n' + lines)
+    assert node.isolation_traits(conf) == expected

@@ -18,8 +18,10 @@ offline) is written here with what the rendering needs of it: its parent
 and ``tempest: true``.
 """
 
+import configparser
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -170,3 +172,89 @@ def test_grenade_localrc_holds_the_template_s_lines(trees, grenade_tree,
     assert ('enable_grenade_plugin image-type-filter '
             'https://opendev.org/x/image-type-filter') in (
         grenade / 'pluginrc').read_text().splitlines()
+
+
+MERGE = r'''
+set -e
+CONFIG_AWK_CMD=awk
+source "$DEVSTACK/inc/ini-config"
+source "$DEVSTACK/inc/meta-config"
+die() { shift; echo "$*" >&2; exit 1; }
+warn() { shift; echo "$*" >&2; }
+merge_config_group "$LOCAL_CONF" post-config
+'''
+
+
+def merged(trees, tmp_path):
+    """The job's local.conf, its localrc, and the files devstack's own
+    ``merge_config_group`` writes from its post-config sections, by name
+    (``nova.conf``, ``nova-fake.conf-2`` ...)."""
+    variables, text = rendered(trees, tmp_path)
+    etc = tmp_path / 'etc'
+    etc.mkdir()
+    # Each file the job's other post-config sections name (devstack's
+    # own: $NEUTRON_CONF ...) somewhere of its own.
+    env = {name: str(etc / ('other-' + name.lower()))
+           for name in re.findall(r'^\[\[post-config\|\$(\w+)', text, re.M)}
+    env.update({'PATH': os.environ['PATH'], 'DEVSTACK': str(trees[0]),
+           'LOCAL_CONF': str(tmp_path / 'local.conf'),
+           'DATA_DIR': '/opt/stack/data', 'STACK_USER': 'stack',
+           'NOVA_CONF': str(etc / 'nova.conf'),
+           'NOVA_CPU_CONF': str(etc / 'nova-cpu.conf'),
+           'NOVA_FAKE_CONF': str(etc / 'nova-fake.conf')})
+    subprocess.run(['bash', '-c', MERGE], env=env, check=True, timeout=60)
+    files = {}
+    for path in etc.glob('nova*'):
+        conf = configparser.ConfigParser(interpolation=None)
+        conf.read(path)
+        files[path.name] = conf
+    localrc = dict(re.findall(r'^(\w+)="([^"]*)"$', text, re.M))
+    return localrc, files
+
+
+def test_the_jobs_fake_nodes_differ_as_the_tempest_plugin_needs(trees,
+                                                                tmp_path):
+    """Three fake nodes: one an untagged raw boot goes to, one reserved
+    with the trait the plugin's tests and nova-scheduler's isolation name,
+    one that boots nothing tempest uploads (Nova's own exclude list)."""
+    localrc, files = merged(trees, tmp_path)
+    count = int(localrc['NUMBER_FAKE_NOVA_COMPUTE'])
+    reserved = localrc['IMAGE_TYPE_TEMPEST_RESERVED_TRAIT']
+    nova = files['nova.conf']
+    assert nova['image_isolation']['rules'] == reserved
+    assert nova.getboolean('image_isolation', 'enabled')
+    fakes = [files.get('nova-fake.conf-%d' % n) for n in range(1, count + 1)]
+    fakes = [conf if conf is not None else configparser.ConfigParser()
+             for conf in fakes]
+    assert not set(files) - {'nova.conf', 'nova-cpu.conf'} - {
+        'nova-fake.conf-%d' % n for n in range(1, count + 1)}
+    default = files['nova-cpu.conf'].get('virt_capabilities', 'custom_traits')
+
+    def kind(conf):
+        traits = conf.get('virt_capabilities', 'custom_traits',
+                          fallback=default).split(',')
+        if reserved in traits:
+            return 'reserved'
+        if 'raw' in conf.get('compute', 'image_type_exclude_list',
+                             fallback='').split(','):
+            return 'no raw'
+        return 'raw'
+    assert sorted(map(kind, fakes)) == ['no raw', 'raw', 'reserved']
+    # A node's own custom_traits replaces nova-cpu.conf's: the trait the
+    # fault phase watches stays on every node.
+    for conf in fakes:
+        assert default in conf.get('virt_capabilities', 'custom_traits',
+                                   fallback=default).split(',')
+
+
+def test_nova_services_log_to_files_and_the_computes_to_the_journal(
+        trees, tmp_path):
+    """nova.conf's services write DATA_DIR/<binary>.log (the plugin
+    points tempest at nova-scheduler's) and keep stderr for the journal;
+    nova-cpu.conf, devstack's copy of nova.conf, takes log_dir out again,
+    for the reporters' lines are read from the journal."""
+    _, files = merged(trees, tmp_path)
+    nova = files['nova.conf']['DEFAULT']
+    assert nova['log_dir'] == '/opt/stack/data'
+    assert nova.getboolean('use_stderr')
+    assert files['nova-cpu.conf']['DEFAULT']['log_dir'] == ''
