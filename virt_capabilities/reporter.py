@@ -202,13 +202,13 @@ class Reporter:
             intended |= new
 
     def _keep_what_was_written(self, uuid, intended, exc):
-        """After a failed (or interrupted) write: of the traits recorded ahead, keep in the
-        record those the provider carries now; forget those it does not
-        (never sent, or refused), so that the record never holds a trait
-        this reporter did not set. When the store gave no answer
-        (``store.outcome_unknown``: whether the last request was applied
-        cannot be known) or cannot be read now, the record stays as it is
-        until the next sync that succeeds narrows it."""
+        """After a failed (or interrupted) write: of the traits recorded
+        ahead, keep in the record those the provider carries now; forget
+        those it does not (never sent, or refused), so that the record
+        never holds a trait this reporter did not set. When the store gave
+        no answer (``store.outcome_unknown``: whether the last request was
+        applied cannot be known) or cannot be read now, the record stays
+        as it is until the next sync that succeeds narrows it."""
         if not intended or isinstance(exc, self.store.outcome_unknown):
             return
         try:
