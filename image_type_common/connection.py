@@ -43,24 +43,50 @@ GROUP = placement_conf.placement_group.name
 
 def adapter_from_conf(conf):
     """A keystoneauth1 Adapter from the ``[placement]`` options."""
+    return adapter_from_section(
+        conf, GROUP, 'Placement',
+        'give nova.conf a [placement] section, or use --os-cloud / OS_* '
+        'environment', check=_check_placement_section)
+
+
+def adapter_from_section(conf, group, service, unset, check=None):
+    """A keystoneauth1 Adapter from nova.conf's ``[group]`` keystoneauth1
+    options, as nova-compute builds its own to reach ``service``
+    (``[placement]``, ``[ironic]``).
+
+    Refused before a token is asked for, in one line naming the option
+    (exit 2): auth options the plugin cannot load, no auth plugin
+    (``unset`` says what to do instead), an endpoint or ``auth_url`` that
+    is not an http(s) URL, and a CA bundle or client certificate that
+    cannot work (``tls.check_files``). ``insecure`` is one WARNING
+    instead of urllib3's on each connection. ``check(section, session)``:
+    the service's own checks, once the session is built.
+    """
     try:
-        auth = ks_loading.load_auth_from_conf_options(conf, GROUP)
+        auth = ks_loading.load_auth_from_conf_options(conf, group)
     except (ks_exc.ClientException, ValueError) as exc:
         raise exceptions.ConfigError(
-            '[placement] auth options: %s' % text.one_line(exc)
+            '[%s] auth options: %s' % (group, text.one_line(exc))
         ) from exc
     if auth is None:
         raise exceptions.ConfigError(
-            '[placement] auth_type is not set: give nova.conf a [placement] '
-            'section, or use --os-cloud / OS_* environment')
-    group = conf[GROUP]
-    tls.check_files(tls.NOVA_CONF, group.cafile, group.certfile,
-                    group.keyfile)
-    session = ks_loading.load_session_from_conf_options(conf, GROUP, auth=auth)
-    tls.warn_if_insecure(session.verify, tls.NOVA_CONF)
-    check_placement_section(group, session)
+            '[%s] auth_type is not set: %s' % (group, unset))
+    section = conf[group]
+    for name in ('endpoint', 'endpoint_override', 'auth_url'):
+        value = _option(section, name)
+        if value is not None and not is_url(value):
+            raise exceptions.ConfigError(
+                '[%s] %s: %s is not an http(s) URL'
+                % (group, name, text.safe_repr(value)))
+    settings = tls.section(group)
+    tls.check_files(settings, section.cafile, section.certfile,
+                    section.keyfile)
+    session = ks_loading.load_session_from_conf_options(conf, group, auth=auth)
+    tls.warn_if_insecure(session.verify, settings, service)
+    if check is not None:
+        check(section, session)
     return ks_loading.load_adapter_from_conf_options(
-        conf, GROUP, session=session, auth=auth)
+        conf, group, session=session, auth=auth)
 
 
 def _option(group, name):
@@ -70,21 +96,15 @@ def _option(group, name):
         return None
 
 
-def check_placement_section(group, session):
+def _check_placement_section(group, session):
     """Refuse what can only fail later, before a token is asked for.
 
-    An empty token, an endpoint or auth_url that is not an http(s) URL, and
-    an identity endpoint that answers version discovery with 401 or 403 (it
-    is not Keystone's public discovery document; keystoneauth1 would then
-    retry authenticated inside its own lock and hang for ever). The probe
-    goes through ``session``, so it trusts what every later request trusts.
+    An empty token, and an identity endpoint that answers version
+    discovery with 401 or 403 (it is not Keystone's public discovery
+    document; keystoneauth1 would then retry authenticated inside its own
+    lock and hang for ever). The probe goes through ``session``, so it
+    trusts what every later request trusts.
     """
-    for name in ('endpoint', 'endpoint_override', 'auth_url'):
-        value = _option(group, name)
-        if value is not None and not is_url(value):
-            raise exceptions.ConfigError(
-                '[placement] %s: %s is not an http(s) URL'
-                % (name, text.safe_repr(value)))
     token = _option(group, 'token')
     if token is not None and not token.strip():
         raise exceptions.ConfigError('[placement] token is empty')
@@ -117,25 +137,41 @@ def _probe_identity(auth_url, session):
             'endpoint?' % (text.safe_repr(auth_url), answer.status_code))
 
 
-def adapter_from_cloud(cloud=None):
-    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
+def connect(cloud, service, timeout):
+    """An openstacksdk Connection for a clouds.yaml entry or (``cloud``
+    None) the ``OS_*`` environment, held to what a nova.conf section is
+    held to (``adapter_from_section``): its TLS files checked before
+    anything is sent, ``verify: false`` one WARNING naming ``service``,
+    and ``timeout`` on every request where the cloud config sets no
+    ``api_timeout`` (keystoneauth1's own default is none)."""
     import openstack
     from openstack import exceptions as sdk_exc
 
     try:
         conn = openstack.connect(cloud=cloud)
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise exceptions.ConfigError(
-            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
-                                           text.one_line(exc))
-        ) from exc
+        raise cloud_error(cloud, exc) from exc
     settings = conn.config.config
     tls.check_files(tls.CLOUDS_YAML, settings.get('cacert'),
                     settings.get('cert'), settings.get('key'))
-    tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML)
-    auth_url = conn.config.get_auth_args().get('auth_url')
+    tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML, service)
     if conn.session.timeout is None:  # no api_timeout in the cloud config
-        conn.session.timeout = placement_conf.DEFAULT_TIMEOUT
+        conn.session.timeout = timeout
+    return conn
+
+
+def cloud_error(cloud, exc):
+    """openstacksdk's failure for ``cloud``, as a ConfigError (exit 2)."""
+    return exceptions.ConfigError('openstacksdk cloud %s: %s' % (
+        cloud or '(environment)', text.one_line(exc)))
+
+
+def adapter_from_cloud(cloud=None):
+    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
+    from openstack import exceptions as sdk_exc
+
+    conn = connect(cloud, 'Placement', placement_conf.DEFAULT_TIMEOUT)
+    auth_url = conn.config.get_auth_args().get('auth_url')
     timeout = conn.session.timeout
     try:
         conn.session.get_token()  # Keystone's step (none for admin_token)
@@ -145,10 +181,7 @@ def adapter_from_cloud(cloud=None):
         raise keystone_error(exc, auth_url, timeout, tls.CLOUDS_YAML,
                              conn.session.cert) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise exceptions.ConfigError(
-            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
-                                           text.one_line(exc))
-        ) from exc
+        raise cloud_error(cloud, exc) from exc
     try:
         proxy = conn.placement  # discovers Placement's versions
     except ks_exc.ConnectionError as exc:
@@ -162,13 +195,9 @@ def adapter_from_cloud(cloud=None):
         # discovery failed (a refused client certificate among others).
         raise _discovery_error(
             conn.session, listed, tls.CLOUDS_YAML,
-            otherwise=exceptions.ConfigError('openstacksdk cloud %s: %s' % (
-                cloud or '(environment)', text.one_line(exc)))) from exc
+            otherwise=cloud_error(cloud, exc)) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise exceptions.ConfigError(
-            'openstacksdk cloud %s: %s' % (cloud or '(environment)',
-                                           text.one_line(exc))
-        ) from exc
+        raise cloud_error(cloud, exc) from exc
     placement_conf.apply_retries(proxy)
     return proxy
 

@@ -50,11 +50,18 @@ class Settings:
     insecure: str
 
 
-NOVA_CONF = Settings(cafile='[placement] cafile',
-                     certfile='[placement] certfile',
-                     keyfile='[placement] keyfile',
-                     client_cert='[placement] certfile and keyfile',
-                     insecure='[placement] insecure')
+def section(group):
+    """The TLS settings of nova.conf's ``[group]`` (``[placement]``,
+    ``[ironic]``): keystoneauth1's session options, as any section has
+    them."""
+    return Settings(cafile='[%s] cafile' % group,
+                    certfile='[%s] certfile' % group,
+                    keyfile='[%s] keyfile' % group,
+                    client_cert='[%s] certfile and keyfile' % group,
+                    insecure='[%s] insecure' % group)
+
+
+NOVA_CONF = section('placement')
 CLOUDS_YAML = Settings(cafile='cacert (clouds.yaml or OS_CACERT)',
                        certfile='cert (clouds.yaml or OS_CERT)',
                        keyfile='key (clouds.yaml or OS_KEY)',
@@ -129,14 +136,15 @@ def _readable(name, path):
         ) from exc
 
 
-def warn_if_insecure(verify, settings):
+def warn_if_insecure(verify, settings, service='Placement'):
     """One WARNING for the whole process instead of urllib3's warning on
-    each connection: certificates are not checked."""
+    each connection: the certificates of Keystone and ``service`` are not
+    checked."""
     if verify is not False:
         return
-    LOG.warning('%s is set: the certificates of Keystone and Placement are '
-                'not verified, so anyone on the path can read the '
-                'credentials; set %s instead', settings.insecure,
+    LOG.warning('%s is set: the certificates of Keystone and %s are not '
+                'verified, so anyone on the path can read the credentials; '
+                'set %s instead', settings.insecure, service,
                 settings.cafile)
     warnings.filterwarnings('ignore',
                             category=urllib3.exceptions.InsecureRequestWarning)

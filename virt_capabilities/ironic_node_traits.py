@@ -49,11 +49,8 @@ import dataclasses
 import json
 import logging
 import time
-import warnings
 
 from keystoneauth1 import exceptions as ks_exc
-from keystoneauth1 import loading as ks_loading
-import urllib3
 
 from image_type_common import connection
 from image_type_common import exceptions
@@ -75,11 +72,7 @@ NODE_FIELDS = 'uuid,name,traits'
 #: How much of Ironic's own error text a message quotes.
 _MAX_FAULT = 200
 #: The TLS settings of nova.conf's [ironic], as a failure names them.
-IRONIC_SECTION = tls.Settings(cafile='[ironic] cafile',
-                              certfile='[ironic] certfile',
-                              keyfile='[ironic] keyfile',
-                              client_cert='[ironic] certfile and keyfile',
-                              insecure='[ironic] insecure')
+IRONIC_SECTION = tls.section(ironic_conf.ironic_group.name)
 
 
 class IronicUnavailable(exceptions.Error):
@@ -337,59 +330,23 @@ class IronicClient:
 
 def adapter_from_conf(conf):
     """A keystoneauth1 Adapter from nova.conf's ``[ironic]`` options."""
-    group = ironic_conf.ironic_group.name
-    try:
-        auth = ks_loading.load_auth_from_conf_options(conf, group)
-    except (ks_exc.ClientException, ValueError) as exc:
-        raise exceptions.ConfigError(
-            '[ironic] auth options: %s' % text.one_line(exc)) from exc
-    if auth is None:
-        raise exceptions.ConfigError(
-            '[ironic] auth_type is not set: the reporter of an ironic node '
-            'reaches Ironic as nova-compute does, with nova.conf\'s '
-            '[ironic] section (or give --os-cloud, or OS_* variables)')
-    section = conf[group]
-    for name in ('endpoint_override', 'auth_url', 'endpoint'):
-        value = getattr(section, name, None)
-        if value is not None and not connection.is_url(value):
-            raise exceptions.ConfigError(
-                '[ironic] %s: %s is not an http(s) URL'
-                % (name, text.safe_repr(value)))
-    tls.check_files(IRONIC_SECTION, section.cafile, section.certfile,
-                    section.keyfile)
-    session = ks_loading.load_session_from_conf_options(conf, group,
-                                                        auth=auth)
-    _warn_if_insecure(session.verify, IRONIC_SECTION)
-    return ks_loading.load_adapter_from_conf_options(
-        conf, group, session=session, auth=auth)
+    return connection.adapter_from_section(
+        conf, ironic_conf.ironic_group.name, 'Ironic',
+        'the reporter of an ironic node reaches Ironic as nova-compute '
+        'does, with nova.conf\'s [ironic] section (or give --os-cloud, or '
+        'OS_* variables)')
 
 
 def adapter_from_cloud(cloud=None):
     """openstacksdk's baremetal proxy (a keystoneauth1 Adapter), for a
     clouds.yaml entry or (``cloud`` None) the ``OS_*`` environment."""
-    import openstack
     from openstack import exceptions as sdk_exc
 
+    conn = connection.connect(cloud, 'Ironic', ironic_conf.DEFAULT_TIMEOUT)
     try:
-        proxy = openstack.connect(cloud=cloud).baremetal
+        return conn.baremetal
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise exceptions.ConfigError('openstacksdk cloud %s: %s' % (
-            cloud or '(environment)', text.one_line(exc))) from exc
-    if proxy.session.timeout is None:  # no api_timeout in the cloud config
-        proxy.session.timeout = ironic_conf.DEFAULT_TIMEOUT
-    _warn_if_insecure(proxy.session.verify, tls.CLOUDS_YAML)
-    return proxy
-
-
-def _warn_if_insecure(verify, settings):
-    """One WARNING, instead of urllib3's on each connection."""
-    if verify is not False:
-        return
-    LOG.warning('%s is set: the certificates of Keystone and Ironic are not '
-                'verified, so anyone on the path can read the credentials; '
-                'set %s instead', settings.insecure, settings.cafile)
-    warnings.filterwarnings('ignore',
-                            category=urllib3.exceptions.InsecureRequestWarning)
+        raise connection.cloud_error(cloud, exc) from exc
 
 
 def client_for(conf, cloud=None, sleep=time.sleep, locked_retries=8):

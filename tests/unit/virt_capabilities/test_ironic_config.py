@@ -14,6 +14,8 @@
 plan that writes node traits, and keystoneauth1's password plugin for
 ``[ironic]``, loaded without a request."""
 
+import os
+
 from keystoneauth1.identity import generic
 import pytest
 
@@ -74,3 +76,22 @@ def test_an_ironic_url_that_is_not_one_is_a_configuration_error(
         ironic_node_traits.adapter_from_conf(plan.conf)
     assert str(caught.value) == (
         "[ironic] %s: '%s' is not an http(s) URL" % (option, value))
+
+
+def test_openstacksdk_tls_files_are_checked_as_the_sections_are(
+        tmp_path, monkeypatch):
+    """``OS_*`` (or ``--os-cloud``) for Ironic goes through the same
+    ``connection.connect`` as Placement's: a CA bundle that is not there
+    is one line naming the setting, before anything is sent."""
+    for name in [n for n in os.environ if n.startswith('OS_')]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(tmp_path / 'none.yaml'))
+    monkeypatch.setenv('OS_AUTH_TYPE', 'none')
+    monkeypatch.setenv('OS_BAREMETAL_ENDPOINT_OVERRIDE',
+                       'http://127.0.0.1:9/')
+    monkeypatch.setenv('OS_CACERT', str(tmp_path / 'no-such-ca.pem'))
+    with pytest.raises(exceptions.ConfigError) as caught:
+        ironic_node_traits.adapter_from_cloud()
+    assert str(caught.value).startswith(
+        'cacert (clouds.yaml or OS_CACERT) %s: no such file'
+        % (tmp_path / 'no-such-ca.pem'))
