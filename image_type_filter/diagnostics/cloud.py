@@ -268,22 +268,10 @@ def from_openstacksdk(cloud=None):
     """(Compute, Image) with the operator's credentials: the clouds.yaml
     entry ``cloud``, else ``OS_*``, with their TLS settings; authenticated
     now, so that a refusal is one line naming Keystone."""
-    import openstack
     from openstack import exceptions as sdk_exc
 
-    where = 'openstacksdk cloud %s' % (cloud or '(environment)')
-    try:
-        conn = openstack.connect(cloud=cloud)
-        auth_url = conn.config.get_auth_args().get('auth_url')
-        settings = conn.config.config
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise exceptions.ConfigError('%s: %s' % (where, text.one_line(exc))
-                                     ) from exc
-    tls.check_files(tls.CLOUDS_YAML, settings.get('cacert'),
-                    settings.get('cert'), settings.get('key'))
-    tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML)
-    if conn.session.timeout is None:  # no api_timeout in the cloud config
-        conn.session.timeout = DEFAULT_TIMEOUT
+    conn = connection.connect(cloud, 'Placement', DEFAULT_TIMEOUT)
+    auth_url = conn.config.get_auth_args().get('auth_url')
     try:
         conn.session.get_token()
     except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
@@ -293,8 +281,8 @@ def from_openstacksdk(cloud=None):
             conn.session.cert) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
-            '%s: %s (Nova and Glance are read with your own cloud '
-            'credentials: --os-cloud or OS_*)' % (where, text.one_line(exc))
+            '%s (Nova and Glance are read with your own cloud credentials: '
+            '--os-cloud or OS_*)' % connection.cloud_error(cloud, exc)
         ) from exc
     return adapters(conn.session, interface=conn.config.get_interface(),
                     region_name=conn.config.get_region_name(),
