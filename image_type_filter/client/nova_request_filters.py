@@ -40,6 +40,7 @@ from image_type_common import image_types
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.client import nova_query
 from image_type_filter.client import request_spec
+from image_type_filter.scheduler import trait_grammar
 
 BUILT, PARTLY, NOT_COVERED = 'built', 'partly built', 'not covered'
 # What a filter did to one request.
@@ -49,7 +50,6 @@ ADDED, NOTHING, OFF, ABSENT, FAILS, LOG_ONLY = (
 
 TENANT_METADATA_KEY = 'filter_tenant_id'
 AZ_METADATA_KEY = 'availability_zone'
-ISOLATION_PREFIX, ISOLATION_VALUE = 'trait:', 'required'
 #: transform_image_metadata's prefix_map, literally.
 METADATA_PREFIXES = {
     'hw_cdrom_bus': 'COMPUTE_STORAGE_BUS',
@@ -173,12 +173,11 @@ def compute_status_filter(cloud, request):
 def isolate_aggregates(cloud, request):
     if not cloud.option('scheduler', 'enable_isolated_aggregate_filtering'):
         return OFF, '[scheduler] enable_isolated_aggregate_filtering off'
-    keys = {ISOLATION_PREFIX + t for t in nova_query.all_required_traits(
-        request, cloud.standard_classes)}
-    isolated = sorted(a.uuid for a in cloud.aggregates
-                      if any(k.startswith(ISOLATION_PREFIX) and
-                             v == ISOLATION_VALUE and k not in keys
-                             for k, v in a.metadata.items()))
+    required = nova_query.all_required_traits(request,
+                                              cloud.standard_classes)
+    isolated = sorted(
+        a.uuid for a in cloud.aggregates
+        if trait_grammar.aggregate_required_traits(a.metadata) - required)
     if not isolated:
         return NOTHING, 'no aggregate requires a trait the request lacks'
     request.forbidden_aggregates |= set(isolated)

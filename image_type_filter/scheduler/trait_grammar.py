@@ -27,7 +27,11 @@ Nova does:
   suffix and no ``forbidden``: ``trait1:NAME`` is an image property Nova has
   no field for and drops, and ``trait:NAME=forbidden`` asks for nothing.
   Nova keeps the names in ``ImageMetaProps.traits_required`` (and ignores a
-  property literally called ``traits_required``).
+  property literally called ``traits_required``). Host aggregates'
+  metadata is read with the same spelling by ``isolate_aggregates``
+  (``nova/objects/aggregate.py``,
+  ``_get_non_matching_by_metadata_keys_from_db``: a key starting
+  ``trait:`` whose value is ``required``).
 
 Names come back exactly as written (Nova strips nothing); checking them
 against Placement's grammar is the caller's business. No key or value of
@@ -122,6 +126,15 @@ def image_required_traits(properties):
     return {str(key)[len(IMAGE_PREFIX):]
             for key, value in list(properties.items())
             if str(key).startswith(IMAGE_PREFIX) and str(value) == REQUIRED}
+
+
+def aggregate_required_traits(metadata):
+    """The traits a host aggregate's metadata requires of a request, or
+    the aggregate is left out (``isolate_aggregates``): ``trait:NAME``
+    keys whose value is ``required``, the image properties' spelling."""
+    if not isinstance(metadata, collections.abc.Mapping):
+        return set()
+    return image_required_traits(metadata)
 
 
 def image_ignored_traits(properties):
