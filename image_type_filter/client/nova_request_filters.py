@@ -222,19 +222,21 @@ def accelerators_filter(cloud, request):
 
 
 def _flavor_image_bool(request, key):
-    """(flavor value, image value) as booleans or None."""
+    """(flavor value, image value) as booleans or None; both set and
+    different: NovaRefuses, as Nova's FlavorImageConflict."""
     flavor = request.flavor.extra_specs.get('hw:' + key)
     image = request.props.get('hw_' + key)
-    return (None if flavor is None else nova_query.bool_from_string(flavor),
-            None if image is None else nova_query.bool_from_string(image))
+    flavor = None if flavor is None else nova_query.bool_from_string(flavor)
+    image = None if image is None else nova_query.bool_from_string(image)
+    if flavor is not None and image is not None and flavor != image:
+        raise nova_query.NovaRefuses(
+            'Nova refuses flavor %s with this image: hw:%s and hw_%s '
+            'differ' % (request.flavor.name, key, key))
+    return flavor, image
 
 
 def packed_virtqueue_filter(cloud, request):
     flavor, image = _flavor_image_bool(request, 'virtio_packed_ring')
-    if flavor is not None and image is not None and flavor != image:
-        raise nova_query.NovaRefuses(
-            'Nova refuses flavor %s with this image: hw:virtio_packed_ring '
-            'and hw_virtio_packed_ring differ' % request.flavor.name)
     if not (flavor or image):
         return NOTHING, 'no packed virtqueue asked for'
     _root(request, os_traits.COMPUTE_NET_VIRTIO_PACKED,
@@ -257,10 +259,6 @@ def remote_managed_ports_filter(cloud, request):
 
 def ephemeral_encryption_filter(cloud, request):
     flavor, image = _flavor_image_bool(request, 'ephemeral_encryption')
-    if flavor is not None and image is not None and flavor != image:
-        raise nova_query.NovaRefuses(
-            'Nova refuses flavor %s with this image: hw:ephemeral_encryption '
-            'and hw_ephemeral_encryption differ' % request.flavor.name)
     if not (flavor or image):
         return NOTHING, 'no ephemeral encryption asked for'
     why = 'ephemeral_encryption_filter: %s ephemeral_encryption' % (
