@@ -14,35 +14,24 @@
 
 For one server the gate booted (alone, so its scheduling is the only one
 under its request id), ``check`` compares the tool's answer with the
-truth: the ``GET /allocation_candidates`` queries Placement's access log
-shows nova-scheduler sent under the boot's global request id
-(``access_log.py``), and where the server went. The tool's queries must be
-the scheduler's, as many and each the same (same parameters with the same
-terms: order and encoding aside, compared here by code of the gate's own,
-not the tool's); an ACTIVE server's host must be one the tool says
-Placement offers (``candidate``, or ``current host, fits`` with the
-server's own allocation given back); a server in "No valid host" must make
-the tool exit 3 and name, for every host, the cause the boot was built to
-meet (``Expect``).
+truth: the ``GET /allocation_candidates`` queries Placement's request log
+shows nova-scheduler sent under the boot's request id
+(``devstack_node.logged_queries``), and where the server went. The tool's
+queries must be the scheduler's, as many and each the same (same
+parameters with the same terms: order and encoding aside, compared here
+by code of the gate's own, not the tool's); an ACTIVE server's host
+must be one the tool says Placement offers (``candidate``, or ``current
+host, fits`` with the server's own allocation given back); a server in
+"No valid host" must make the tool exit 3 and name, for every host, the
+cause the boot was built to meet (``Expect``).
 
-The tool runs from the cloud's clients' virtualenv, with the admin entry
-of ``.cloud/clouds.yaml`` (it reads Nova: servers of any project, flavor
-extra specs, aggregates, compute services) and the nova.conf
-nova-scheduler runs with (its options, and whether it loads this
-project's filters).
+``devstack_candidates`` runs the tool on the devstack node and boots the
+servers; this module is the judge, apart so that it is tested alone.
 """
 
 import dataclasses
 import json
-import os
-import pathlib
-import subprocess
 from urllib import parse
-
-from gate_cloud import access_log
-from gate_cloud import boots
-from gate_cloud import layout
-from gate_cloud.processes import GateError
 
 #: Seconds one run of the tool may take (it has a timeout on every call).
 CLI_TIMEOUT = 300
@@ -57,8 +46,8 @@ OWNER_NOVA_SINCE = 34
 
 @dataclasses.dataclass(frozen=True)
 class Expect:
-    """What a boot was built to do, worked out from Placement's and
-    cloud.json's facts before it is booted.
+    """What a boot was built to do, worked out from Placement's facts
+    before it is booted.
 
     ``status``: ``ACTIVE`` or ``ERROR``, or None where either may come
     (the tool is checked on whichever came). ``queries``: how many
@@ -153,7 +142,7 @@ def check(expect, server, logged, exit_code, answer, release):
                             % (release, missing[0]))
     hosts = {h.get('name'): h for h in answer.get('hosts') or ()}
     if status == 'ACTIVE':
-        landed = boots.host_of_node(server)
+        landed = server.get('OS-EXT-SRV-ATTR:hypervisor_hostname')
         verdict = hosts.get(landed, {}).get('result')
         if verdict not in OFFERED:
             problems.append('it landed on %s, which the tool says is %s'
@@ -198,64 +187,9 @@ def check(expect, server, logged, exit_code, answer, release):
     return problems
 
 
-def run_tool(cloud, server_id, nova_conf):
-    """(exit code, the JSON answer or None, stderr) of
-    ``image-type-filter candidates --server``."""
-    venv = pathlib.Path(cloud['venv'])
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith('OS_') and not k.lower().endswith('_proxy')}
-    env['OS_CLIENT_CONFIG_FILE'] = str(layout.path('clouds.yaml'))
-    argv = [str(venv / 'bin' / 'image-type-filter'), 'candidates',
-            '--config-file', str(nova_conf), '--os-cloud', layout.CLOUD_NAME,
-            '--server', server_id, '-f', 'json']
-    try:
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True,
-                              timeout=CLI_TIMEOUT, cwd=str(layout.STATE))
-    except subprocess.TimeoutExpired:
-        raise GateError('candidates --server %s: no answer in %d s'
-                        % (server_id, CLI_TIMEOUT)) from None
-    return proc.returncode, json_answer(proc.stdout), proc.stderr
-
-
 def json_answer(stdout):
     """The tool's ``-f json`` answer, or None where it printed none."""
     try:
         return json.loads(stdout) if stdout.strip() else None
     except ValueError:
         return None
-
-
-def nova_release(ctx):
-    """The major release of the Nova nova-scheduler runs (its series'
-    pinned set): what the tool must build for."""
-    from gate_cloud import series
-    from gate_cloud.services import nova_scheduler
-    version = series.pins(ctx.series_of(nova_scheduler.NAME))['nova']
-    return int(version.split('.')[0])
-
-
-def prove(cloud, ctx, server, request_id, mark, expect, nova_conf, label):
-    """Run the tool on a booted ``server`` (still there) and check it;
-    returns the record the phase keeps, raises GateError naming every
-    problem. ``mark``: Placement's access-log line count before the
-    boot."""
-    logged = access_log.candidate_queries(
-        access_log.since('placement', mark), request_id)
-    code, answer, stderr = run_tool(cloud, server['id'], nova_conf)
-    problems = check(expect, server, logged, code, answer,
-                     nova_release(ctx))
-    record = {'boot': label, 'server': server['id'],
-              'status': server['status'], 'host': boots.host_of_node(server),
-              'queries_sent': len(logged), 'exit': code,
-              'no_valid_host': (answer or {}).get('no_valid_host')}
-    print('[candidates] %-16s %-6s on %s; %d quer%s sent; tool exit %s: %s'
-          % (label, server['status'], record['host'] or '-', len(logged),
-             'y' if len(logged) == 1 else 'ies', code,
-             'FAILED' if problems else 'same queries, host and cause'),
-          flush=True)
-    if problems:
-        raise GateError('candidates --server, %s boot (server %s): %s%s'
-                        % (label, server['id'], '; '.join(problems),
-                           ' | stderr: %s' % stderr.strip()[-300:]
-                           if stderr.strip() else ''))
-    return record

@@ -228,7 +228,7 @@ class Container:
         reach ``running`` (or ``degraded``) in time."""
         if self.running():
             raise GateError('a gate container is already running (%s): '
-                            'python3 -m gate_cloud down' % self.state_file)
+                            'python3 -m gate_cloud devstack down' % self.state_file)
         if _link_exists(HOST_LINK):
             raise GateError('%s exists: another container of this name '
                             'runs here' % HOST_LINK)

@@ -20,8 +20,9 @@ its unit is restarted; a raw image (tempest's) and a qcow2 image (a
 format no node boots: the filters would refuse it) are booted one at a
 time. For each: it ends ACTIVE (the filters changed nothing), the queries
 nova-scheduler sent Placement for it (Placement's request log, by the
-boot's request id) carry none of this project's traits nor what its
-log-only line says it would add, and nova-scheduler logged exactly one
+boot's request id) carry none of this project's traits, no reserved trait
+forbidden (``[image_isolation]`` is log-only too) nor what its log-only
+line says it would add, and nova-scheduler logged exactly one
 log-only line for it (read by the product's own parser,
 ``log_only.read_verdicts``): ``would refuse`` for the qcow2 boot only.
 ``enforce`` is set back to True and nova-scheduler restarted, pass or
@@ -88,7 +89,7 @@ def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
                         'nothing' % label)
     problems = log_only.query_problems(
         sent, log_only.added_constraints(detail) if verdict == read.add
-        else {})
+        else {}, node.isolation_traits())
     if problems:
         raise GateError('log-only, %s boot changed the query: %s'
                         % (label, '; '.join(problems)))

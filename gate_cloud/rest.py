@@ -18,22 +18,20 @@ import urllib.error
 import urllib.request
 
 from gate_cloud.processes import GateError
-from gate_cloud.services import keystone
-from gate_cloud.services import placement
 
 TIMEOUT = 30.0
+#: Seconds a token is used before a new one is asked for: half Keystone's
+#: default ``[token] expiration`` (3600 s, devstack's too).
+TOKEN_RENEW = 1800
 
 
 class Client:
-    """Admin (or any) password auth against Keystone; re-auths on 401.
-    Its token is scoped to ``project``, or with ``system`` to the whole
-    deployment (what Ironic's system administrator holds)."""
+    """Password auth against Keystone, scoped to ``project``; re-auths on
+    401."""
 
-    def __init__(self, username, password, project='admin',
-                 auth_url=keystone.AUTH_URL, system=False):
+    def __init__(self, username, password, project, auth_url):
         self.username, self.password = username, password
         self.project, self.auth_url = project, auth_url
-        self.system = system
         self.token = None
         self.token_at = 0.0
 
@@ -42,9 +40,8 @@ class Client:
             'identity': {'methods': ['password'], 'password': {'user': {
                 'name': self.username, 'domain': {'name': 'Default'},
                 'password': self.password}}},
-            'scope': {'system': {'all': True}} if self.system else {
-                'project': {'name': self.project,
-                            'domain': {'name': 'Default'}}}}}
+            'scope': {'project': {'name': self.project,
+                                  'domain': {'name': 'Default'}}}}}
         status, headers, _ = self._raw('POST', self.auth_url + '/auth/tokens',
                                        body, token=None)
         self.token = headers['X-Subject-Token']
@@ -78,9 +75,9 @@ class Client:
 
     def valid_token(self):
         """A token well inside its lifetime (a new one when the last is
-        past half of Keystone's ``[token] expiration``)."""
-        if self.token is None or time.monotonic() - self.token_at > \
-                keystone.TOKEN_EXPIRATION / 2:
+        past ``TOKEN_RENEW``)."""
+        if self.token is None or \
+                time.monotonic() - self.token_at > TOKEN_RENEW:
             self.authenticate()
         return self.token
 
@@ -123,22 +120,3 @@ class HTTPError(GateError):
 PLACEMENT_HEADERS = {'OpenStack-API-Version': 'placement 1.39'}
 COMPUTE_HEADERS = {'OpenStack-API-Version': 'compute 2.90',
                    'X-OpenStack-Nova-API-Version': '2.90'}
-
-
-def providers(client):
-    out = client.get(placement.URL + '/resource_providers',
-                     headers=PLACEMENT_HEADERS)
-    return out['resource_providers']
-
-
-def provider_traits(client, uuid):
-    out = client.get(placement.URL
-                     + '/resource_providers/%s/traits' % uuid,
-                     headers=PLACEMENT_HEADERS)
-    return sorted(out['traits'])
-
-
-def all_traits(client):
-    """{provider name: sorted traits}, straight from Placement."""
-    return {p['name']: provider_traits(client, p['uuid'])
-            for p in providers(client)}

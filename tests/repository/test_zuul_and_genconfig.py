@@ -46,8 +46,9 @@ def test_devstack_job_wiring():
 
 
 def test_devstack_job_runs_the_gate_suites():
-    """The devstack job runs what `gate_cloud run` runs: the plugin's tests
-    and the same peer tests, with a tox env that takes a regex."""
+    """The devstack job runs the plugin's tests and the peer tests
+    (tempest_run's regexes, which the gate's run with the filters off
+    reuses), with a tox env that takes a regex."""
     from gate_cloud import tempest_run
     jobs = {item['job']['name']: item['job'] for item in zuul()
             if 'job' in item}
