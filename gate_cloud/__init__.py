@@ -20,3 +20,7 @@ index, ``localconf.py`` local.conf from ``.zuul.yaml``'s jobs,
 python3-yaml), so it runs from a bare ``python3``. Not part of the
 project's wheel (``setup.cfg`` lists its packages explicitly).
 """
+
+
+class GateError(Exception):
+    """One line naming what failed: the command prints it and exits 1."""

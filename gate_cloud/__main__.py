@@ -17,7 +17,7 @@ import argparse
 import signal
 import sys
 
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 
 def main(argv=None):

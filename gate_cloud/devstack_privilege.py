@@ -39,8 +39,8 @@ import subprocess
 import sys
 import tempfile
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud.processes import GateError
 
 ROLE = 'service'
 #: The line a user without the role gets, and its exit code.

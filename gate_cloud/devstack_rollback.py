@@ -35,10 +35,10 @@ test_rollback_order.py).
 
 import sys
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
 from gate_cloud.devstack_log_only import LOADED
 from gate_cloud.devstack_log_only import SCHEDULER
-from gate_cloud.processes import GateError
 
 #: upgrade.rst's rollback, step by step (a test holds the page to it):
 #: the first two here, the third after the reporters' removal

@@ -41,7 +41,7 @@ import subprocess
 import tarfile
 import tempfile
 
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 UPSTREAM = REPO.parent / 'shared' / 'upstream'

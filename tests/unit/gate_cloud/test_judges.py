@@ -23,9 +23,9 @@ import sys
 
 import pytest
 
-from gate_cloud import candidates
+from gate_cloud import devstack_candidates as candidates
+from gate_cloud import devstack_log_only as log_only
 from gate_cloud import devstack_privilege
-from gate_cloud import log_only
 from image_type_filter.scheduler import log_only as product_log_only
 
 #: A query as Placement's request log has it: a qcow2 boot, the raw

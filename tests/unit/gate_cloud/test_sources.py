@@ -17,8 +17,8 @@ import tarfile
 
 import pytest
 
+from gate_cloud import GateError
 from gate_cloud import sources
-from gate_cloud.processes import GateError
 
 
 def sdist(tmp_path, name='nova-34.0.0'):

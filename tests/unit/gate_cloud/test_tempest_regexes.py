@@ -10,16 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""gate_cloud.tempest_run: the tests its regexes pick."""
+"""The tempest tests devstack_job's regexes pick."""
 
 import re
 
-from gate_cloud import tempest_run
+from gate_cloud import devstack_job
 
 
 def test_the_regexes_pick_what_they_say():
-    plugin = re.compile(tempest_run.PLUGIN_REGEX)
-    peer = re.compile(tempest_run.PEER_REGEX)
+    plugin = re.compile(devstack_job.PLUGIN_REGEX)
+    peer = re.compile(devstack_job.PEER_REGEX)
     assert plugin.search('image_type_tempest_plugin.tests.api.'
                          'test_image_types.RebuildTest.test_x[id-1]')
     assert peer.search('tempest.api.compute.servers.'
