@@ -144,7 +144,8 @@ def shielded():
     of what it set. Cut between them, the provider keeps a trait the state
     does not know it set, and no later run removes it. A stop asked for
     meanwhile is honoured as the block ends (a write is still bounded by
-    the client's timeout); a reload waits for the next cycle."""
+    the client's timeout and retries); a reload waits for the next
+    cycle."""
     control = _installed
     if control is None or not control._interruptible:
         yield

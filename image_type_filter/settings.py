@@ -13,16 +13,21 @@
 """The scheduler side's configuration, read once into typed values.
 
 Every option the request filters and this project's scheduler client use
-is read here, in one pass, and handed down as a frozen dataclass: neither
-reads an option by name (image_type_filter/scheduler/ and
-image_type_filter/client/; a test holds it), and inside nova-scheduler a
-malformed value fails here with one line naming it (the commands check
-every value as they load the files, ``loading.validate_all``). Read by
-name where they are used, outside the filters: Nova's own
-``[filter_scheduler] enabled_filters`` (``nova.integration``'s start-up
-check) and the nova.conf options ``diagnostics.nova_scheduler`` compares,
-and ``[placement] auth_type``, which picks the credentials
-(``image_type_common.connection``, ``cmd.osc_plugin``).
+is read here, in one pass, and handed down as a frozen dataclass, so that
+inside nova-scheduler a malformed value fails here, with one line naming
+it (the commands check every value as they load the files,
+``loading.validate_all``). Neither image_type_filter/scheduler/ nor
+image_type_filter/client/ reads an option by name; a test holds it.
+
+Options that configure no filter are read by name where they are used,
+in four modules. ``nova.integration`` reads Nova's ``[filter_scheduler]
+enabled_filters`` at start-up, to know whether the rebuild filter runs and
+whether ImagePropertiesFilter does (the image-metadata prefilter defers to
+it). ``diagnostics.nova_scheduler`` reads, from the nova.conf that
+``candidates`` is given, the options Nova's own request filters follow and
+``[filter_scheduler] available_filters``. ``image_type_common.connection``
+and ``cmd.osc_plugin`` read ``[placement]``, whose ``auth_type`` picks the
+credentials.
 """
 
 import dataclasses

@@ -171,8 +171,9 @@ class Reporter:
         leave a trait set and never recorded: one dropped from the
         configuration then would stay on the provider for ever. Once the
         sync is done the record is narrowed to what the owner rule keeps
-        (``OwnerRule.to_record``); after a failure the store answered, to
-        what the provider now carries (``_keep_what_was_written``).
+        (``OwnerRule.to_record``); after a failure the store answered, or a
+        stop or reload in a conflict's back-off, to what the provider now
+        carries (``_keep_what_was_written``).
         """
         with control.shielded():
             intended = set()
@@ -180,7 +181,9 @@ class Reporter:
                 result = self._apply(uuid, self.ownership,
                                      lambda added: self._intend(
                                          uuid, added, intended))
-            except exceptions.Error as exc:
+            except (exceptions.Error, control.Interrupted) as exc:
+                # A stop or reload in the 409 back-off unwinds here too:
+                # the traits recorded ahead were never written.
                 self._keep_what_was_written(uuid, intended, exc)
                 raise
             if self.state is not None:
@@ -199,13 +202,13 @@ class Reporter:
             intended |= new
 
     def _keep_what_was_written(self, uuid, intended, exc):
-        """After a failed write: of the traits recorded ahead, keep in the
-        record those the provider carries now; forget those it does not
-        (never sent, or refused), so that the record never holds a trait
-        this reporter did not set. When the store gave no answer
-        (``store.outcome_unknown``: whether the last request was applied
-        cannot be known) or cannot be read now, the record stays as it is
-        until the next sync that succeeds narrows it."""
+        """After a failed (or interrupted) write: of the traits recorded
+        ahead, keep in the record those the provider carries now; forget
+        those it does not (never sent, or refused), so that the record
+        never holds a trait this reporter did not set. When the store gave
+        no answer (``store.outcome_unknown``: whether the last request was
+        applied cannot be known) or cannot be read now, the record stays
+        as it is until the next sync that succeeds narrows it."""
         if not intended or isinstance(exc, self.store.outcome_unknown):
             return
         try:

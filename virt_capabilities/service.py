@@ -15,16 +15,21 @@
 A ReportJob is everything one configuration implies: capabilities, the
 owner rule, providers and a client. The service loop runs it every interval
 (jittered so a fleet of nodes does not hit Placement in step), re-reads the
-configuration on SIGHUP, and on SIGTERM stops at once and exits 0: a stop
-cuts every wait short (interval, waiting for the provider, back-off) and,
-from a signal, ends a sync wherever it is, except inside one provider's
-write and the record of what it set (``Reporter.sync_provider``, in
-``control.shielded``): that finishes first, at most the client's timeout.
-Each Placement write is one atomic request, so nothing is left
-half-written. Credentials Keystone or Placement
-refuse are retried with back-off, the configuration re-read before each try
-(a rotated password arrives in nova.conf). Every sync is recorded in the
-status file (``status_file``). ``run_remove`` undoes what the reporter set.
+configuration on SIGHUP, and on SIGTERM or SIGINT stops and exits 0. A
+stop cuts every wait short (the interval, waiting for the provider, a
+back-off) and, from a signal, ends a sync wherever it is, except inside
+a ``control.shielded`` block, which a stop must not cut in two: one
+provider's sync (``Reporter.sync_provider``: its reads, its write and the
+record of what it set, so that no trait is left set and unrecorded) and
+the status file's record of the cycle. The stop is honoured as such a
+block ends, or at once in the reporter's own back-off after a conflict
+(nothing of that try was written); until then, its requests are bounded
+only by the client's timeout and retries. Each Placement write is one
+atomic request, so nothing is left half-written.
+Credentials Keystone or Placement refuse are retried with back-off, the
+configuration re-read before each try (a rotated password arrives in
+nova.conf). Every sync is recorded in the status file (``status_file``).
+``run_remove`` undoes what the reporter set.
 """
 
 import logging

@@ -30,12 +30,14 @@ COLUMNS = ('compute_driver', 'formats', 'excluded',
 class Show(show.ShowOne):
     """Show who keeps which trait on this node's provider, and why.
 
-    The dry run of report's decisions: the same validation of the node's
-    configuration (one report refuses, show refuses with the same message
-    and exit code 2) and the same traits. Two refusals of report's are not
-    show's, as they need a service: no Placement (or Ironic) credentials,
-    and no provider found from nova.conf (VMware, ironic and z/VM without
-    --provider), which show exits 0 on and says in provider_needed.
+    The dry run of report's decisions, so that a node can be checked
+    before the reporter runs there: the same validation of the node's
+    configuration (a configuration or state file report refuses, show
+    refuses with the same message and exit code 2) and the same traits.
+    Two refusals of report's are not show's, as they matter only to a
+    sync: no Placement (or Ironic) credentials, and no provider found from
+    nova.conf (VMware, ironic and z/VM without --provider); show exits 0
+    on them, and says the second in provider_needed.
     nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
     nova-compute reports itself for this driver and options (by default,
     image_type_traits_owner = nova-compute, the reporter never touches
@@ -43,8 +45,10 @@ class Show(show.ShowOne):
     image-metadata traits the driver boots and nova-compute never writes
     (image_metadata_traits lists them by family) and, with
     image_type_traits_owner = reporter, the image-type traits. why: one
-    sentence per kind. Lists and why are data in json and yaml. Reads only
-    the config files (and the compute_id file); talks to no service.
+    sentence per kind. Lists and why are data in json and yaml. Reads the
+    config files, the compute_id file and the state file (only to refuse
+    one that is not the reporter's) and, for libvirt, this machine's host
+    name and architecture; asks neither Placement nor Ironic.
     report --dry-run also reads the provider and shows what a sync would
     change.
     """

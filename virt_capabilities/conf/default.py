@@ -37,8 +37,8 @@ default_opts = [
         help='Name of this compute host, as nova-compute reports it. With '
              'the fake driver, the name of the resource provider when no '
              '``compute_id`` file exists and no ``--provider`` is given '
-             '(the libvirt driver names it after the hostname libvirt '
-             'reports instead).'),
+             '(for the libvirt driver, the reporter takes this machine\'s '
+             'host name instead, by libvirt\'s getHostname() rule).'),
     cfg.StrOpt(
         'state_path',
         help='nova-compute\'s state directory, as its nova.conf sets it. Its '

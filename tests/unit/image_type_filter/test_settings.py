@@ -41,3 +41,21 @@ def test_the_rule_finds_the_reads_its_docstring_names():
     assert any(r.endswith(': conf.placement')
                for r in reads('cmd', 'osc_plugin.py'))
     assert any('loading.read(' in r for r in reads('settings.py'))
+
+
+def test_only_the_modules_its_docstring_names_read_an_option_by_name():
+    """settings' docstring names every other module that reads an option
+    by name: a new one is named there, or reads through settings."""
+    readers = {os.path.relpath(path, helpers.REPO)
+               for path in helpers.package_modules('image_type_filter',
+                                                   'image_type_common')
+               if helpers.option_reads_by_name(path)}
+    assert readers == {
+        os.path.join('image_type_filter', 'settings.py'),
+        os.path.join('image_type_filter', 'nova', 'integration.py'),
+        os.path.join('image_type_filter', 'diagnostics', 'nova_scheduler.py'),
+        os.path.join('image_type_common', 'connection.py'),
+        os.path.join('image_type_filter', 'cmd', 'osc_plugin.py'),
+        # loading.read itself, which settings reads through.
+        os.path.join('image_type_common', 'conf', 'loading.py'),
+    }

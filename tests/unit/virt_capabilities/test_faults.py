@@ -246,3 +246,29 @@ def test_a_trait_placement_lacked_is_tried_again_next_cycle(mock):
     second = reporter.sync([UUID])
     assert second.missing_traits == frozenset()
     assert puts(mock)[-1].json()['traits'] == sorted({RAW, future})
+
+
+def test_a_stop_in_the_409_back_off_forgets_what_was_never_written(
+        mock, tmp_path):
+    """The custom trait is recorded before the write; every write meets a
+    409 and a stop comes in the back-off: the record must not keep a
+    trait this reporter never set on the provider (a later remove would
+    take it off though another agent set it)."""
+    from image_type_common import control
+    from virt_capabilities import ownership_state
+    mock.get(TRAITS_URL, json=traits_body(set()))
+    mock.put(TRAITS_URL, status_code=409, json={'errors': [
+        {'status': 409, 'code': 'placement.concurrent_update',
+         'detail': 'generation conflict'}]})
+    state = ownership_state.OwnershipState(str(tmp_path / 'state.json'))
+
+    def stop_now(delay):
+        raise control.Stopping()
+    reporter = reporter_mod.Reporter(
+        make_client(), helpers.image_type_rule(custom={'CUSTOM_TROVE'}),
+        state, conflict_retries=4, sleep=stop_now)
+    with pytest.raises(control.Stopping):
+        reporter.sync_provider(UUID)
+    assert len(puts(mock)) == 1
+    assert 'CUSTOM_TROVE' not in ownership_state.OwnershipState(
+        str(tmp_path / 'state.json')).owned(UUID)

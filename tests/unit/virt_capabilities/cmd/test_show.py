@@ -192,19 +192,27 @@ def test_a_provider_needed_is_its_sentence_in_every_format(tmp_path, fmt):
     assert value.strip('"').startswith('give --provider'), value
 
 
-def test_show_refuses_a_configuration_as_report_does(tmp_path, monkeypatch):
-    """Exit 2 and the same one line from both, before any request."""
+@pytest.mark.parametrize('refused,named', [
+    ('image_type_traits_owner = nobody\n', 'image_type_traits_owner'),
+    ('state_file = {state}\n', 'state file'),
+], ids=['configuration', 'state file'])
+def test_show_refuses_a_configuration_as_report_does(tmp_path, monkeypatch,
+                                                     refused, named):
+    """Exit 2 and the same one line from both, before any request: a bad
+    option, and a state file that is not the reporter's."""
     for key in list(os.environ):
         if key.startswith('OS_'):
             monkeypatch.delenv(key)
+    state = tmp_path / 'state.json'
+    state.write_text('not the reporter\'s\n')
     node = tmp_path / 'nova.conf'
     node.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
-                    '[virt_capabilities]\nimage_type_traits_owner = nobody\n'
-                    '[placement]\nauth_type = admin_token\n')
+                    '[virt_capabilities]\n' + refused.format(state=state)
+                    + '[placement]\nauth_type = admin_token\n')
     shown = run('show', '--config-file', str(node))
     reported = run('report', '--config-file', str(node))
     assert shown[0] == reported[0] == 2
-    assert shown[2] == reported[2] and 'image_type_traits_owner' in shown[2]
+    assert shown[2] == reported[2] and named in shown[2]
 
 
 def test_what_only_report_refuses_show_exits_0_on(tmp_path, monkeypatch):
