@@ -10,12 +10,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A small real OpenStack cloud on this machine, for the gate job.
+"""The gate jobs on upstream devstack and grenade, in a systemd container.
 
-``python3 -m gate_cloud run|up|down|prepare|pin``. Stdlib only, so it runs
-from a bare ``python3``; the cloud's own services run from the virtualenv
-of their OpenStack series, ``<repo>/.venv-cloud-<series>``, installed from
-``gate_cloud/constraints/<series>.txt``. One module per service in
-``gate_cloud/services/``; ``cloud.py`` walks them. Not part of the
+``python3 -m gate_cloud devstack|grenade run``: ``container.py`` makes and
+boots the container, ``sources.py`` the services' sources from the package
+index, ``localconf.py`` local.conf from ``.zuul.yaml``'s jobs,
+``devstack_job.py`` and ``grenade_job.py`` run them, and the
+``devstack_*`` phases run on the node. Stdlib only (and the node's
+python3-yaml), so it runs from a bare ``python3``. Not part of the
 project's wheel (``setup.cfg`` lists its packages explicitly).
 """
+
+
+class GateError(Exception):
+    """One line naming what failed: the command prints it and exits 1."""

@@ -37,8 +37,7 @@ import signal
 import subprocess
 import time
 
-from gate_cloud import processes
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 MACHINE = 'itfgate'
 #: ``systemd-nspawn --network-veth`` names the host's end ``ve-MACHINE``.
@@ -69,6 +68,23 @@ def _run(argv, timeout=600, check=True, **kwargs):
             ' '.join(str(a) for a in argv[:3]), result.returncode,
             (result.stderr or result.stdout).strip()[-400:]))
     return result
+
+
+def children(pid):
+    """The process ids whose parent is ``pid`` (from /proc)."""
+    out = set()
+    for entry in pathlib.Path('/proc').iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / 'stat').read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # "pid (comm) state ppid ...": comm may hold spaces and ")".
+        fields = stat.rsplit(')', 1)[-1].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.add(int(entry.name))
+    return out
 
 
 def _apt_mirror():
@@ -228,7 +244,8 @@ class Container:
         reach ``running`` (or ``degraded``) in time."""
         if self.running():
             raise GateError('a gate container is already running (%s): '
-                            'python3 -m gate_cloud down' % self.state_file)
+                            'python3 -m gate_cloud devstack down'
+                            % self.state_file)
         if _link_exists(HOST_LINK):
             raise GateError('%s exists: another container of this name '
                             'runs here' % HOST_LINK)
@@ -260,7 +277,7 @@ class Container:
             # PID 1 and exits: the leader is the child that runs systemd
             # in a PID namespace of its own.
             own = os.readlink('/proc/self/ns/pid')
-            for child in sorted(processes.children(proc.pid)):
+            for child in sorted(children(proc.pid)):
                 try:
                     comm = pathlib.Path('/proc/%d/comm' % child).read_text()
                     ns = os.readlink('/proc/%d/ns/pid' % child)

@@ -39,8 +39,8 @@ import sys
 import threading
 import time
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud.processes import GateError
 
 #: The parts taken down, in this order: (name, systemd unit).
 PARTS = (('rabbitmq', 'rabbitmq-server.service'),

@@ -28,8 +28,8 @@ import statistics
 import sys
 import time
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud.processes import GateError
 
 SCHEDULER = 'devstack@n-sch.service'
 BOOTS = 10

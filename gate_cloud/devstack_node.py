@@ -18,7 +18,8 @@ in the container, as root): ``systemctl`` and ``journalctl`` are the
 node's, every service logs to the journal, and the cloud is devstack's:
 its admin from ``/etc/openstack/clouds.yaml``, the endpoints from
 Keystone's catalog, the image and flavor tempest boots from tempest.conf.
-Standard library only, and the node's python3-yaml. ``DEST`` is
+Standard library only (``Client``: Keystone and the APIs over urllib,
+with timeouts), and the node's python3-yaml. ``DEST`` is
 devstack's (``/opt/stack``; grenade's upgraded side is ``/opt/stack/new``,
 given in ``GATE_DEVSTACK_DEST``).
 """
@@ -32,9 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
-from gate_cloud import rest
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 DEST = os.environ.get('GATE_DEVSTACK_DEST', '/opt/stack')
 CLOUDS_YAML = '/etc/openstack/clouds.yaml'
@@ -58,6 +60,109 @@ PLACEMENT = 'devstack@placement-api.service'
 LEVELS = {'CRITICAL': 2, 'ERROR': 3, 'WARNING': 4, 'INFO': 6, 'DEBUG': 7}
 #: devstack logs with colours (its logging_context_format_string).
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
+
+
+TIMEOUT = 30.0
+#: Seconds a token is used before a new one is asked for: half Keystone's
+#: default ``[token] expiration`` (3600 s, devstack's too).
+TOKEN_RENEW = 1800
+
+
+class Client:
+    """Password auth against Keystone, scoped to ``project``; re-auths on
+    401."""
+
+    def __init__(self, username, password, project, auth_url):
+        self.username, self.password = username, password
+        self.project, self.auth_url = project, auth_url
+        self.token = None
+        self.token_at = 0.0
+
+    def authenticate(self):
+        body = {'auth': {
+            'identity': {'methods': ['password'], 'password': {'user': {
+                'name': self.username, 'domain': {'name': 'Default'},
+                'password': self.password}}},
+            'scope': {'project': {'name': self.project,
+                                  'domain': {'name': 'Default'}}}}}
+        status, headers, _ = self._raw('POST', self.auth_url + '/auth/tokens',
+                                       body, token=None)
+        self.token = headers['X-Subject-Token']
+        self.token_at = time.monotonic()
+
+    def _raw(self, method, url, body=None, token=None, headers=None,
+             timeout=TIMEOUT):
+        data = None
+        hdrs = {'Accept': 'application/json'}
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs['Content-Type'] = 'application/json'
+        if token:
+            hdrs['X-Auth-Token'] = token
+        hdrs.update(headers or {})
+        # Only the cloud's own http://127.0.0.1 endpoints are called.
+        req = urllib.request.Request(url, data=data,  # noqa: S310
+                                     method=method, headers=hdrs)
+        try:
+            with urllib.request.urlopen(  # noqa: S310
+                    req, timeout=timeout) as resp:
+                raw = resp.read()
+                return resp.status, resp.headers, (
+                    json.loads(raw) if raw.strip() else None)
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            raise HTTPError(method, url, exc.code, raw.decode(
+                'utf-8', 'replace')[:300]) from None
+        except OSError as exc:
+            raise GateError('%s %s: %s' % (method, url, exc)) from None
+
+    def valid_token(self):
+        """A token well inside its lifetime (a new one when the last is
+        past ``TOKEN_RENEW``)."""
+        if self.token is None or \
+                time.monotonic() - self.token_at > TOKEN_RENEW:
+            self.authenticate()
+        return self.token
+
+    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
+        return self.call_full(method, url, body, headers, timeout)[2]
+
+    def call_full(self, method, url, body=None, headers=None,
+                  timeout=TIMEOUT):
+        """(status, response headers, body) of one request."""
+        self.valid_token()
+        try:
+            return self._raw(method, url, body, self.token, headers,
+                             timeout)
+        except HTTPError as exc:
+            if exc.code != 401:
+                raise
+            self.authenticate()
+            return self._raw(method, url, body, self.token, headers,
+                             timeout)
+
+    def get(self, url, **kw):
+        return self.call('GET', url, **kw)
+
+    def post(self, url, body=None, **kw):
+        return self.call('POST', url, body, **kw)
+
+    def put(self, url, body=None, **kw):
+        return self.call('PUT', url, body, **kw)
+
+    def delete(self, url, **kw):
+        return self.call('DELETE', url, **kw)
+
+
+class HTTPError(GateError):
+    def __init__(self, method, url, code, text):
+        super().__init__('%s %s answered %d: %s' % (method, url, code, text))
+        self.code = code
+
+
+PLACEMENT_HEADERS = {'OpenStack-API-Version': 'placement 1.39'}
+COMPUTE_HEADERS = {'OpenStack-API-Version': 'compute 2.90',
+                   'X-OpenStack-Nova-API-Version': '2.90'}
 
 
 def run(argv, timeout=COMMAND_TIMEOUT):
@@ -193,7 +298,7 @@ class Cloud:
         import yaml  # the node's python3-yaml; gate_cloud stays stdlib
         with open(CLOUDS_YAML) as f:
             auth = yaml.safe_load(f)['clouds'][CLOUD]['auth']
-        self.admin = rest.Client(
+        self.admin = Client(
             auth['username'], auth['password'], auth['project_name'],
             auth_url=auth['auth_url'].rstrip('/') + '/v3')
         catalog = self.admin.get(self.admin.auth_url + '/auth/catalog')
@@ -208,12 +313,12 @@ class Cloud:
 
     def compute(self, method, path, body=None):
         return self.admin.call_full(method, self.url('compute', path), body,
-                                    headers=rest.COMPUTE_HEADERS)
+                                    headers=COMPUTE_HEADERS)
 
     def all_traits(self, by='name'):
         """{provider name (or ``by`` another field): sorted traits}, from
         Placement."""
-        headers = rest.PLACEMENT_HEADERS
+        headers = PLACEMENT_HEADERS
         providers = self.admin.get(self.url('placement',
                                             '/resource_providers'),
                                    headers=headers)['resource_providers']
@@ -320,7 +425,7 @@ def _gone(call, *args):
     """``call(*args)``, where a 404 means already gone: False then."""
     try:
         call(*args)
-    except rest.HTTPError as exc:
+    except HTTPError as exc:
         if exc.code != 404:
             raise
         return False

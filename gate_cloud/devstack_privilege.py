@@ -39,9 +39,13 @@ import subprocess
 import sys
 import tempfile
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud import privilege
-from gate_cloud.processes import GateError
+
+ROLE = 'service'
+#: The line a user without the role gets, and its exit code.
+NEEDS_ROLE = 'needs the service role (or admin)'
+REFUSED_EXIT = 2
 
 SERVICE_ONLY = 'gate-service-only'
 READER = 'gate-reader'
@@ -134,6 +138,31 @@ def reporter_problems(records):
             for m in mine if ' status: 401' in m or ' status: 403' in m]
 
 
+def status_problems(reporter, reader):
+    """``reporter`` and ``reader``: (exit, stdout, stderr) of status."""
+    problems = []
+    code, out, err = reporter
+    try:
+        checks = json.loads(out)
+    except ValueError:
+        checks = None
+    # Its exit code is the checks' verdict (2: a check failed, as one may
+    # on a cloud with a node reporting no image type); refused, it would
+    # print no table and name the role.
+    if NEEDS_ROLE in err or not isinstance(checks, list) or not checks \
+            or not all('check' in c for c in checks):
+        problems.append('status with %s alone: exit %s, no table (%s)' % (
+            ROLE, code, (err.strip() or out.strip())[-200:]))
+    code, out, err = reader
+    said = [line for line in err.splitlines() if line.strip()]
+    if code != REFUSED_EXIT or len(said) != 1 or NEEDS_ROLE not in said[0] \
+            or out.strip():
+        problems.append('status as a reader: exit %s, %d line(s) %s; wanted '
+                        'exit %d and one line naming the role' % (
+                            code, len(said), said[:3], REFUSED_EXIT))
+    return problems
+
+
 def run():
     cloud = node.Cloud()
     password = secrets.token_urlsafe(18)
@@ -167,21 +196,21 @@ def run():
             problems += reporter_problems(node.journal(node.PLACEMENT,
                                                        mark)[1])
             clouds = clouds_yaml(tmp, password, auth_url)
-            problems += privilege.status_problems(
+            problems += status_problems(
                 status(clouds, SERVICE_ONLY), status(clouds, READER))
     finally:
         remove_users(cloud)
     saying = [line for line in node.run(
         ['journalctl', '-o', 'cat', '--no-pager']).splitlines()
-        if privilege.NEEDS_ROLE in line]
+        if NEEDS_ROLE in line]
     if saying:
         problems.append('the journal says "%s": %s' % (
-            privilege.NEEDS_ROLE, saying[0][-200:]))
+            NEEDS_ROLE, saying[0][-200:]))
     if problems:
         raise GateError('least privilege: %s' % '; '.join(problems))
     print('[privilege] the reporter synced as a user with service alone, '
           'none refused; status with service alone: its table; as a '
-          'reader: exit %d naming the role' % privilege.REFUSED_EXIT,
+          'reader: exit %d naming the role' % REFUSED_EXIT,
           flush=True)
 
 

@@ -29,10 +29,10 @@ import json
 import re
 import sys
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
 from gate_cloud.devstack_faults import reporter_units
 from gate_cloud.devstack_log_only import SCHEDULER
-from gate_cloud.processes import GateError
 
 #: upgrade.rst's removal, step by step (a test holds the page to it).
 STEPS = ('Stop every reporter',

@@ -25,18 +25,20 @@ back" (the package's uninstall comes after the reporters' removal,
    ``enabled_filters``, ``filter_hosts_by_image_type_support`` and its
    sections; nova-scheduler restarted (it no longer logs them loaded).
 
-After each: a raw boot ACTIVE and a qcow2 boot ERROR (the node boots raw
-only), the qcow2 one naming the format while the filters are in and with
-Nova's bare fault once they are out. One node has no reserved host: the
-isolation half of the rollback is the home-made cloud's to show.
+After each: a raw boot ACTIVE and a qcow2 boot ERROR (the fake nodes boot
+raw at most), the qcow2 one naming the format while the filters are in and
+with Nova's bare fault once they are out. The isolation half of the
+rollback (Nova's isolated aggregates) is not shown here: Nova's harness
+shows nova-scheduler starting at each step (tests/nova/
+test_rollback_order.py).
 """
 
 import sys
 
+from gate_cloud import GateError
 from gate_cloud import devstack_node as node
 from gate_cloud.devstack_log_only import LOADED
 from gate_cloud.devstack_log_only import SCHEDULER
-from gate_cloud.processes import GateError
 
 #: upgrade.rst's rollback, step by step (a test holds the page to it):
 #: the first two here, the third after the reporters' removal

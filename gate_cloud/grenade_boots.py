@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 PHASES_DIR = '/opt/gate-phases'
 STOP_FILE = PHASES_DIR + '/grenade-boots.stop'

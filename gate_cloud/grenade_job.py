@@ -55,11 +55,11 @@ import subprocess
 import threading
 import time
 
+from gate_cloud import GateError
 from gate_cloud import container
 from gate_cloud import devstack_job as gate
 from gate_cloud import grenade_boots
 from gate_cloud import sources
-from gate_cloud.processes import GateError
 
 SERIES = ('2026.2', '2026.1')
 BASES = {'old': '/opt/stack/old', 'new': '/opt/stack/new'}

@@ -36,7 +36,7 @@ import json
 import pathlib
 import re
 
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 JOB = 'image-type-filter-devstack'

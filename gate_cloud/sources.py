@@ -41,11 +41,13 @@ import subprocess
 import tarfile
 import tempfile
 
-from gate_cloud import series as pinned_sets
-from gate_cloud.processes import GateError
+from gate_cloud import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 UPSTREAM = REPO.parent / 'shared' / 'upstream'
+#: Each series' pinned set (``<series>.txt``, name==version lines): the
+#: versions a raised upper-constraints pin takes.
+CONSTRAINTS = pathlib.Path(__file__).resolve().parent / 'constraints'
 
 #: The releases of each series, by devstack's repository name: what the
 #: sdists on the package index are called and at which version.
@@ -189,6 +191,28 @@ def _git(argv):
                                            result.stderr.strip()[-300:]))
 
 
+def canonical(name):
+    """A distribution's name as pip compares them (PEP 503)."""
+    return re.sub(r'[-_.]+', '-', name).lower()
+
+
+def pins(series):
+    """{canonical name: version} of the series' pinned set."""
+    path = CONSTRAINTS / ('%s.txt' % series)
+    if not path.exists():
+        raise GateError('no pinned set for series %r: %s' % (series, path))
+    out = {}
+    for line in path.read_text().splitlines():
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        name, sep, version = line.partition('==')
+        if not sep:
+            raise GateError('%s: %r is not name==version' % (path, line))
+        out[canonical(name.strip())] = version.strip()
+    return out
+
+
 def _version(text):
     return tuple(int(part) for part in re.findall(r'\d+', text)[:4])
 
@@ -200,7 +224,7 @@ def lower_bounds(requirements):
         match = re.match(r'^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?'
                          r'[^#;]*?>=\s*([0-9][0-9.]*)', line)
         if match:
-            name = pinned_sets.canonical(match.group(1))
+            name = canonical(match.group(1))
             if _version(match.group(2)) > _version(bounds.get(name, '0')):
                 bounds[name] = match.group(2)
     return bounds
@@ -213,7 +237,7 @@ def raise_constraints(upper_constraints, bounds, pins):
     out = []
     for line in upper_constraints.splitlines():
         name, sep, rest = line.partition('===')
-        key = pinned_sets.canonical(name.strip())
+        key = canonical(name.strip())
         if sep and key in bounds:
             version, marker = (rest.split(';', 1) + [''])[:2]
             if _version(version) < _version(bounds[key]):
@@ -262,7 +286,7 @@ def make_git_base(series, git_base, cache, log):
                 constraints = tree / 'upper-constraints.txt'
                 text, raised = raise_constraints(
                     constraints.read_text(), bounds,
-                    pinned_sets.pins(series))
+                    pins(series))
                 _bare_repository(tree, git_base / (name + '.git'), branch,
                                  then=(constraints, text, raised))
             else:

@@ -10,16 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The gate's nova.conf files, and the Nova options the docs name, against
-the installed Nova's own options.
+"""The gate jobs' nova.conf lines, and the Nova options the docs name,
+against the installed Nova's own options.
 
-Every option the gate writes into a group Nova, a library Nova loads, or
-this project registers must be one of theirs: an option nobody registers
-is ignored in silence by nova-scheduler and nova-compute (the gate once
-set a scheduler option that no longer existed).
+Every option ``.zuul.yaml``'s jobs write into a Nova config file (their
+``devstack_local_conf`` post-config sections: nova.conf, nova-cpu.conf,
+the fake nodes' files) must be one Nova, a library Nova loads, or this
+project registers: an option nobody registers is ignored in silence by
+nova-scheduler and nova-compute.
 """
 
 import importlib
+import os
 
 import pytest
 
@@ -28,10 +30,11 @@ pytest.importorskip('nova')
 from keystoneauth1 import loading  # noqa: E402
 from oslo_config import cfg  # noqa: E402
 from oslo_config import generator  # noqa: E402
+import yaml  # noqa: E402
 
 from image_type_filter import conf as itf_conf  # noqa: E402
+from tests import helpers  # noqa: E402
 from tests import named_options  # noqa: E402
-from tests.unit.gate_cloud import test_gate_cloud  # noqa: E402
 from virt_capabilities import conf as vc_conf  # noqa: E402
 
 #: The namespaces oslo-config-generator reads for Nova's sample nova.conf
@@ -69,28 +72,34 @@ def plugin_options(auth_type):
     return {o.dest for o in loading.get_auth_plugin_conf_options(auth_type)}
 
 
-def test_every_option_the_gate_writes_is_registered(tmp_path):
+def gate_nova_confs():
+    """{(job, file): {section: {option: value}}} of the Nova config files
+    ``.zuul.yaml``'s jobs write through devstack's post-config."""
+    with open(os.path.join(helpers.REPO, '.zuul.yaml')) as f:
+        jobs = [item['job'] for item in yaml.safe_load(f) if 'job' in item]
+    out = {}
+    for job in jobs:
+        post = job.get('vars', {}).get('devstack_local_conf', {}).get(
+            'post-config', {})
+        for name, sections in post.items():
+            if name.startswith('$NOVA_'):
+                out[(job['name'], name)] = sections
+    return out
+
+
+def test_every_option_the_gate_writes_is_registered():
     known = registered()
-    for conf_name, sections in test_gate_cloud.gate_nova_confs(
-            tmp_path).items():
+    confs = gate_nova_confs()
+    assert confs, 'no job writes a Nova config file'
+    for (job, conf_name), sections in confs.items():
         for section, options in sections.items():
-            if 'auth_type' in options:
-                known.setdefault(section, set()).update(
-                    plugin_options(options['auth_type']))
             assert section in known, (
-                '[%s] in the %s nova.conf is no group Nova or this project '
-                'registers' % (section, conf_name))
+                '%s: [%s] in %s is no group Nova or this project '
+                'registers' % (job, section, conf_name))
             unknown = set(options) - known[section]
             assert not unknown, (
-                'the gate writes [%s] %s into the %s nova.conf, which Nova '
-                'does not register' % (section, sorted(unknown), conf_name))
-
-
-def test_the_nova_options_the_unit_test_allows_are_novas():
-    known = registered()
-    for section, options in \
-            test_gate_cloud.NOVA_OPTIONS_IN_SHARED_GROUPS.items():
-        assert options <= known.get(section, set()), section
+                '%s writes [%s] %s into %s, which Nova does not register'
+                % (job, section, sorted(unknown), conf_name))
 
 
 def test_the_nova_options_the_docs_name_are_novas():

@@ -14,12 +14,14 @@
 
 nova-scheduler is started as Nova's harness starts it (the service, its
 manager, its host manager loading ``available_filters``) on the nova.conf
-the home-made cloud's nova-scheduler has at each step of upgrade.rst's
-rollback (``nova_scheduler.rollback_conf``),
-with the package importable or not ("uninstalled": every import of
-``image_type_filter`` fails as it does once pip removed it). The
-documented order starts at every step; the package first does not, nor a
-``ImageTypeRebuildFilter`` left in ``enabled_filters``.
+nova-scheduler has at each step of upgrade.rst's rollback
+(``rollback_conf``: the install guide's filters block with isolation and
+an image-metadata family, then Nova's own mechanisms beside it, then the
+filters' lines out), with the package importable or not
+("uninstalled": every import of ``image_type_filter`` fails as it does
+once pip removed it). The documented order starts at every step; the
+package first does not, nor a ``ImageTypeRebuildFilter`` left in
+``enabled_filters``.
 """
 
 import importlib.abc
@@ -33,18 +35,59 @@ from nova import exception as nova_exception  # noqa: E402
 from nova import test  # noqa: E402
 from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
-from gate_cloud.services import nova_scheduler  # noqa: E402
 from image_type_filter import conf as itf_conf  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
 
-CREDS = {'admin_password': 'a', 'service_password': 's', 'db_user': 'gate',
-         'db_password': 'd', 'rabbit_user': 'gate', 'rabbit_password': 'r',
-         'erlang_cookie': 'c'}
+NOVA_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
+                'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
+                'ServerGroupAffinityFilter')
+#: The install guide's block (doc/source/install/scheduler.rst, "On the
+#: scheduler: inside Nova"), with isolation and one image-metadata family.
+FILTERS_ON = {
+    'filter_scheduler': {
+        'available_filters': ['nova.scheduler.filters.all_filters',
+                              'image_type_filter.nova.all_filters'],
+        'enabled_filters': ','.join(NOVA_FILTERS
+                                    + ('ImageTypeRebuildFilter',)),
+    },
+    'scheduler': {'filter_hosts_by_image_type_support': 'True'},
+    'image_type_filter': {'unknown_format': 'ignore'},
+    'image_isolation': {'enabled': 'True', 'rules': 'CUSTOM_TROVE'},
+    'image_metadata_prefilter': {'families': 'storage_bus'},
+}
+#: Nova's own scheduler and nothing of ours.
+FILTERS_OFF = {
+    'filter_scheduler': {
+        'available_filters': ['nova.scheduler.filters.all_filters'],
+        'enabled_filters': ','.join(NOVA_FILTERS),
+    },
+    'scheduler': {},
+}
+#: Nova's own mechanism for each thing the filters do, where Nova has one:
+#: what upgrade.rst's rollback turns on before the filters' lines go.
+NOVA_MECHANISMS = {
+    # The image's disk_format as a required COMPUTE_IMAGE_TYPE_* trait.
+    'query_placement_for_image_type_support': 'True',
+    # Aggregates whose metadata requires a trait are forbidden to
+    # requests that do not require it.
+    'enable_isolated_aggregate_filtering': 'True',
+    # hw_disk_bus and the other image properties Nova maps to traits.
+    'image_metadata_prefilter': 'True',
+}
 PACKAGE = 'image_type_filter'
 #: The groups of the scheduler's nova.conf the scheduler's start reads:
 #: the rest (databases, the message bus, credentials) is the harness's.
 GROUPS = ('filter_scheduler', 'scheduler', 'image_type_filter',
           'image_isolation', 'image_metadata_prefilter')
+
+
+def rollback_conf(filters_on, nova_mechanisms):
+    """nova-scheduler's sections at a step of upgrade.rst's rollback."""
+    sections = {group: dict(values) for group, values in (
+        FILTERS_ON if filters_on else FILTERS_OFF).items()}
+    if nova_mechanisms:
+        sections['scheduler'].update(NOVA_MECHANISMS)
+    return sections
 
 
 class Uninstalled(importlib.abc.MetaPathFinder):
@@ -69,8 +112,7 @@ class RollbackOrder(test.TestCase):
 
     def configure(self, filters_on, nova_mechanisms):
         """The gate's nova-scheduler nova.conf at that step, as flags."""
-        sections = nova_scheduler.rollback_conf(CREDS, filters_on,
-                                           nova_mechanisms)
+        sections = rollback_conf(filters_on, nova_mechanisms)
         for group in GROUPS:
             for key, value in sections.get(group, {}).items():
                 opt = test.CONF[group]._group._opts[key]['opt']

@@ -35,8 +35,8 @@ why``.
   namespace of its sample files: both sides' ``list_opts``, oslo.log's),
   one of Nova's or of another service this project configures
   (``tests/named_options.py``; tests/nova holds Nova's to the installed
-  Nova). The gate's nova.conf files are held to them by
-  ``test_gate_cloud`` and ``tests/nova/test_gate_cloud_options.py``.
+  Nova). The gate jobs' nova.conf lines are held to them by
+  ``tests/nova/test_gate_cloud_options.py``.
 - No issue numbers: a comment says why, not which issue asked.
 """
 

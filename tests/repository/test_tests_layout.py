@@ -308,9 +308,9 @@ def test_every_import_of_a_test_module_finds_it():
      'tests/unit/test_readme.py belongs in tests/unit/<package>/ for the'
      ' package it tests, or in tests/repository/ if it checks the'
      " repository's files"),
-    ('test_anything.py', 'from gate_cloud import series\n',
+    ('test_anything.py', 'from gate_cloud import sources\n',
      'tests/test_anything.py belongs in tests/unit/gate_cloud/: it imports'
-     ' gate_cloud.series'),
+     ' gate_cloud.sources'),
 ])
 def test_a_test_in_the_wrong_place_is_told_where_it_belongs(
         relpath, source, belongs):

@@ -46,14 +46,15 @@ def test_devstack_job_wiring():
 
 
 def test_devstack_job_runs_the_gate_suites():
-    """The devstack job runs what `gate_cloud run` runs: the plugin's tests
-    and the same peer tests, with a tox env that takes a regex."""
-    from gate_cloud import tempest_run
+    """The devstack job runs the plugin's tests and the peer tests
+    (devstack_job's regexes, which the gate's run with the filters off
+    reuses), with a tox env that takes a regex."""
+    from gate_cloud import devstack_job
     jobs = {item['job']['name']: item['job'] for item in zuul()
             if 'job' in item}
     job_vars = jobs['image-type-filter-devstack']['vars']
     assert job_vars['tempest_test_regex'] == '(%s)|(%s)' % (
-        tempest_run.PLUGIN_REGEX, tempest_run.PEER_REGEX)
+        devstack_job.PLUGIN_REGEX, devstack_job.PEER_REGEX)
     # The run-tempest role's default env, smoke, takes no regex.
     assert job_vars['tox_envlist'] == 'all'
     # The family the tests check is the one nova-scheduler runs.

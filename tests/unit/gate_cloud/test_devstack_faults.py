@@ -18,10 +18,10 @@ import sys
 
 import pytest
 
+from gate_cloud import GateError
 from gate_cloud import devstack_faults as faults
 from gate_cloud import devstack_job
 from gate_cloud import devstack_node as node
-from gate_cloud.processes import GateError
 
 DONE = ('INFO virt_capabilities.service: sync done: 1 provider(s) checked, '
         '0 changed, 0 already in sync by query, 0 conflict(s) retried, '

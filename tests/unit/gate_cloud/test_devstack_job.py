@@ -16,8 +16,8 @@ import subprocess
 
 import pytest
 
+from gate_cloud import GateError
 from gate_cloud import devstack_job
-from gate_cloud.processes import GateError
 
 TOTALS = """======
 Totals

@@ -16,7 +16,7 @@ and the order the job runs them in."""
 
 import pytest
 
-from gate_cloud import candidates
+from gate_cloud import devstack_candidates as candidates
 from gate_cloud import devstack_job
 from gate_cloud import devstack_node as node
 

@@ -90,8 +90,8 @@ def test_records_are_the_json_lines_of_the_stream():
 
 
 def test_a_phase_line_takes_the_last_traits_lost_count(tmp_path):
+    from gate_cloud import GateError
     from gate_cloud import grenade_job
-    from gate_cloud.processes import GateError
     log = tmp_path / 'phase.log'
     log.write_text('image-type-filter resources pre-upgrade: traits lost: 0\n'
                    '[removal] 1 reporter(s) stopped and removed: 1 recorded '

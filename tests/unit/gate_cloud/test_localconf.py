@@ -25,9 +25,9 @@ import subprocess
 
 import pytest
 
+from gate_cloud import GateError
 from gate_cloud import localconf
 from gate_cloud import sources
-from gate_cloud.processes import GateError
 
 TEMPEST_JOB = """- job:
     name: devstack-tempest

@@ -17,9 +17,8 @@ import tarfile
 
 import pytest
 
-from gate_cloud import series as pinned_sets
+from gate_cloud import GateError
 from gate_cloud import sources
-from gate_cloud.processes import GateError
 
 
 def sdist(tmp_path, name='nova-34.0.0'):
@@ -91,10 +90,10 @@ def test_every_series_names_its_services_at_its_pinned_releases():
         assert {'nova', 'placement', 'keystone', 'glance',
                 'neutron'} <= set(spec['sdists'])
         assert {'devstack', 'requirements'} <= set(spec['snapshots'])
-        pins = pinned_sets.pins(series)
+        pins = sources.pins(series)
         for name, version in spec['sdists'].values():
-            if pinned_sets.canonical(name) in pins:
-                assert pins[pinned_sets.canonical(name)] == version, name
+            if sources.canonical(name) in pins:
+                assert pins[sources.canonical(name)] == version, name
     newest = [s for s in sources.SERIES
               if sources.SERIES[s]['devstack_branch'] == 'master']
     assert len(newest) == 1
