@@ -111,7 +111,8 @@ sudo ovs-vsctl set Open_vSwitch . external-ids:hostname=$(hostname)1
 PLUGIN_REGEX = r'^image_type_tempest_plugin\.'
 
 # Tempest's compute API tests about what the filters touch, that a
-# fake-driver cloud with no Cinder and no console passes:
+# fake-driver cloud with no Cinder and no console passes (chosen on a
+# cloud without Neutron, and kept so):
 # - servers.test_create_server, test_servers, test_list_server_filters:
 #   create, show, list (with filters) and update servers; their volume,
 #   SSH and console cases skip themselves from tempest.conf.
@@ -390,7 +391,7 @@ def _node_code(box, dest):
 def _set_aside(box, action, dest=DEST):
     """Disable (``disable``) or enable again the nova-compute of every
     host that cannot boot tempest's raw image; the hosts, space-separated
-    (the job's third fake node; none on grenade's one-node cloud)."""
+    (the jobs' third fake node)."""
     env = _node_code(box, dest)
     return box.run(['python3', '-m', 'gate_cloud.devstack_node',
                     'set-aside', TEMPEST_TRAIT, action], env=env,

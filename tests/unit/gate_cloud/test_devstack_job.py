@@ -118,3 +118,33 @@ def test_cis_tmpdir_never_reaches_a_program_run_in_the_new_root(
     assert [prog for prog, _ in in_root][0] == 'debootstrap'
     for prog, env in in_root:
         assert env is not None and 'TMPDIR' not in env, prog
+
+
+@pytest.mark.parametrize('off_run_fails', [False, True])
+def test_hosts_that_cannot_boot_tempests_image_sit_out_the_run_without_filters(
+        monkeypatch, off_run_fails):
+    """The run without the filters disables the nodes lacking the raw
+    trait after the filters go off and before tempest, and enables them
+    (and the filters) again afterwards, even when that run fails."""
+    steps = []
+    counts = {'Passed': 1, 'passed tests': set()}
+
+    def tempest(box, variables, name, regex, dest):
+        steps.append('tempest ' + name)
+        if name == 'filters off' and off_run_fails:
+            raise GateError('tempest (filters off) failed')
+        return counts
+
+    monkeypatch.setattr(devstack_job, '_tempest', tempest)
+    monkeypatch.setattr(devstack_job, '_filters', lambda box, on, dest:
+                        steps.append('filters ' + on))
+    monkeypatch.setattr(devstack_job, '_set_aside', lambda box, action, dest:
+                        steps.append(action) or 'node3')
+    monkeypatch.setattr(devstack_job, '_phase', lambda *a: None)
+    monkeypatch.setattr(devstack_job, 'PHASES', ())
+    try:
+        devstack_job.prove(None, {'tempest_test_regex': 'x'}, 0.0)
+    except GateError:
+        assert off_run_fails
+    assert steps == ['tempest filters on', 'filters False', 'disable',
+                     'tempest filters off', 'enable', 'filters True']

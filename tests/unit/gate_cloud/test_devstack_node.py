@@ -76,3 +76,24 @@ def test_the_reserved_traits_come_from_enabled_isolation_rules(
     conf.write_text('[filter_scheduler]\navailable_filters = a\n'
                     'available_filters = b\n' + lines)
     assert node.isolation_traits(conf) == expected
+
+
+def test_set_aside_touches_only_the_nodes_lacking_the_trait(monkeypatch,
+                                                            capsys):
+    calls = []
+
+    class Cloud:
+        def all_traits(self):
+            return {'n1': ['COMPUTE_IMAGE_TYPE_RAW'],
+                    'n2': ['COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'],
+                    'n3': ['COMPUTE_NODE']}
+
+        def set_compute_service(self, host, enabled, reason=None):
+            calls.append((host, enabled, reason))
+
+    monkeypatch.setattr(node, 'Cloud', Cloud)
+    node.set_aside('COMPUTE_IMAGE_TYPE_RAW', False)
+    assert calls == [('n3', False, node.SET_ASIDE_REASON)]
+    assert capsys.readouterr().out.strip() == 'n3'
+    node.set_aside('COMPUTE_IMAGE_TYPE_RAW', True)
+    assert calls[-1] == ('n3', True, None)
