@@ -270,7 +270,7 @@ def from_openstacksdk(cloud=None):
     now, so that a refusal is one line naming Keystone."""
     from openstack import exceptions as sdk_exc
 
-    conn = connection.connect(cloud, 'Placement', DEFAULT_TIMEOUT)
+    conn = connection.connect(cloud, 'Nova and Glance', DEFAULT_TIMEOUT)
     auth_url = conn.config.get_auth_args().get('auth_url')
     try:
         conn.session.get_token()
