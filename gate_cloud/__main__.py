@@ -40,7 +40,7 @@ def main(argv=None):
         sub, 'grenade', 'the upgrade job on grenade in the same container '
         '(gate_cloud/grenade_job.py); `devstack shell` and `devstack down` '
         'reach a kept one', 'base stack.sh (2026.1), grenade to 2026.2 '
-        'with boots running, tempest, the phases, rollback, removal, down',
+        'with boots running, tempest, rollback, removal, down',
         'both series\' sdists')
     args = parser.parse_args(argv)
     # SIGTERM (CI's timeout, a kill) unwinds like Ctrl-C: the container is

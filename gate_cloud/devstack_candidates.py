@@ -12,31 +12,14 @@
 
 """``candidates --server`` on the devstack cloud, held to Placement's log.
 
-Run on the node by ``devstack_job`` (``python3 -m
-gate_cloud.devstack_candidates``, root). Each boot is made alone, with the
-filters on; then ``image-type-filter candidates --server ID -f json`` runs
-as an operator would on that node (devstack's admin from clouds.yaml,
-nova-scheduler's nova.conf) and is held by ``check`` (below) to the
-``GET /allocation_candidates`` queries Placement logged under the boot's
-request id (its request log, in the journal) and to where the server went:
-
-``raw``
-    tempest's raw image: ACTIVE, one query, on a node an untagged raw boot
-    may go to (``COMPUTE_IMAGE_TYPE_RAW`` and no trait ``[image_isolation]
-    rules`` reserves: with the devstack job's three fake nodes, the
-    first).
-``qcow2``
-    a format no node boots: "No valid host" before Placement is asked;
-    the tool names qcow2.
-``disabled``
-    those nodes' nova-compute disabled (``COMPUTE_STATUS_DISABLED`` on
-    their providers): a raw boot finds no host, and the tool names the
-    disabled service and its reason for each (then they are enabled
-    again), and for every other node the raw trait it lacks or the
-    reserved one it carries.
-``too-big``
-    a flavor bigger than those nodes: the tool names their disk, and the
-    other nodes' causes as above.
+Run on the node by ``devstack_job``. Each boot (``run``: raw, qcow2,
+raw with the untagged raw hosts disabled, a flavor too big) is made alone
+with the filters on; then ``image-type-filter candidates --server ID -f
+json`` runs as an operator would on that node, and ``check`` holds its
+answer to the ``GET /allocation_candidates`` queries Placement logged
+under the boot's request id (its request log, in the journal) and to
+where the server went or why it found no host. gate.rst says what each
+boot proves.
 """
 
 import dataclasses

@@ -12,27 +12,15 @@
 
 """The fault phase on the devstack cloud: its own units stopped and started.
 
-Run on the devstack node itself, as root, by ``devstack_job`` (``python3
--m gate_cloud.devstack_faults``): ``systemctl`` and ``journalctl`` are the
-node's, the cloud is devstack's (``/etc/openstack/clouds.yaml``'s
-``devstack-admin``, endpoints from Keystone's catalog).
-
-While the image-type reporters (``devstack@image-type-reporter*``) run
-and a background loop keeps booting raw servers, RabbitMQ, MariaDB,
-Keystone, Placement and nova-scheduler are each stopped, held down until
-every reporter has run a sync cycle during the outage (in its journal: a
-line at WARNING or above, or two finished cycles), and started again.
-After each: a raw boot is ACTIVE within ``BOUND`` seconds and a qcow2 boot
-(a format nova's fake driver does not boot) ends in "No valid host" (the
-request filter still acts); every reporter is the same process and has
-finished a cycle with nothing failed; it logged at most one line at
-WARNING or above for the outage, exactly one for what its cycle needs
-(Placement, and MariaDB behind it), none for what it never talks to
-(RabbitMQ, nova-scheduler), and said it recovered after any; and every
-provider's traits in Placement are what they were before.
-
-One ``[faults]`` line per part; a ``GateError`` (exit 1, one line naming
-the part and what broke) on the first part that fails.
+Run on the node by ``devstack_job``. While the reporters run and a
+background loop keeps booting raw servers, each of ``PARTS`` is stopped
+through its unit, held down until every reporter has run a sync cycle
+during the outage, and started again; then ``one_fault`` holds the cloud
+to what gate.rst says (a raw boot ACTIVE within ``BOUND``, a qcow2 boot
+refused, every reporter the same process and in sync again, its lines at
+WARNING or above by ``expected_lines``, every provider's traits as they
+were). One ``[faults]`` line per part; the first part that fails ends the
+phase with one line naming it.
 """
 
 import sys

@@ -14,32 +14,15 @@
 
 ``python3 -m gate_cloud devstack run`` does what Zuul does for
 ``image-type-filter-devstack`` on one node, in a systemd container
-(``container.py``):
-
-1. a Debian 12 root (debootstrap), devstack and the requirements
-   repository from ``../shared/upstream/``, the services from their sdists
-   (``sources.py``), this checkout where Zuul puts the change under test
-   (``/opt/stack/image-type-filter``);
-2. local.conf rendered from the job (``localconf.py``), and ``stack.sh``
-   run as the ``stack`` user;
-3. tempest as the job's ``run-tempest`` role runs it (the job's
-   ``tox_envlist`` and ``tempest_test_regex``), then tempest's compute
-   tests again with ``[scheduler] filter_hosts_by_image_type_support``
-   off and nova-scheduler restarted, the hosts that cannot boot tempest's
-   raw image disabled meanwhile (the filters' whole point: with them off,
-   tempest's boots would go there);
-4. the gate's phases on the node itself (``PHASES``): ``candidates
-   --server`` held to Placement's log (``devstack_candidates.py``),
-   log-only mode changing nothing (``devstack_log_only.py``), the
-   ``service`` role enough (``devstack_privilege.py``), faults
-   (``devstack_faults.py``: devstack's units stopped and started while
-   boots go on), then the figures (``devstack_figures.py``);
-5. the container stopped and its network rules removed, pass or fail
-   (``up --keep`` leaves it running; ``down`` stops it).
-
-What it prints: devstack's own closing lines, tempest's summaries, one
-line per step with its time, and on failure the lines of the log that say
-why, with the log's path (``.gate/logs/``).
+(``container.py``): a Debian 12 root with devstack from
+``../shared/upstream/`` and the services from their sdists
+(``sources.py``), local.conf rendered from the job (``localconf.py``),
+``stack.sh``, tempest with the filters on and off (``prove``), the gate's
+phases on the node (``PHASES``), and the container gone, pass or fail.
+doc/source/contributor/gate.rst says what each step proves. It prints
+devstack's closing lines, tempest's summaries, one line per step with its
+time, and on failure the lines that say why, with the log's path
+(``.gate/logs/``).
 """
 
 import contextlib
@@ -52,6 +35,7 @@ import time
 
 from gate_cloud import GateError
 from gate_cloud import container
+from gate_cloud import devstack_node as node
 from gate_cloud import sources
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
@@ -68,15 +52,9 @@ IMAGE = '/opt/stack/images/gate-image.raw'
 TREES = '/opt/gate-trees'
 #: devstack's DEST (grenade's upgraded side: /opt/stack/new).
 DEST = '/opt/stack'
-#: devstack's global virtualenv (GLOBAL_VENV), tox's too: in DATA_DIR,
-#: /opt/stack/data whatever DEST is (stackrc sets it before local.conf).
-DEVSTACK_VENV_BIN = '/opt/stack/data/venv/bin'
 STACK_TIMEOUT = 3600
 TEMPEST_TIMEOUT = 3600
 PHASE_TIMEOUT = 3600
-#: Where the phases' code (this checkout's gate_cloud, copied afresh for
-#: each phase) lies on the node, apart from the tree under test.
-PHASES_DIR = '/opt/gate-phases'
 #: The trait of tempest's image's format (raw: the fake driver's).
 TEMPEST_TRAIT = 'COMPUTE_IMAGE_TYPE_RAW'
 #: The phases run on the node, in order: (name, module run as root).
@@ -107,44 +85,10 @@ sudo ovs-vsctl set Bridge br-int datapath_type=netdev
 sudo ovs-vsctl set Open_vSwitch . external-ids:hostname=$(hostname)1
 """
 
-#: The project's tempest plugin (contrib/tempest).
+#: The project's tempest plugin (contrib/tempest): the job's
+#: ``tempest_test_regex`` picks it and tempest's own compute tests (why
+#: those: ``.zuul.yaml``); the run without the filters leaves it out.
 PLUGIN_REGEX = r'^image_type_tempest_plugin\.'
-
-# Tempest's compute API tests about what the filters touch, that a
-# fake-driver cloud with no Cinder and no console passes (chosen on a
-# cloud without Neutron, and kept so):
-# - servers.test_create_server, test_servers, test_list_server_filters:
-#   create, show, list (with filters) and update servers; their volume,
-#   SSH and console cases skip themselves from tempest.conf.
-# - admin.test_delete_server: delete (one in ERROR, another project's).
-#   servers.test_delete_server, test_servers_negative and
-#   test_list_servers_negative are out: their classes set
-#   create_default_network and skip without Neutron.
-# - servers.test_servers_microversions: rebuilds (2.54, 2.57); the
-#   rebuilds in test_servers too. test_server_actions' test_rebuild_server
-#   is out: it boots its server itself with no 'networks' (400 at 2.37)
-#   and waits for SSH; the rest of that class is reboot, stop/start,
-#   resize, lock, console (virt-driver features, nothing the filters
-#   touch).
-# - flavors and images.test_list_images: the flavors API, and the image
-#   list as the compute API proxies it.
-# Left out as well: attach_interfaces, multi_nic, addresses,
-# device_tagging, server_rescue, novnc, server_password, personality
-# (guest network, console or config drive); multiple_create (min_count
-# boots at once); server_group (affinity filters, not ours);
-# images.test_images*, test_image_metadata*, test_list_image_filters
-# (server snapshots: FakeDriver uploads no image data); volumes and the
-# other admin tests (migrations: one machine); availability_zone,
-# instance_actions, server_metadata, server_tags, disk_config,
-# servers_microversions (API bookkeeping the scheduler never sees).
-PEER_REGEX = (r'^tempest\.api\.compute\.('
-              r'servers\.test_create_server\.'
-              r'|servers\.test_servers\.'
-              r'|servers\.test_list_server_filters\.'
-              r'|admin\.test_delete_server\.'
-              r'|servers\.test_servers_microversions\.'
-              r'|flavors\.'
-              r'|images\.test_list_images\.)')
 
 #: Tempest workers. The tests mostly wait on the cloud (polling a server's
 #: status every second), so more workers than the machine's two cores
@@ -295,18 +239,21 @@ def _why(lines):
         '-- stack.sh: its last lines --'] + lines[-25:]
 
 
-def _tempest(box, variables, name, regex, dest=DEST):
-    """Run tempest as the job's run-tempest role does; return its
+def _tempest(box, variables, name, exclude=None, dest=DEST):
+    """Run tempest as the job's run-tempest role does (its env and
+    ``tempest_test_regex``, less what ``exclude`` matches); return its
     counts. The constraints are the side's requirements tree's
     (``localconf.machine``)."""
     constraints = dest + '/requirements/upper-constraints.txt'
-    env = {'PATH': DEVSTACK_VENV_BIN + ':' + container.PATH,
+    env = {'PATH': node.VENV_BIN + ':' + container.PATH,
            'TOX_CONSTRAINTS_FILE': constraints,
            'UPPER_CONSTRAINTS_FILE': constraints}
     log = LOGS / ('tempest-%s.log' % name.replace(' ', '-'))
-    argv = ['bash', '-c', 'cd %s/tempest && tox -e %s -- "$0" '
-            '--concurrency=%d' % (dest, variables.get('tox_envlist', 'all'),
-                                  CONCURRENCY), regex]
+    argv = ['bash', '-c', 'cd %s/tempest && tox -e %s -- "$@"' % (
+        dest, variables.get('tox_envlist', 'all')), 'tempest',
+        variables['tempest_test_regex'], '--concurrency=%d' % CONCURRENCY]
+    if exclude:
+        argv += ['--exclude-regex', exclude]
     with open(log, 'wb') as out:
         rc = subprocess.run(box.command(argv, user='stack', env=env),
                             stdin=subprocess.DEVNULL, stdout=out,
@@ -331,8 +278,8 @@ def same_peer_tests(on, off):
     """With the filters off, exactly the compute tests that passed with
     them on must pass: the filters change where servers go, not whether
     Nova's API works."""
-    peer = re.compile(PEER_REGEX)
-    passed_on = {t for t in on['passed tests'] if peer.search(t)}
+    plugin = re.compile(PLUGIN_REGEX)
+    passed_on = {t for t in on['passed tests'] if not plugin.search(t)}
     lost = sorted(passed_on - off['passed tests'])
     gained = sorted(off['passed tests'] - passed_on)
     if lost or gained:
@@ -377,14 +324,14 @@ def _filters(box, on, dest=DEST):
             timeout=300)
 
 
-def _node_code(box, dest):
+def node_code(box, dest):
     """This checkout's gate_cloud copied afresh onto the node; the
     environment that runs it there."""
-    code = box.path(PHASES_DIR) / 'gate_cloud'
+    code = box.path(node.PHASES_DIR) / 'gate_cloud'
     shutil.rmtree(code, ignore_errors=True)
     shutil.copytree(REPO / 'gate_cloud', code,
                     ignore=shutil.ignore_patterns('__pycache__'))
-    return {'PYTHONPATH': PHASES_DIR, 'PYTHONUNBUFFERED': '1',
+    return {'PYTHONPATH': node.PHASES_DIR, 'PYTHONUNBUFFERED': '1',
             'GATE_DEVSTACK_DEST': dest}
 
 
@@ -392,8 +339,8 @@ def _set_aside(box, action, dest=DEST):
     """Disable (``disable``) or enable again the nova-compute of every
     host that cannot boot tempest's raw image; the hosts, space-separated
     (the jobs' third fake node)."""
-    env = _node_code(box, dest)
-    return box.run(['python3', '-m', 'gate_cloud.devstack_node',
+    env = node_code(box, dest)
+    return box.run([node.PYTHON, '-m', 'gate_cloud.devstack_node',
                     'set-aside', TEMPEST_TRAIT, action], env=env,
                    timeout=300).stdout.strip()
 
@@ -402,11 +349,11 @@ def _phase(box, name, module, dest=DEST):
     """One phase on the node (``python3 -m MODULE`` as root, this
     checkout's gate_cloud on its path); its ``[name]`` lines printed, its
     log kept."""
-    env = _node_code(box, dest)
+    env = node_code(box, dest)
     log = LOGS / ('phase-%s.log' % name)
     with open(log, 'wb') as out:
         rc = subprocess.run(
-            box.command(['python3', '-m', module], env=env),
+            box.command([node.PYTHON, '-m', module], env=env),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=PHASE_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
@@ -458,18 +405,21 @@ def running(box, keep, started):
         _step('container stopped, its network rules removed', started)
 
 
+def tempest_on(box, variables, started, dest=DEST):
+    """The job's tempest run, the filters on; its counts."""
+    counts = _tempest(box, variables, 'filters on', dest=dest)
+    _step('tempest with the filters on: %s' % _fmt(counts), started)
+    return counts
+
+
 def prove(box, variables, started, dest=DEST):
     """tempest with the filters on and off, then the phases: what the
-    gate proves on a devstack cloud (grenade's upgraded one too)."""
-    regex = variables.get('tempest_test_regex')
-    plugin_and_peer = _tempest(box, variables, 'filters on', regex, dest)
-    _step('tempest with the filters on: %s' % _fmt(plugin_and_peer),
-          started)
+    devstack job proves."""
+    plugin_and_peer = tempest_on(box, variables, started, dest)
     _filters(box, 'False', dest)
     aside = _set_aside(box, 'disable', dest)
     try:
-        peer = _tempest(box, variables, 'filters off',
-                        PEER_REGEX, dest)
+        peer = _tempest(box, variables, 'filters off', PLUGIN_REGEX, dest)
     finally:
         _set_aside(box, 'enable', dest)
         _filters(box, 'True', dest)

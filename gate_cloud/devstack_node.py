@@ -14,14 +14,13 @@
 
 The phases run on the node itself (``devstack_job`` runs each phase's
 module, ``gate_cloud.devstack_faults`` and the others, with ``python3 -m``
-in the container, as root): ``systemctl`` and ``journalctl`` are the
-node's, every service logs to the journal, and the cloud is devstack's:
-its admin from ``/etc/openstack/clouds.yaml``, the endpoints from
-Keystone's catalog, the image and flavor tempest boots from tempest.conf.
-Standard library only (``Client``: Keystone and the APIs over urllib,
-with timeouts), and the node's python3-yaml. ``DEST`` is
-devstack's (``/opt/stack``; grenade's upgraded side is ``/opt/stack/new``,
-given in ``GATE_DEVSTACK_DEST``).
+in the container as root, by devstack's global virtualenv's python):
+``systemctl`` and ``journalctl`` are the node's, every service logs to
+the journal, and the cloud is devstack's: its admin from
+``/etc/openstack/clouds.yaml`` through openstacksdk (in that virtualenv,
+for the services' own clients), the image and flavor tempest boots from
+tempest.conf. ``DEST`` is devstack's (``/opt/stack``; grenade's upgraded
+side is ``/opt/stack/new``, given in ``GATE_DEVSTACK_DEST``).
 """
 
 import configparser
@@ -33,8 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
 from gate_cloud import GateError
 
@@ -53,6 +50,11 @@ NOVA_CONF = '/etc/nova/nova.conf'
 #: devstack's DATA_DIR is /opt/stack/data whatever DEST is (stackrc sets
 #: it before reading local.conf): grenade's two sides share it.
 VENV_BIN = '/opt/stack/data/venv/bin'
+#: What runs the phases on the node: that virtualenv has openstacksdk.
+PYTHON = VENV_BIN + '/python3'
+#: Where the phases' code (the gate's checkout's gate_cloud, copied afresh
+#: for each phase) lies on the node, apart from the tree under test.
+PHASES_DIR = '/opt/gate-phases'
 #: Placement's unit: its request log (one line per request, with the
 #: global request id nova-scheduler sent) is in its journal.
 PLACEMENT = 'devstack@placement-api.service'
@@ -62,107 +64,16 @@ LEVELS = {'CRITICAL': 2, 'ERROR': 3, 'WARNING': 4, 'INFO': 6, 'DEBUG': 7}
 ANSI = re.compile(r'\x1b\[[0-9;]*m')
 
 
+#: Seconds each API call may take.
 TIMEOUT = 30.0
-#: Seconds a token is used before a new one is asked for: half Keystone's
-#: default ``[token] expiration`` (3600 s, devstack's too).
-TOKEN_RENEW = 1800
-
-
-class Client:
-    """Password auth against Keystone, scoped to ``project``; re-auths on
-    401."""
-
-    def __init__(self, username, password, project, auth_url):
-        self.username, self.password = username, password
-        self.project, self.auth_url = project, auth_url
-        self.token = None
-        self.token_at = 0.0
-
-    def authenticate(self):
-        body = {'auth': {
-            'identity': {'methods': ['password'], 'password': {'user': {
-                'name': self.username, 'domain': {'name': 'Default'},
-                'password': self.password}}},
-            'scope': {'project': {'name': self.project,
-                                  'domain': {'name': 'Default'}}}}}
-        status, headers, _ = self._raw('POST', self.auth_url + '/auth/tokens',
-                                       body, token=None)
-        self.token = headers['X-Subject-Token']
-        self.token_at = time.monotonic()
-
-    def _raw(self, method, url, body=None, token=None, headers=None,
-             timeout=TIMEOUT):
-        data = None
-        hdrs = {'Accept': 'application/json'}
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs['Content-Type'] = 'application/json'
-        if token:
-            hdrs['X-Auth-Token'] = token
-        hdrs.update(headers or {})
-        # Only the cloud's own http://127.0.0.1 endpoints are called.
-        req = urllib.request.Request(url, data=data,  # noqa: S310
-                                     method=method, headers=hdrs)
-        try:
-            with urllib.request.urlopen(  # noqa: S310
-                    req, timeout=timeout) as resp:
-                raw = resp.read()
-                return resp.status, resp.headers, (
-                    json.loads(raw) if raw.strip() else None)
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            raise HTTPError(method, url, exc.code, raw.decode(
-                'utf-8', 'replace')[:300]) from None
-        except OSError as exc:
-            raise GateError('%s %s: %s' % (method, url, exc)) from None
-
-    def valid_token(self):
-        """A token well inside its lifetime (a new one when the last is
-        past ``TOKEN_RENEW``)."""
-        if self.token is None or \
-                time.monotonic() - self.token_at > TOKEN_RENEW:
-            self.authenticate()
-        return self.token
-
-    def call(self, method, url, body=None, headers=None, timeout=TIMEOUT):
-        return self.call_full(method, url, body, headers, timeout)[2]
-
-    def call_full(self, method, url, body=None, headers=None,
-                  timeout=TIMEOUT):
-        """(status, response headers, body) of one request."""
-        self.valid_token()
-        try:
-            return self._raw(method, url, body, self.token, headers,
-                             timeout)
-        except HTTPError as exc:
-            if exc.code != 401:
-                raise
-            self.authenticate()
-            return self._raw(method, url, body, self.token, headers,
-                             timeout)
-
-    def get(self, url, **kw):
-        return self.call('GET', url, **kw)
-
-    def post(self, url, body=None, **kw):
-        return self.call('POST', url, body, **kw)
-
-    def put(self, url, body=None, **kw):
-        return self.call('PUT', url, body, **kw)
-
-    def delete(self, url, **kw):
-        return self.call('DELETE', url, **kw)
+PLACEMENT_VERSION = '1.39'
+COMPUTE_VERSION = '2.90'
 
 
 class HTTPError(GateError):
-    def __init__(self, method, url, code, text):
-        super().__init__('%s %s answered %d: %s' % (method, url, code, text))
+    def __init__(self, method, path, code, text):
+        super().__init__('%s %s answered %d: %s' % (method, path, code, text))
         self.code = code
-
-
-PLACEMENT_HEADERS = {'OpenStack-API-Version': 'placement 1.39'}
-COMPUTE_HEADERS = {'OpenStack-API-Version': 'compute 2.90',
-                   'X-OpenStack-Nova-API-Version': '2.90'}
 
 
 def run(argv, timeout=COMMAND_TIMEOUT):
@@ -292,39 +203,45 @@ def image_file(disk_format, size='1M'):
 
 
 class Cloud:
-    """devstack's admin and the endpoints Keystone's catalog gives."""
+    """devstack's admin through openstacksdk; each call one request,
+    answered or a GateError naming it."""
 
     def __init__(self):
-        import yaml  # the node's python3-yaml; gate_cloud stays stdlib
-        with open(CLOUDS_YAML) as f:
-            auth = yaml.safe_load(f)['clouds'][CLOUD]['auth']
-        self.admin = Client(
-            auth['username'], auth['password'], auth['project_name'],
-            auth_url=auth['auth_url'].rstrip('/') + '/v3')
-        catalog = self.admin.get(self.admin.auth_url + '/auth/catalog')
-        self.urls = {}
-        for service in catalog['catalog']:
-            for endpoint in service['endpoints']:
-                if endpoint['interface'] == 'public':
-                    self.urls[service['type']] = endpoint['url'].rstrip('/')
+        import openstack  # devstack's virtualenv, which runs the phases
+        self.conn = openstack.connect(cloud=CLOUD, api_timeout=TIMEOUT)
+        self.auth_url = self.conn.config.get_auth_args()['auth_url']
 
-    def url(self, service_type, path):
-        return self.urls[service_type] + path
+    def call(self, service, method, path, body=None, microversion=None,
+             **kwargs):
+        """(status, response headers, body) of ``method path`` on the
+        catalog's endpoint of ``service`` (an openstacksdk proxy)."""
+        from keystoneauth1 import exceptions
+        try:
+            resp = getattr(self.conn, service).request(
+                path, method, json=body, microversion=microversion,
+                raise_exc=False, **kwargs)
+        except exceptions.ClientException as exc:  # no answer, no token
+            raise GateError('%s %s %s: %s' % (method, service, path,
+                                              exc)) from None
+        if resp.status_code >= 400:
+            raise HTTPError(method, path, resp.status_code, resp.text[:300])
+        return (resp.status_code, resp.headers,
+                resp.json() if resp.content.strip() else None)
 
     def compute(self, method, path, body=None):
-        return self.admin.call_full(method, self.url('compute', path), body,
-                                    headers=COMPUTE_HEADERS)
+        return self.call('compute', method, path, body, COMPUTE_VERSION)
+
+    def placement(self, path):
+        return self.call('placement', 'GET', path, None,
+                         PLACEMENT_VERSION)[2]
 
     def all_traits(self, by='name'):
         """{provider name (or ``by`` another field): sorted traits}, from
         Placement."""
-        headers = PLACEMENT_HEADERS
-        providers = self.admin.get(self.url('placement',
-                                            '/resource_providers'),
-                                   headers=headers)['resource_providers']
-        return {p[by]: sorted(self.admin.get(self.url(
-            'placement', '/resource_providers/%s/traits' % p['uuid']),
-            headers=headers)['traits']) for p in providers}
+        return {p[by]: sorted(self.placement(
+            '/resource_providers/%s/traits' % p['uuid'])['traits'])
+            for p in self.placement('/resource_providers')[
+                'resource_providers']}
 
     # --- images and flavors
 
@@ -334,17 +251,15 @@ class Cloud:
         body = {'name': name, 'disk_format': disk_format,
                 'container_format': 'bare'}
         body.update(properties or {})
-        image = self.admin.post(self.url('image', '/v2/images'), body)
-        run(['curl', '-sSf', '--max-time', '120', '-X', 'PUT', '-H',
-             'X-Auth-Token: %s' % self.admin.valid_token(), '-H',
-             'Content-Type: application/octet-stream', '--data-binary',
-             '@' + str(path), self.url('image', '/v2/images/%s/file'
-                                       % image['id'])])
+        image = self.call('image', 'POST', '/images', body)[2]
+        with open(path, 'rb') as data:
+            self.call('image', 'PUT', '/images/%s/file' % image['id'],
+                      data=data, timeout=120, headers={
+                          'Content-Type': 'application/octet-stream'})
         return image['id']
 
     def delete_image(self, image_id):
-        _gone(self.admin.delete, self.url('image', '/v2/images/%s'
-                                          % image_id))
+        _gone(self.call, 'image', 'DELETE', '/images/%s' % image_id)
 
     def create_flavor(self, name, ram, vcpus, disk):
         return self.compute('POST', '/flavors', {'flavor': {

@@ -12,23 +12,14 @@
 
 """Least privilege on the devstack cloud: the ``service`` role is enough.
 
-Run on the node by ``devstack_job`` (``python3 -m
-gate_cloud.devstack_privilege``, root). devstack gives its service users
-``admin`` as well (``create_service_user``), so the phase makes its own:
-``gate-service-only`` with ``service`` alone on project ``service``, and
-``gate-reader`` with ``reader`` alone. Then:
-
-* the reporter syncs once as ``gate-service-only`` (the fake node's
-  config files, a third one with only its ``[placement]`` user), as the
-  stack user its unit runs as, then removes what it recorded under that
-  name (its records would otherwise keep the node's traits for ever):
-  both exit 0, and Placement's request log has their requests under that
-  user, none refused (401, 403);
-* ``image-type-filter status`` as ``gate-service-only`` prints its table;
-  as ``gate-reader`` it exits 2 with one line naming the role it needs;
-* no journal line of the node says "needs the service role".
-
-The users are removed at the end, pass or fail.
+Run on the node by ``devstack_job``. devstack gives its service users
+``admin`` as well (``create_service_user``), so the phase makes its own
+(``SERVICE_ONLY``, ``READER``: one role each on project ``service``,
+removed at the end, pass or fail) and holds the reporter's sync and
+removal, and ``image-type-filter status``, to what gate.rst says: none of
+the first user's requests refused in Placement's log, status's table for
+it and one line naming the role (exit 2) for the reader, and no journal
+line saying "needs the service role".
 """
 
 import json
@@ -58,24 +49,22 @@ STACK_USER = 'stack'
 
 def make_user(cloud, name, password, role_name):
     """A user with ``role_name`` alone on project ``service``: its id."""
-    identity = cloud.admin.auth_url
-    user = cloud.admin.post(identity + '/users', {'user': {
+    def identity(method, path, body=None):
+        return cloud.call('identity', method, path, body)[2]
+    user = identity('POST', '/users', {'user': {
         'name': name, 'domain_id': 'default', 'password': password}})['user']
-    project = cloud.admin.get(identity + '/projects?name=%s'
-                              % PROJECT)['projects'][0]
-    role = cloud.admin.get(identity + '/roles?name=%s'
-                           % role_name)['roles'][0]
-    cloud.admin.put(identity + '/projects/%s/users/%s/roles/%s' % (
+    project = identity('GET', '/projects?name=%s' % PROJECT)['projects'][0]
+    role = identity('GET', '/roles?name=%s' % role_name)['roles'][0]
+    identity('PUT', '/projects/%s/users/%s/roles/%s' % (
         project['id'], user['id'], role['id']))
     return user['id']
 
 
 def remove_users(cloud):
-    identity = cloud.admin.auth_url
     for name in (SERVICE_ONLY, READER):
-        for user in cloud.admin.get(identity + '/users?name=%s'
-                                    % name)['users']:
-            cloud.admin.delete(identity + '/users/%s' % user['id'])
+        for user in cloud.call('identity', 'GET', '/users?name=%s'
+                               % name)[2]['users']:
+            cloud.call('identity', 'DELETE', '/users/%s' % user['id'])
 
 
 def reporter_configs():
@@ -166,7 +155,7 @@ def status_problems(reporter, reader):
 def run():
     cloud = node.Cloud()
     password = secrets.token_urlsafe(18)
-    auth_url = cloud.admin.auth_url
+    auth_url = cloud.auth_url
     problems = []
     remove_users(cloud)  # a kept cloud's earlier run
     make_user(cloud, SERVICE_ONLY, password, 'service')

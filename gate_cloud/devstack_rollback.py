@@ -12,25 +12,14 @@
 
 """The filters rolled back on the devstack node, as upgrade.rst says.
 
-Run on the node (``python3 -m gate_cloud.devstack_rollback``, root), on
-grenade's upgraded cloud. The first two steps of "Rolling the filters
-back" (the package's uninstall comes after the reporters' removal,
-``devstack_removal``: on a devstack node they share one environment):
-
-#. Nova's own mechanism beside the filters: ``[scheduler]
-   query_placement_for_image_type_support = True``; nova-scheduler
-   restarted (it logs the filters loaded).
-#. This project's lines out of nova.conf: its module from
-   ``available_filters``, ``ImageTypeRebuildFilter`` from
-   ``enabled_filters``, ``filter_hosts_by_image_type_support`` and its
-   sections; nova-scheduler restarted (it no longer logs them loaded).
-
-After each: a raw boot ACTIVE and a qcow2 boot ERROR (the fake nodes boot
-raw at most), the qcow2 one naming the format while the filters are in and
-with Nova's bare fault once they are out. The isolation half of the
-rollback (Nova's isolated aggregates) is not shown here: Nova's harness
-shows nova-scheduler starting at each step (tests/nova/
-test_rollback_order.py).
+Run on the node on grenade's upgraded cloud: the first two steps of
+"Rolling the filters back" (Nova's own ``query_placement_for_image_type_
+support`` beside the filters, then the filters' lines out of nova.conf),
+nova-scheduler restarted after each, and after each a raw boot ACTIVE and
+a qcow2 boot refused (naming the format while the filters are in, Nova's
+bare fault once they are out). The package's uninstall comes after the
+reporters' removal (``devstack_removal``): on a devstack node they share
+one environment.
 """
 
 import sys

@@ -32,15 +32,14 @@ otherwise.
 
 import json
 import pathlib
-import shutil
 import subprocess
 import sys
 import time
 
 from gate_cloud import GateError
+from gate_cloud import devstack_node as node
 
-PHASES_DIR = '/opt/gate-phases'
-STOP_FILE = PHASES_DIR + '/grenade-boots.stop'
+STOP_FILE = node.PHASES_DIR + '/grenade-boots.stop'
 PREFIX = 'grenade-boots'
 FORMATS = ('raw', 'qcow2')
 BOOT_DEADLINE = 300
@@ -62,16 +61,13 @@ class Stream:
         self.proc = None
 
     def start(self):
-        code = self.box.path(PHASES_DIR) / 'gate_cloud'
-        shutil.rmtree(code, ignore_errors=True)
-        shutil.copytree(pathlib.Path(__file__).resolve().parent, code,
-                        ignore=shutil.ignore_patterns('__pycache__'))
+        from gate_cloud import devstack_job  # the gate's side only
+        env = devstack_job.node_code(self.box, devstack_job.DEST)
         self.box.path(STOP_FILE).unlink(missing_ok=True)
         self.out = open(self.log, 'wb')
         self.proc = subprocess.Popen(
-            self.box.command(['python3', '-m', 'gate_cloud.grenade_boots'],
-                             env={'PYTHONPATH': PHASES_DIR,
-                                  'PYTHONUNBUFFERED': '1'}),
+            self.box.command([node.PYTHON, '-m', 'gate_cloud.grenade_boots'],
+                             env=env),
             stdin=subprocess.DEVNULL, stdout=self.out,
             stderr=subprocess.STDOUT)
         # Its images uploaded before the phase beside it uploads its own:
@@ -171,7 +167,6 @@ def _boot(cloud, n, fmt, image_id, flavor_id):
 
 
 def main():
-    from gate_cloud import devstack_node as node
     cloud = node.Cloud()
     images = {fmt: cloud.upload('%s-%s' % (PREFIX, fmt), fmt,
                                 node.image_file(fmt))

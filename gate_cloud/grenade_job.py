@@ -13,38 +13,15 @@
 """The upgrade job on grenade: 2026.1 to 2026.2 with boots running.
 
 ``python3 -m gate_cloud grenade run`` does what Zuul does for
-``image-type-filter-grenade`` on one node, in the gate's systemd
-container (``container.py``):
-
-1. the base and target trees where grenade's pre-run puts them
-   (``/opt/stack/old``, ``/opt/stack/new``): devstack stable/2026.1 and
-   master from ``../shared/upstream/``, one ``GIT_BASE`` repository per
-   service with a branch per series (``sources.py``), this checkout on
-   both sides, grenade in ``/opt/stack/new/grenade``;
-2. each side's local.conf and grenade's localrc and pluginrc rendered
-   from the job (``localconf.render_grenade``); the base's ``stack.sh``;
-3. this project's ``resources.sh create`` and ``verify pre-upgrade``, a
-   stream of boots started on the node (``grenade_boots.py``), grenade's
-   base part (``grenade.sh -b``: its state saved, every service shut
-   down), ``verify_noapi``, grenade's target part (``grenade.sh -t``:
-   each project's ``upgrade.sh``, this project's included) and ``verify
-   post-upgrade``. grenade itself runs these phases only with
-   ``VERIFY_RESOURCES``, which also runs nova's, and nova's pings a guest
-   the fake driver never boots (``localconf.GRENADE_MACHINE``). Three
-   facts of devstack on this machine are met here: stable/2026.1 writes
-   KSM's switch into the container's read-only ``/sys`` (hidden), grenade
-   waits for a ``devstack@n-cpu`` the fake driver calls ``n-cpu-1``
-   (``N_CPU_UNIT``), and devstack gives a fake node a new ``compute_id``
-   when it starts it again (``KeepComputeIds``);
-4. the boot stream stopped and judged (``[upgrade]``): a boot the filters
-   send to a host that cannot boot it, or refuse though a host boots it,
-   fails the job; any other failure while grenade ran is counted as
-   refused during a restart;
-5. on the upgraded side, the devstack job's tempest and phases
-   (``devstack_job.prove``), then the rollback and the reporters' removal
-   (``AFTER``), each with a boot stream beside it (``[rollback]``,
-   ``[removal]``), and ``resources.sh destroy``;
-6. the container stopped, pass or fail (``--keep`` leaves it running).
+``image-type-filter-grenade`` on one node, in the gate's systemd container
+(doc/source/contributor/gate.rst says what each step proves): both sides
+where grenade's pre-run puts them (``BASES``), local.confs and grenade's
+localrc rendered from the job (``localconf.render_grenade``), the base's
+``stack.sh``; this project's ``resources.sh`` phases around grenade's two
+parts (``grenade.sh -b`` and ``-t``) with a stream of boots beside them
+(``grenade_boots.py``), judged as ``[upgrade]``; the job's tempest with the
+filters on; the rollback and the reporters' removal (``AFTER``), each
+with boots beside it; the container stopped, pass or fail.
 """
 
 import json
@@ -70,9 +47,8 @@ RESOURCES = BASES['new'] + '/image-type-filter/devstack/upgrade/resources.sh'
 #: Trees the project's own tree does not bring, cloned on both sides as
 #: Zuul's required-projects are (devstack's plugins among them).
 PLACED = ('neutron',)
-#: After the upgrade, tempest and the gate's phases (``devstack_job``):
-#: the filters rolled back, then the reporters removed, each with boots
-#: running beside it.
+#: After the upgrade and tempest: the filters rolled back, then the
+#: reporters removed, each with boots running beside it.
 AFTER = (('rollback', 'gate_cloud.devstack_rollback'),
          ('removal', 'gate_cloud.devstack_removal'))
 #: grenade's closing lines, printed as they are.
@@ -355,7 +331,7 @@ def run(keep=False):
         _judged('upgrade', boots, window,
                 gate.LOGS / 'resources-verify-post-upgrade.log')
         gate._step('resources verified after the upgrade', started)
-        gate.prove(box, variables, started, dest=BASES['new'])
+        gate.tempest_on(box, variables, started, dest=BASES['new'])
         for name, module in AFTER:
             _streamed_phase(box, name, module)
             gate._step('phase %s passed' % name, started)

@@ -53,11 +53,12 @@ PACKAGES = tuple(MAY_IMPORT)
 #: Rooms that run from a bare python3: the standard library alone.
 STANDARD_LIBRARY_ONLY = ('gate_cloud',)
 #: Modules of those rooms that another python3 runs, and what it has
-#: beyond the standard library: local.conf is rendered, and the devstack
-#: phases read clouds.yaml, by the devstack container's own python3, with
-#: Debian's python3-yaml (gate_cloud/container.py INCLUDE).
+#: beyond the standard library: local.conf is rendered by the devstack
+#: container's own python3, with Debian's python3-yaml
+#: (gate_cloud/container.py INCLUDE); the devstack phases reach the cloud
+#: through openstacksdk from devstack's virtualenv (devstack_node.PYTHON).
 RUN_ELSEWHERE = {'gate_cloud.localconf': ('yaml',),
-                 'gate_cloud.devstack_node': ('yaml',)}
+                 'gate_cloud.devstack_node': ('openstack', 'keystoneauth1')}
 #: What nova-scheduler loads: the request filters and the rebuild check.
 NOVA_RUNTIME = ('image_type_filter.conf', 'image_type_filter.exceptions',
                 'image_type_filter.settings', 'image_type_filter.scheduler',

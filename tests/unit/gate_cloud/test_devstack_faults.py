@@ -157,8 +157,8 @@ class _Node:
         return self.dir / 'root' / inside.lstrip('/')
 
     def command(self, argv, user=None, env=None):
-        assert argv[:2] == ['python3', '-m']
-        assert env['PYTHONPATH'] == devstack_job.PHASES_DIR
+        assert argv[:2] == [node.PYTHON, '-m']
+        assert env['PYTHONPATH'] == node.PHASES_DIR
         return [sys.executable, str(self.dir / (argv[2] + '.py'))]
 
 
@@ -178,7 +178,7 @@ def test_a_phase_prints_its_lines_and_a_failure_names_it_and_its_log(
     assert 'a qcow2 boot ended ACTIVE' in str(exc.value)
     assert str(tmp_path / 'phase-faults.log') in str(exc.value)
     # The phase's code is this checkout's, laid on the node afresh.
-    assert (box.path(devstack_job.PHASES_DIR) / 'gate_cloud' /
+    assert (box.path(node.PHASES_DIR) / 'gate_cloud' /
             'devstack_faults.py').read_text() == \
         (devstack_job.REPO / 'gate_cloud' / 'devstack_faults.py').read_text()
 

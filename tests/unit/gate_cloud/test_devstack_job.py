@@ -127,10 +127,12 @@ def test_hosts_that_cannot_boot_tempests_image_sit_out_the_run_without_filters(
     trait after the filters go off and before tempest, and enables them
     (and the filters) again afterwards, even when that run fails."""
     steps = []
+    excluded = []
     counts = {'Passed': 1, 'passed tests': set()}
 
-    def tempest(box, variables, name, regex, dest):
+    def tempest(box, variables, name, exclude=None, dest=None):
         steps.append('tempest ' + name)
+        excluded.append(exclude)
         if name == 'filters off' and off_run_fails:
             raise GateError('tempest (filters off) failed')
         return counts
@@ -148,3 +150,30 @@ def test_hosts_that_cannot_boot_tempests_image_sit_out_the_run_without_filters(
         assert off_run_fails
     assert steps == ['tempest filters on', 'filters False', 'disable',
                      'tempest filters off', 'enable', 'filters True']
+    # The run without the filters leaves the plugin's tests out.
+    assert excluded == [None, devstack_job.PLUGIN_REGEX]
+
+
+def test_tempest_runs_the_jobs_regex_less_the_excluded(tmp_path,
+                                                       monkeypatch):
+    """tox gets the job's tempest_test_regex, and tempest's own
+    --exclude-regex for what a run leaves out."""
+    ran = []
+
+    class Box:
+        def command(self, argv, user=None, env=None):
+            ran.append(argv)
+            return ['sh', '-c', 'printf "%s"' % (TOTALS % 0).replace(
+                '%', '%%')]
+
+    monkeypatch.setattr(devstack_job, 'LOGS', tmp_path)
+    variables = {'tempest_test_regex': '(^a\\.)|(^b\\.)',
+                 'tox_envlist': 'all'}
+    devstack_job._tempest(Box(), variables, 'filters off', '^a\\.')
+    argv = ran[0]
+    assert argv[argv.index('tempest') + 1:] == [
+        '(^a\\.)|(^b\\.)', '--concurrency=%d' % devstack_job.CONCURRENCY,
+        '--exclude-regex', '^a\\.']
+    assert 'tox -e all -- "$@"' in argv[2]
+    devstack_job._tempest(Box(), variables, 'filters on')
+    assert '--exclude-regex' not in ran[1]

@@ -10,29 +10,43 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The tempest tests devstack_job's regexes pick."""
+"""The tempest tests the job's regex picks, with the filters on and off."""
 
 import re
 
+import yaml
+
 from gate_cloud import devstack_job
+from tests import helpers
+
+
+def job_regex():
+    with open(helpers.REPO + '/.zuul.yaml') as f:
+        jobs = {item['job']['name']: item['job'] for item in yaml.safe_load(f)
+                if 'job' in item}
+    return jobs['image-type-filter-devstack']['vars']['tempest_test_regex']
 
 
 def test_the_regexes_pick_what_they_say():
+    job = re.compile(job_regex())
     plugin = re.compile(devstack_job.PLUGIN_REGEX)
-    peer = re.compile(devstack_job.PEER_REGEX)
-    assert plugin.search('image_type_tempest_plugin.tests.api.'
-                         'test_image_types.RebuildTest.test_x[id-1]')
-    assert peer.search('tempest.api.compute.servers.'
-                       'test_servers_microversions.ServerShowV254Test.'
-                       'test_rebuild_server[id-1]')
-    assert not peer.search('tempest.api.compute.servers.test_server_actions.'
-                           'ServerActionsTestJSON.test_rebuild_server[id-2]')
-    assert not peer.search('tempest.api.compute.servers.'
-                           'test_attach_interfaces.AttachInterfacesTest.'
-                           'test_x')
-    assert not peer.search('image_type_tempest_plugin.tests.api.x')
-    # Classes that skip without Neutron are not listed.
-    assert not peer.search('tempest.api.compute.servers.test_delete_server.'
-                           'DeleteServersTestJSON.test_x')
-    assert peer.search('tempest.api.compute.admin.test_delete_server.'
-                       'DeleteServersAdminTestJSON.test_x')
+
+    def peer(test):
+        """Run with the filters off: the job's regex, less the plugin."""
+        return bool(job.search(test)) and not plugin.search(test)
+
+    plugin_test = ('image_type_tempest_plugin.tests.api.'
+                   'test_image_types.RebuildTest.test_x[id-1]')
+    assert job.search(plugin_test) and plugin.search(plugin_test)
+    assert not peer(plugin_test)
+    assert peer('tempest.api.compute.servers.'
+                'test_servers_microversions.ServerShowV254Test.'
+                'test_rebuild_server[id-1]')
+    assert not peer('tempest.api.compute.servers.test_server_actions.'
+                    'ServerActionsTestJSON.test_rebuild_server[id-2]')
+    assert not peer('tempest.api.compute.servers.'
+                    'test_attach_interfaces.AttachInterfacesTest.test_x')
+    assert not peer('tempest.api.compute.servers.test_delete_server.'
+                    'DeleteServersTestJSON.test_x')
+    assert peer('tempest.api.compute.admin.test_delete_server.'
+                'DeleteServersAdminTestJSON.test_x')
