@@ -149,7 +149,8 @@ class IronicClient:
     """The Bare Metal API requests the writer makes, over a keystoneauth1
     Adapter (nova.conf's ``[ironic]``) or openstacksdk's baremetal proxy
     (``--os-cloud``); each at microversion 1.37, each with the adapter's
-    timeout."""
+    timeout. Failures on the way (Keystone, TLS, no answer) are worded as
+    Placement's are (``connection.NamedServiceAdapter``), naming Ironic."""
 
     def __init__(self, adapter, sleep=time.sleep, locked_retries=8,
                  settings=IRONIC_SECTION):
@@ -158,22 +159,12 @@ class IronicClient:
             # Discovery finds the v1 endpoint and its newest microversion.
             adapter.min_version, adapter.max_version = '1', '1.latest'
         self._adapter = adapter
-        self._settings = settings
+        self._named = connection.NamedServiceAdapter(
+            adapter, settings, 'Ironic', IronicUnavailable,
+            IronicUnavailable, IronicRefused)
         self._sleep = sleep
         self._locked_retries = locked_retries
         self._base = None
-
-    @property
-    def _timeout(self):
-        session = getattr(self._adapter, 'session', None)
-        return (getattr(self._adapter, 'timeout', None)
-                or getattr(session, 'timeout', None))
-
-    def _identity_url(self):
-        auth = (getattr(self._adapter, 'auth', None)
-                or getattr(getattr(self._adapter, 'session', None), 'auth',
-                           None))
-        return getattr(auth, 'auth_url', None)
 
     def endpoint(self):
         """Ironic's versioned endpoint (``.../v1/``), found once: the
@@ -182,23 +173,17 @@ class IronicClient:
         microversion 1.37."""
         if self._base:
             return self._base
-        try:
-            self._adapter.get_token()
-            listed = self._adapter.get_endpoint(skip_discovery=True)
-        except ks_exc.ClientException as exc:
-            raise self._keystone_error(exc) from exc
-        if not listed:
-            raise exceptions.ConfigError(
-                'no Ironic endpoint: set [ironic] endpoint_override, or '
-                'check the catalogue\'s baremetal entry')
+        listed = self._named.listed_endpoint(
+            'set [ironic] endpoint_override, or check the catalogue\'s '
+            'baremetal entry')
         try:
             data = self._adapter.get_endpoint_data()
         except ks_exc.ConnectionError as exc:
-            raise self._unreachable(listed, exc) from exc
+            raise self._named.connection_error(listed, exc) from exc
         except ks_exc.DiscoveryFailure as exc:
-            raise self._discovery_error(listed) from exc
+            raise self._named.discovery_error(listed) from exc
         if data is None or not data.url:
-            raise self._discovery_error(listed)
+            raise self._named.discovery_error(listed)
         if data.max_microversion and \
                 tuple(data.max_microversion) < _TRAITS_VERSION:
             raise IronicError(
@@ -207,49 +192,6 @@ class IronicClient:
                     listed, *data.max_microversion, TRAITS_MICROVERSION))
         self._base = data.url.rstrip('/') + '/'
         return self._base
-
-    def _unreachable(self, url, exc):
-        """IronicUnavailable, or a ConfigError for a certificate to fix,
-        naming the ``[ironic]`` (or clouds.yaml) setting."""
-        session = getattr(self._adapter, 'session', None)
-        return connection.connection_error(
-            'Ironic', url, exc, self._timeout, self._settings,
-            getattr(session, 'cert', None), unavailable=IronicUnavailable)
-
-    def _discovery_error(self, url):
-        """Why version discovery at ``url`` failed, when keystoneauth1
-        kept no cause: one unauthenticated GET of our own, through the
-        same session, on the failure path only."""
-        try:
-            answer = self._adapter.session.get(
-                url, authenticated=False, raise_exc=False, connect_retries=0,
-                headers={'Accept': 'application/json'})
-        except ks_exc.ConnectionError as exc:
-            return self._unreachable(url, exc)
-        return IronicUnavailable(
-            'cannot reach Ironic at %s: it answered %d without a version '
-            'document' % (url, answer.status_code))
-
-    def _keystone_error(self, exc):
-        where = text.one_line(self._identity_url() or '(no auth_url)')
-        if isinstance(exc, ks_exc.HttpError) and exc.http_status in (401,
-                                                                     403):
-            return IronicRefused(
-                'Keystone at %s refused the [ironic] credentials (%d)'
-                % (where, exc.http_status))
-        if isinstance(exc, ks_exc.CatalogException):
-            return exceptions.ConfigError(
-                'Keystone\'s catalogue at %s has no Ironic (baremetal) '
-                'endpoint: %s' % (where, text.one_line(exc)))
-        if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
-                            ks_exc.HttpError)):
-            return IronicUnavailable(
-                'cannot reach Ironic: Keystone at %s: %s' % (
-                    where, connection.failure_reason(exc, self._timeout)
-                    if not isinstance(exc, ks_exc.HttpError)
-                    else 'answered %s' % exc.http_status))
-        return exceptions.ConfigError('[ironic] credentials: %s'
-                                      % text.one_line(exc))
 
     def _request(self, method, path, **kwargs):
         """One request, retried while the node is locked (409, a
@@ -264,9 +206,9 @@ class IronicClient:
                     raise_exc=False, **kwargs)
             except (ks_exc.ConnectionError,
                     ks_exc.RetriableConnectionFailure) as exc:
-                raise self._unreachable(self._base, exc) from exc
+                raise self._named.connection_error(self._base, exc) from exc
             except ks_exc.ClientException as exc:
-                raise self._keystone_error(exc) from exc
+                raise self._named.keystone_error(exc) from exc
             if response.status_code != 409 or \
                     attempt >= self._locked_retries:
                 return response
