@@ -57,8 +57,8 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
 from virt_capabilities import drivers
+from virt_capabilities import providers
 from virt_capabilities.conf import ironic as ironic_conf
-from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
@@ -314,33 +314,17 @@ class IronicNodeTraits:
 
     def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep,
                           clock=time.monotonic):
-        """(node uuids in ref order, refs of no node), as
-        ``providers.resolve_with_wait`` resolves providers: the refs are
-        Ironic nodes' uuids or names (a node's uuid is its provider's),
-        waiting up to ``wait`` seconds, with back-off, for Ironic to answer
-        and for the nodes. A ref Ironic has no node of comes back with its
-        source saying so."""
-        deadline = clock() + wait
-        attempt = 0
-        while True:
-            try:
-                found = [(ref, self.client.get_node(ref.value))
-                         for ref in refs]
-                missing = [ref for ref, node in found if node is None]
-                if not missing or clock() >= deadline:
-                    return ([node.id for _, node in found if node],
-                            [self._no_node(ref) for ref in missing])
-                problem = 'no Ironic node for %s' % '; '.join(
-                    ref.describe() for ref in missing)
-            except IronicUnavailable as exc:
-                if clock() >= deadline:
-                    raise
-                problem = str(exc)
-            delay = reporter_conf.PROVIDER_WAIT_BACKOFF.delay(
-                attempt, cap=max(deadline - clock(), 0))
-            LOG.warning('%s; retrying in %.1f s', problem, delay)
-            sleep(delay)
-            attempt += 1
+        """(node uuids in ref order, refs of no node), waited for as
+        ``providers.wait_for`` waits for providers: the refs are Ironic
+        nodes' uuids or names (a node's uuid is its provider's). A ref
+        Ironic has no node of comes back with its source saying so."""
+        def lookup(refs):
+            found = [(ref, self.client.get_node(ref.value)) for ref in refs]
+            return ([node.id for _, node in found if node],
+                    [ref for ref, node in found if node is None])
+        uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
+                                            sleep, clock, IronicUnavailable)
+        return uuids, [self._no_node(ref) for ref in missing]
 
     def _no_node(self, ref):
         return dataclasses.replace(ref, source='%s; Ironic at %s has no such '
