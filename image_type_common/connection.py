@@ -188,12 +188,12 @@ def adapter_from_cloud(cloud=None):
         raise connection_error('Placement', listed, exc, timeout,
                                tls.CLOUDS_YAML, conn.session.cert) from exc
     except ks_exc.DiscoveryFailure as exc:
-        raise _discovery_error(conn.session, listed, tls.CLOUDS_YAML) \
+        raise discovery_error(conn.session, listed, tls.CLOUDS_YAML) \
             from exc
     except sdk_exc.NotSupported as exc:
         # "no supported versions" is also what openstacksdk says when
         # discovery failed (a refused client certificate among others).
-        raise _discovery_error(
+        raise discovery_error(
             conn.session, listed, tls.CLOUDS_YAML,
             otherwise=cloud_error(cloud, exc)) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
@@ -256,7 +256,9 @@ def _get_unauthenticated(session, url):
                        headers={'Accept': 'application/json'})
 
 
-def _discovery_error(session, url, settings, otherwise=None):
+def discovery_error(session, url, settings, otherwise=None,
+                    service='Placement',
+                    unavailable=exceptions.PlacementUnavailable):
     """Why version discovery at ``url`` failed, when the library that
     tried kept no cause: one GET of our own through the same session, on
     the failure path only. ``otherwise``: the error to give when it
@@ -264,59 +266,71 @@ def _discovery_error(session, url, settings, otherwise=None):
     try:
         answer = _get_unauthenticated(session, url)
     except ks_exc.ConnectionError as exc:
-        return connection_error('Placement', url, exc, session.timeout,
-                                settings, session.cert)
+        return connection_error(service, url, exc, session.timeout,
+                                settings, session.cert, unavailable)
     if answer.status_code < 400 and otherwise is not None:
         return otherwise
-    return exceptions.PlacementUnavailable(
-        'cannot reach Placement at %s: it answered %d without a version '
-        'document' % (url, answer.status_code))
+    return unavailable('cannot reach %s at %s: it answered %d without a '
+                       'version document' % (service, url,
+                                             answer.status_code))
 
 
 def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
-                   cert=None):
+                   cert=None, service='Placement',
+                   unavailable=exceptions.KeystoneUnavailable,
+                   refused=exceptions.CredentialsRefused):
     """One of our errors for a keystoneauth1 failure while authenticating
-    or reading the catalogue: unreachable Keystone is a runtime failure
-    (exit 1), refused credentials, a refused certificate and a missing
+    or reading the catalogue on the way to ``service``: unreachable
+    Keystone is a runtime failure (exit 1, ``unavailable``), refused
+    credentials (``refused``), a refused certificate and a missing
     endpoint are configuration (exit 2). ``settings`` and ``cert``: as
     for ``connection_error``."""
     where = text.one_line(identity_url or '(no auth_url)')
     if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
         return connection_error('Keystone', where, exc, timeout, settings,
-                                cert, exceptions.KeystoneUnavailable)
+                                cert, unavailable)
     if isinstance(exc, ks_exc.HttpError):
         if exc.http_status in (401, 403):
-            return exceptions.CredentialsRefused(
-                'Keystone at %s refused the credentials (%d)'
-                % (where, exc.http_status))
-        return exceptions.KeystoneUnavailable(
-            'Keystone at %s answered %s' % (where, exc.http_status))
+            return refused('Keystone at %s refused the credentials (%d)'
+                           % (where, exc.http_status))
+        return unavailable('Keystone at %s answered %s'
+                           % (where, exc.http_status))
     if isinstance(exc, ks_exc.CatalogException):
         return exceptions.ConfigError(
-            'Keystone\'s catalogue at %s has no Placement endpoint: %s'
-            % (where, text.one_line(exc)))
+            'Keystone\'s catalogue at %s has no %s endpoint: %s'
+            % (where, service, text.one_line(exc)))
     return exceptions.ConfigError(
-        'Placement credentials: %s' % text.one_line(exc))
+        '%s credentials: %s' % (service, text.one_line(exc)))
 
 
 class NamedServiceAdapter:
     """A keystoneauth1 Adapter whose failures name the service that failed.
 
-    Wraps the Adapter (or openstacksdk proxy) a PlacementClient sends
-    through. The token and the Placement endpoint are asked for first, so
-    that a failure there is Keystone's (its URL named) and a failure of the
-    request itself is Placement's (its URL named); either is one line with
-    the operating system's reason, or the TLS setting to look at in the
-    words of ``settings`` (where the credentials come from), never
-    urllib3's chain. Every other attribute is the wrapped adapter's.
+    Wraps the Adapter (or openstacksdk proxy) a PlacementClient (or the
+    Ironic client) sends through. The token and the service's endpoint
+    are asked for first, so that a failure there is Keystone's (its URL
+    named) and a failure of the request itself is the service's (its URL
+    named); either is one line with the operating system's reason, or the
+    TLS setting to look at in the words of ``settings`` (where the
+    credentials come from), never urllib3's chain. ``unavailable``,
+    ``keystone_unavailable`` and ``refused``: the errors for no answer
+    from the service, none from Keystone, and refused credentials. Every
+    other attribute is the wrapped adapter's.
 
     Each Keystone token the auth plugin obtains is one DEBUG line
     (``log_tokens``).
     """
 
-    def __init__(self, adapter, settings=tls.NOVA_CONF):
+    def __init__(self, adapter, settings=tls.NOVA_CONF, service='Placement',
+                 unavailable=exceptions.PlacementUnavailable,
+                 keystone_unavailable=exceptions.KeystoneUnavailable,
+                 refused=exceptions.CredentialsRefused):
         self._adapter = adapter
         self._settings = settings
+        self._service = service
+        self._unavailable = unavailable
+        self._keystone_unavailable = keystone_unavailable
+        self._refused = refused
         log_tokens(self._auth)
 
     def __getattr__(self, name):
@@ -346,25 +360,47 @@ class NamedServiceAdapter:
         has none)."""
         return getattr(self._auth, 'auth_url', None)
 
-    def placement_url(self):
-        """Authenticate if needed and find Placement in the catalogue (the
-        steps that are Keystone's), then let keystoneauth1 discover the
-        versions Placement's own endpoint offers (Placement's step)."""
+    def listed_endpoint(self, unset):
+        """Authenticate if needed and find the service's endpoint as
+        configured or catalogued, without contacting it (the steps that
+        are Keystone's). ``unset``: what to do when there is none."""
         try:
             self._adapter.get_token()
             listed = self._adapter.get_endpoint(skip_discovery=True)
         except ks_exc.ClientException as exc:
-            raise keystone_error(exc, self.identity_url, self._timeout,
-                                 self._settings, self._cert) from exc
+            raise self.keystone_error(exc) from exc
         if not listed:
-            raise exceptions.ConfigError(
-                'no Placement endpoint: set [placement] endpoint_override '
-                '(or endpoint), or check the catalogue\'s placement entry')
+            raise exceptions.ConfigError('no %s endpoint: %s'
+                                         % (self._service, unset))
+        return listed
+
+    # The module's three errors, for this service and source.
+    def keystone_error(self, exc):
+        return keystone_error(exc, self.identity_url, self._timeout,
+                              self._settings, self._cert, self._service,
+                              self._keystone_unavailable, self._refused)
+
+    def connection_error(self, url, exc):
+        return connection_error(self._service, url, exc, self._timeout,
+                                self._settings, self._cert,
+                                self._unavailable)
+
+    def discovery_error(self, url):
+        return discovery_error(self._session, url, self._settings,
+                               service=self._service,
+                               unavailable=self._unavailable)
+
+    def placement_url(self):
+        """The Keystone steps (``listed_endpoint``), then let keystoneauth1
+        discover the versions Placement's own endpoint offers (Placement's
+        step)."""
+        listed = self.listed_endpoint(
+            'set [placement] endpoint_override (or endpoint), or check the '
+            'catalogue\'s placement entry')
         try:
             return self._adapter.get_endpoint() or listed
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
-            raise connection_error('Placement', listed, exc, self._timeout,
-                                   self._settings, self._cert) from exc
+            raise self.connection_error(listed, exc) from exc
 
     def request(self, url, method, **kwargs):
         endpoint = self.placement_url()
@@ -372,8 +408,7 @@ class NamedServiceAdapter:
             resp = self._adapter.request(url, method, **kwargs)
         except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
                 ) as exc:
-            raise connection_error('Placement', endpoint, exc, self._timeout,
-                                   self._settings, self._cert) from exc
+            raise self.connection_error(endpoint, exc) from exc
         if resp.status_code in UNAVAILABLE_STATUSES:
             status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
             raise exceptions.PlacementUnavailable(

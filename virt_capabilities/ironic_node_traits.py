@@ -27,9 +27,9 @@ record says ``replaces_provider_traits``) the reporter writes nothing to
 Placement: ``IronicNodeTraits`` is its trait store
 (``virt_capabilities.trait_store``), which reads and writes each provider's
 traits as the Ironic node of the same uuid (an ironic node's provider has
-its node's uuid), through the Bare Metal API, one trait at a time
-(``PUT``/``DELETE /v1/nodes/{node}/traits/{trait}``, microversion 1.37),
-so that the traits inspection and the operator set meanwhile stay.
+its node's uuid), through openstacksdk's baremetal proxy, one trait at a
+time (``PUT``/``DELETE /v1/nodes/{node}/traits/{trait}``, microversion
+1.37), so that the traits inspection and the operator set meanwhile stay.
 nova-compute copies them to the provider at its next resource update.
 
 What it owns there is the one owner rule (``merge.OwnerRule``) and the one
@@ -39,14 +39,14 @@ records say it set; never a trait of the node it was not configured with.
 image-type traits are the resource tracker's own capability traits.
 ``--provider`` names the nodes, by uuid or name (``resolve_with_wait``).
 
-Ironic is reached the way nova-compute's ironic driver reaches it: nova.conf's
-``[ironic]`` keystoneauth1 options (or ``--os-cloud``, or ``OS_*``), with a
-timeout on every request. Where Ironic cannot be reached or refuses, the
-sync fails naming Ironic; it never falls back to writing the provider.
+Ironic is reached the way nova-compute's ironic driver reaches it: an
+openstacksdk Connection over nova.conf's ``[ironic]`` keystoneauth1
+options (or ``--os-cloud``, or ``OS_*``), with a timeout on every
+request. Where Ironic cannot be reached or refuses, the sync fails naming
+Ironic; it never falls back to writing the provider.
 """
 
 import dataclasses
-import json
 import logging
 import time
 
@@ -57,18 +57,18 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
 from virt_capabilities import drivers
+from virt_capabilities import providers
 from virt_capabilities.conf import ironic as ironic_conf
-from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
 
 IRONIC_DRIVER = 'ironic.IronicDriver'
-#: The Bare Metal API microversion that added node traits (Queens): every
-#: request is sent with it, whatever the newest the Ironic speaks.
+#: The Bare Metal API microversion that added node traits (Queens): the
+#: Ironic must offer it; openstacksdk sends it with every trait request.
 TRAITS_MICROVERSION = '1.37'
 _TRAITS_VERSION = (1, 37)
 #: The node fields read: nothing else of the node is ever looked at.
-NODE_FIELDS = 'uuid,name,traits'
+NODE_FIELDS = ('uuid', 'name', 'traits')
 #: How much of Ironic's own error text a message quotes.
 _MAX_FAULT = 200
 #: The TLS settings of nova.conf's [ironic], as a failure names them.
@@ -124,56 +124,26 @@ def refuse_image_type_owner(compute_driver, owns_image_types):
             'at nova-compute' % IRONIC_DRIVER)
 
 
-@dataclasses.dataclass(frozen=True)
-class Node:
-    uuid: str
-    name: str
-    traits: frozenset
-
-
-def _fault(response):
-    """Ironic's own one-line reason in an error answer, if any."""
-    try:
-        body = response.json()
-        message = body.get('error_message', body)
-        if isinstance(message, str):
-            message = json.loads(message)
-        fault = message.get('faultstring') or ''
-    except (ValueError, AttributeError):
-        fault = response.text or ''
-    fault = text.one_line(fault)
-    return fault if len(fault) <= _MAX_FAULT else fault[:_MAX_FAULT] + '...'
-
-
 class IronicClient:
-    """The Bare Metal API requests the writer makes, over a keystoneauth1
-    Adapter (nova.conf's ``[ironic]``) or openstacksdk's baremetal proxy
-    (``--os-cloud``); each at microversion 1.37, each with the adapter's
-    timeout."""
+    """The Bare Metal API requests the writer makes, through openstacksdk's
+    baremetal proxy (get a node, add or remove one of its traits, at the
+    microversions openstacksdk sends: 1.37 for traits), over the session
+    of nova.conf's ``[ironic]`` or of the cloud. A node locked by a
+    conductor (409) is retried by keystoneauth1 as openstacksdk asks it
+    to, up to ``[ironic] status_code_retries`` times (or clouds.yaml's
+    ``baremetal_status_code_retries``). Failures on the way (Keystone, TLS,
+    no answer) are worded as Placement's are
+    (``connection.NamedServiceAdapter``), naming Ironic."""
 
-    def __init__(self, adapter, sleep=time.sleep, locked_retries=8,
-                 settings=IRONIC_SECTION):
-        if not (adapter.version or adapter.min_version
-                or adapter.max_version):
-            # Discovery finds the v1 endpoint and its newest microversion.
-            adapter.min_version, adapter.max_version = '1', '1.latest'
-        self._adapter = adapter
-        self._settings = settings
-        self._sleep = sleep
-        self._locked_retries = locked_retries
+    def __init__(self, conn, settings=IRONIC_SECTION):
+        self._conn = conn
+        # The Keystone steps go through an undiscovered client of the same
+        # configuration: ``conn.baremetal`` discovers Ironic as it is made.
+        self._named = connection.NamedServiceAdapter(
+            conn.config.get_session_client('baremetal'), settings, 'Ironic',
+            IronicUnavailable, IronicUnavailable, IronicRefused)
+        self._proxy = None
         self._base = None
-
-    @property
-    def _timeout(self):
-        session = getattr(self._adapter, 'session', None)
-        return (getattr(self._adapter, 'timeout', None)
-                or getattr(session, 'timeout', None))
-
-    def _identity_url(self):
-        auth = (getattr(self._adapter, 'auth', None)
-                or getattr(getattr(self._adapter, 'session', None), 'auth',
-                           None))
-        return getattr(auth, 'auth_url', None)
 
     def endpoint(self):
         """Ironic's versioned endpoint (``.../v1/``), found once: the
@@ -182,103 +152,55 @@ class IronicClient:
         microversion 1.37."""
         if self._base:
             return self._base
+        from openstack import exceptions as sdk_exc
+
+        listed = self._named.listed_endpoint(
+            'set [ironic] endpoint_override, or check the catalogue\'s '
+            'baremetal entry')
         try:
-            self._adapter.get_token()
-            listed = self._adapter.get_endpoint(skip_discovery=True)
-        except ks_exc.ClientException as exc:
-            raise self._keystone_error(exc) from exc
-        if not listed:
-            raise exceptions.ConfigError(
-                'no Ironic endpoint: set [ironic] endpoint_override, or '
-                'check the catalogue\'s baremetal entry')
-        try:
-            data = self._adapter.get_endpoint_data()
+            proxy = self._conn.baremetal  # discovers Ironic's versions
+            data = proxy.get_endpoint_data()
         except ks_exc.ConnectionError as exc:
-            raise self._unreachable(listed, exc) from exc
-        except ks_exc.DiscoveryFailure as exc:
-            raise self._discovery_error(listed) from exc
+            raise self._named.connection_error(listed, exc) from exc
+        except (ks_exc.DiscoveryFailure, sdk_exc.NotSupported) as exc:
+            # NotSupported is also what openstacksdk says when discovery
+            # failed: one GET of our own says why.
+            raise self._named.discovery_error(listed) from exc
         if data is None or not data.url:
-            raise self._discovery_error(listed)
+            raise self._named.discovery_error(listed)
         if data.max_microversion and \
                 tuple(data.max_microversion) < _TRAITS_VERSION:
             raise IronicError(
                 'Ironic at %s offers Bare Metal API microversions up to '
                 '%s.%s: node traits need %s' % (
                     listed, *data.max_microversion, TRAITS_MICROVERSION))
-        self._base = data.url.rstrip('/') + '/'
+        self._proxy, self._base = proxy, data.url.rstrip('/') + '/'
         return self._base
 
-    def _unreachable(self, url, exc):
-        """IronicUnavailable, or a ConfigError for a certificate to fix,
-        naming the ``[ironic]`` (or clouds.yaml) setting."""
-        session = getattr(self._adapter, 'session', None)
-        return connection.connection_error(
-            'Ironic', url, exc, self._timeout, self._settings,
-            getattr(session, 'cert', None), unavailable=IronicUnavailable)
+    def _call(self, method, path, request):
+        """``request(proxy)``, one openstacksdk call; its failures as
+        this module's errors, naming the request."""
+        from openstack import exceptions as sdk_exc
 
-    def _discovery_error(self, url):
-        """Why version discovery at ``url`` failed, when keystoneauth1
-        kept no cause: one unauthenticated GET of our own, through the
-        same session, on the failure path only."""
+        self.endpoint()
         try:
-            answer = self._adapter.session.get(
-                url, authenticated=False, raise_exc=False, connect_retries=0,
-                headers={'Accept': 'application/json'})
-        except ks_exc.ConnectionError as exc:
-            return self._unreachable(url, exc)
-        return IronicUnavailable(
-            'cannot reach Ironic at %s: it answered %d without a version '
-            'document' % (url, answer.status_code))
+            return request(self._proxy)
+        except sdk_exc.HttpException as exc:
+            raise self._failed(exc, method, path) from exc
+        except (ks_exc.ConnectionError,
+                ks_exc.RetriableConnectionFailure) as exc:
+            raise self._named.connection_error(self._base, exc) from exc
+        except ks_exc.ClientException as exc:
+            raise self._named.keystone_error(exc) from exc
 
-    def _keystone_error(self, exc):
-        where = text.one_line(self._identity_url() or '(no auth_url)')
-        if isinstance(exc, ks_exc.HttpError) and exc.http_status in (401,
-                                                                     403):
-            return IronicRefused(
-                'Keystone at %s refused the [ironic] credentials (%d)'
-                % (where, exc.http_status))
-        if isinstance(exc, ks_exc.CatalogException):
-            return exceptions.ConfigError(
-                'Keystone\'s catalogue at %s has no Ironic (baremetal) '
-                'endpoint: %s' % (where, text.one_line(exc)))
-        if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
-                            ks_exc.HttpError)):
-            return IronicUnavailable(
-                'cannot reach Ironic: Keystone at %s: %s' % (
-                    where, connection.failure_reason(exc, self._timeout)
-                    if not isinstance(exc, ks_exc.HttpError)
-                    else 'answered %s' % exc.http_status))
-        return exceptions.ConfigError('[ironic] credentials: %s'
-                                      % text.one_line(exc))
-
-    def _request(self, method, path, **kwargs):
-        """One request, retried while the node is locked (409, a
-        conductor busy with it); the answer, whatever its status, or
-        IronicUnavailable."""
-        url = self.endpoint() + path
-        attempt = 0
-        while True:
-            try:
-                response = self._adapter.request(
-                    url, method, microversion=TRAITS_MICROVERSION,
-                    raise_exc=False, **kwargs)
-            except (ks_exc.ConnectionError,
-                    ks_exc.RetriableConnectionFailure) as exc:
-                raise self._unreachable(self._base, exc) from exc
-            except ks_exc.ClientException as exc:
-                raise self._keystone_error(exc) from exc
-            if response.status_code != 409 or \
-                    attempt >= self._locked_retries:
-                return response
-            delay = reporter_conf.CONFLICT_BACKOFF.delay(attempt)
-            LOG.debug('Ironic node locked (%s %s: %s); retrying in %.1f s',
-                      method, path, _fault(response), delay)
-            self._sleep(delay)
-            attempt += 1
-
-    def _failed(self, response, method, path):
-        status = response.status_code
-        what = '%s %s' % (method, path)
+    def _failed(self, exc, method, path):
+        status, what = exc.status_code, '%s %s' % (method, path)
+        fault = text.one_line(exc.details or '')
+        if len(fault) > _MAX_FAULT:
+            fault = fault[:_MAX_FAULT] + '...'
+        if status == 404:
+            return NodeNotFound('Ironic at %s has no node %s any more'
+                                % (self._base, path.split('/')[1]))
         if status in (401, 403):
             return IronicRefused(
                 'Ironic at %s refused the [ironic] credentials (%d) on %s: '
@@ -286,45 +208,34 @@ class IronicClient:
                 'and :delete policies allow (by default: service, in the '
                 'service project)' % (self._base, status, what))
         if status >= 500:
-            return IronicUnavailable('Ironic at %s answered %d to %s: %s'
-                                     % (self._base, status, what,
-                                        _fault(response)))
+            return IronicUnavailable('Ironic at %s answered %s to %s: %s'
+                                     % (self._base, status, what, fault))
         return IronicError('Ironic at %s answered %d to %s: %s' % (
-            self._base, status, what, _fault(response)))
+            self._base, status, what, fault))
 
     def get_node(self, ident):
-        """The node of this uuid or name, or None when Ironic has none."""
-        path = 'nodes/%s' % ident
-        response = self._request('GET', path,
-                                 params={'fields': NODE_FIELDS})
-        if response.status_code == 404:
+        """The node of this uuid or name (openstacksdk's Node: ``id``,
+        ``name``, ``traits``), or None when Ironic has none."""
+        try:
+            return self._call('GET', 'nodes/%s' % ident, lambda proxy:
+                              proxy.get_node(ident, fields=NODE_FIELDS))
+        except NodeNotFound:
             return None
-        if response.status_code != 200:
-            raise self._failed(response, 'GET', path)
-        body = response.json()
-        return Node(body['uuid'], body.get('name'),
-                    frozenset(body.get('traits') or ()))
 
     def add_trait(self, node_uuid, trait):
-        path = 'nodes/%s/traits/%s' % (node_uuid, trait)
-        response = self._request('PUT', path)
-        if response.status_code == 404:
-            raise NodeNotFound('Ironic at %s has no node %s any more'
-                               % (self._base, node_uuid))
-        if response.status_code not in (200, 204):
-            raise self._failed(response, 'PUT', path)
+        self._call('PUT', 'nodes/%s/traits/%s' % (node_uuid, trait),
+                   lambda proxy: proxy.add_node_trait(node_uuid, trait))
 
     def remove_trait(self, node_uuid, trait):
         """Remove one trait; False when it was gone already."""
-        path = 'nodes/%s/traits/%s' % (node_uuid, trait)
-        response = self._request('DELETE', path)
-        if response.status_code == 404:
+        try:
+            self._call('DELETE', 'nodes/%s/traits/%s' % (node_uuid, trait),
+                       lambda proxy: proxy.remove_node_trait(
+                           node_uuid, trait, ignore_missing=False))
+        except NodeNotFound:
             if self.get_node(node_uuid) is None:
-                raise NodeNotFound('Ironic at %s has no node %s any more'
-                                   % (self._base, node_uuid))
+                raise
             return False
-        if response.status_code not in (200, 204):
-            raise self._failed(response, 'DELETE', path)
         return True
 
 
@@ -337,31 +248,26 @@ def adapter_from_conf(conf):
         'OS_* variables)')
 
 
-def adapter_from_cloud(cloud=None):
-    """openstacksdk's baremetal proxy (a keystoneauth1 Adapter), for a
-    clouds.yaml entry or (``cloud`` None) the ``OS_*`` environment."""
-    from openstack import exceptions as sdk_exc
+def connection_from_conf(conf):
+    """An openstacksdk Connection over nova.conf's ``[ironic]``, built as
+    nova-compute's ironic driver builds its own: the section's session
+    (checked as ``adapter_from_conf`` checks it), and its adapter options
+    read by openstacksdk (``oslo_conf``)."""
+    import openstack.connection
 
-    conn = connection.connect(cloud, 'Ironic', ironic_conf.DEFAULT_TIMEOUT)
-    try:
-        return conn.baremetal
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise connection.cloud_error(cloud, exc) from exc
+    return openstack.connection.Connection(
+        session=adapter_from_conf(conf).session, oslo_conf=conf)
 
 
-def client_for(conf, cloud=None, sleep=time.sleep, locked_retries=8):
+def client_for(conf, cloud=None):
     """As the Placement client is chosen: ``--os-cloud`` wins; else
     nova.conf's ``[ironic]`` when it names an auth plugin; else the
     ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s)."""
-    settings = tls.CLOUDS_YAML
-    if cloud:
-        adapter = adapter_from_cloud(cloud)
-    elif conf.ironic.auth_type or not connection.has_cloud_environment():
-        adapter, settings = adapter_from_conf(conf), IRONIC_SECTION
-    else:
-        adapter = adapter_from_cloud()
-    return IronicClient(adapter, sleep=sleep, locked_retries=locked_retries,
-                        settings=settings)
+    if cloud or not (conf.ironic.auth_type
+                     or not connection.has_cloud_environment()):
+        return IronicClient(connection.connect(
+            cloud, 'Ironic', ironic_conf.DEFAULT_TIMEOUT), tls.CLOUDS_YAML)
+    return IronicClient(connection_from_conf(conf), IRONIC_SECTION)
 
 
 class IronicNodeTraits:
@@ -386,7 +292,8 @@ class IronicNodeTraits:
         if node is None:
             raise NodeNotFound('Ironic at %s has no node %s any more'
                                % (self.client.endpoint(), uuid))
-        return node.traits, node.traits
+        traits = frozenset(node.traits or ())
+        return traits, traits
 
     def write(self, uuid, traits, generation):
         """Add what ``traits`` has and the read did not, remove what the
@@ -407,33 +314,17 @@ class IronicNodeTraits:
 
     def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep,
                           clock=time.monotonic):
-        """(node uuids in ref order, refs of no node), as
-        ``providers.resolve_with_wait`` resolves providers: the refs are
-        Ironic nodes' uuids or names (a node's uuid is its provider's),
-        waiting up to ``wait`` seconds, with back-off, for Ironic to answer
-        and for the nodes. A ref Ironic has no node of comes back with its
-        source saying so."""
-        deadline = clock() + wait
-        attempt = 0
-        while True:
-            try:
-                found = [(ref, self.client.get_node(ref.value))
-                         for ref in refs]
-                missing = [ref for ref, node in found if node is None]
-                if not missing or clock() >= deadline:
-                    return ([node.uuid for _, node in found if node],
-                            [self._no_node(ref) for ref in missing])
-                problem = 'no Ironic node for %s' % '; '.join(
-                    ref.describe() for ref in missing)
-            except IronicUnavailable as exc:
-                if clock() >= deadline:
-                    raise
-                problem = str(exc)
-            delay = reporter_conf.PROVIDER_WAIT_BACKOFF.delay(
-                attempt, cap=max(deadline - clock(), 0))
-            LOG.warning('%s; retrying in %.1f s', problem, delay)
-            sleep(delay)
-            attempt += 1
+        """(node uuids in ref order, refs of no node), waited for as
+        ``providers.wait_for`` waits for providers: the refs are Ironic
+        nodes' uuids or names (a node's uuid is its provider's). A ref
+        Ironic has no node of comes back with its source saying so."""
+        def lookup(refs):
+            found = [(ref, self.client.get_node(ref.value)) for ref in refs]
+            return ([node.id for _, node in found if node],
+                    [ref for ref, node in found if node is None])
+        uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
+                                            sleep, clock, IronicUnavailable)
+        return uuids, [self._no_node(ref) for ref in missing]
 
     def _no_node(self, ref):
         return dataclasses.replace(ref, source='%s; Ironic at %s has no such '

@@ -12,58 +12,34 @@
 
 """Remembers which traits each reporter set on which provider.
 
-Without it a trait dropped from ``custom_traits`` could not be told apart from
-one somebody else set. The image-metadata traits it set (``metadata_traits``)
-are remembered the same way, so that switching them off removes those and no
-other; ``virt-capabilities remove`` removes exactly what it holds. It is
-state that cannot hurt:
-
-* only well-formed ``CUSTOM_*`` names and the image-metadata table's traits
-  (which nova-compute never writes) are ever read from it, and the owner rule
-  (``merge.OwnerRule``) narrows those to the reporter's own driver, so
-  whatever the file says, no other standard trait (``COMPUTE_STATUS_DISABLED``
-  and the rest of nova-compute's) is ever removed because of it;
-* a file that exists and is not the reporter's own JSON is refused (a
-  ConfigError, before anything is sent) and never replaced;
-* an entry of the wrong type in its own file is warned about and ignored,
-  the other entries are kept.
-
-It is shared. Several reporters may keep their records in one file (one
-``state_path`` for a fleet, nodes of different drivers; or one
-``state_file`` on purpose, two reporters of one provider). Each reporter has
-a name (``[virt_capabilities] reporter_name``, by default the configuration
-files and directories it reads: see ``NodePlan.reporter_name``), and the
-file keeps one record per provider and reporter::
+Without it a trait dropped from ``custom_traits`` (or an image-metadata
+trait switched off) could not be told apart from one somebody else set;
+``virt-capabilities remove`` removes exactly what it holds. What it may
+and may not make the reporter do is doc/source/admin/trait-ownership.rst's
+"What the state may do": in short, only ``CUSTOM_*`` names and the
+image-metadata table's traits are ever read from it (the owner rule then
+narrows them to the reporter's driver), a file that is not the reporter's
+own is refused and never replaced, and an entry of the wrong shape is
+warned about and ignored. The file keeps one record per provider and
+reporter::
 
     {"format": "virt-capabilities-ownership/1",
      "providers": {"<provider uuid>": {"<reporter name>": ["CUSTOM_A"]}}}
 
-A reporter only ever writes its own name's records; every other reporter's
-are kept as they are, whatever they hold, never judged by this one's driver.
-A trait in another reporter's record of the same provider is never removed
-by this one: a trait two reporters set stays while either still records it
-(``others``).
+A reporter writes only its own name's records and never removes a trait
+another reporter's record of the same provider holds (``others``). The
+name is the configuration files (``NodePlan.reporter_name``) because that
+is what makes two reporters of one provider different (their host and
+driver are the node's), while a service, its SIGHUP re-read and a one-shot
+``report`` of the same files are one reporter; ``reporter_name`` keeps a
+name when the files move.
 
-The name is the configuration files because that is what makes two
-reporters of one provider different (their ``[DEFAULT] host`` and driver
-are the node's, the same for both), while a service, its SIGHUP re-read and
-a one-shot ``report`` of the same files are one reporter. A reporter started
-with other files is another reporter: it does not inherit the old name's
-records (these keep protecting their traits), so ``reporter_name`` is there
-to keep a name when the files move.
-
-Each write is a read-modify-write of the file under an exclusive lock
-(``.<name>.lock`` beside it), so two reporters writing at once lose
-neither's records; each sync also re-reads the others' records
-(``refresh``), so one written since this reporter started is honoured. The
-file is written atomically and durably (``files.write_atomically``), only
-when it changes; a new file is private (0600), a replaced one keeps its
-mode. A state that cannot be saved is ``StateNotSaved``: the sync stops
-there and the command fails naming the file, for a trait set and not
-remembered would stay for ever.
-
-With no path it lives in memory only, for the life of the process (a
-service's reload hands it to the re-read job: see ``adopt``).
+Each write is a read-modify-write under an exclusive lock (``.<name>.lock``
+beside the file), so two reporters writing at once lose neither's records,
+and each sync re-reads the others' records (``refresh``). A state that
+cannot be saved is ``StateNotSaved``: the sync stops there, for a trait
+set and not remembered would stay for ever. With no path it lives in
+memory only, for the life of the process (a reload hands it on: ``adopt``).
 """
 
 import contextlib

@@ -191,37 +191,55 @@ def resolve(client, refs):
     return uuids, missing
 
 
-def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
-                      clock=time.monotonic):
-    """Resolve refs, waiting up to ``wait`` seconds for late providers.
+def missing_line(kind, refs):
+    """What was not found: ``no resource provider found for ...``, or
+    ``no Ironic node found for ...`` (``kind``: the trait store's)."""
+    what = '; '.join(ref.describe() for ref in refs)
+    if kind == 'provider':
+        return 'no resource provider found for %s' % what
+    return 'no %s found for %s' % (kind, what)
 
-    Returns (uuids, missing refs). Placement being unreachable is waited for
-    the same way, with one warning per attempt. At the deadline, what was
-    found is returned with what was not; if nothing was found, the error
-    names what was looked for.
-    """
+
+def wait_for(lookup, refs, kind='provider', wait=0.0, sleep=time.sleep,
+             clock=time.monotonic,
+             unavailable=exceptions.PlacementUnavailable):
+    """``lookup(refs)``'s (uuids in ref order, missing refs), asked again
+    with back-off, up to ``wait`` seconds, while refs are missing or the
+    service is ``unavailable`` (one warning an attempt): nova-compute may
+    not have created them yet at start-up. At the deadline: what was found
+    with what was not, or the service's last error."""
     deadline = clock() + wait
     attempt = 0
     while True:
         try:
-            uuids, missing = resolve(client, refs)
-            if not missing:
-                return uuids, []
-            problem = exceptions.ProviderNotFound(
-                'no resource provider found for %s'
-                % '; '.join(r.describe() for r in missing))
-        except exceptions.PlacementUnavailable as exc:
-            uuids, problem = [], exc
-        remaining = deadline - clock()
-        if remaining <= 0:
-            if uuids:
+            uuids, missing = lookup(refs)
+            if not missing or clock() >= deadline:
                 return uuids, missing
-            if wait > 0:
-                raise type(problem)('%s (waited %.0f s)' % (problem, wait))
-            raise problem
+            problem = missing_line(kind, missing)
+        except unavailable as exc:
+            if clock() < deadline:
+                problem = exc
+            elif wait > 0:
+                raise type(exc)('%s (waited %.0f s)' % (exc, wait)) from exc
+            else:
+                raise
         # Jittered, so nodes restarted together do not retry in step.
-        delay = min(remaining,
-                    reporter_conf.PROVIDER_WAIT_BACKOFF.delay(attempt))
+        delay = reporter_conf.PROVIDER_WAIT_BACKOFF.delay(
+            attempt, cap=max(deadline - clock(), 0))
         LOG.warning('%s; retrying in %.1f s', problem, delay)
         sleep(delay)
         attempt += 1
+
+
+def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,
+                      clock=time.monotonic):
+    """Placement's providers of ``refs`` (``resolve``), waited for as
+    ``wait_for`` says; if none was found, ProviderNotFound naming what
+    was looked for."""
+    uuids, missing = wait_for(lambda refs: resolve(client, refs), refs,
+                              wait=wait, sleep=sleep, clock=clock)
+    if missing and not uuids:
+        raise exceptions.ProviderNotFound('%s%s' % (
+            missing_line('provider', missing),
+            ' (waited %.0f s)' % wait if wait > 0 else ''))
+    return uuids, missing

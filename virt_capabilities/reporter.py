@@ -80,15 +80,7 @@ class SyncReport:
                     or self.missing_providers or self.state_error)
 
     def missing_line(self):
-        return missing_line(self.kind, self.missing_providers)
-
-
-def missing_line(kind, refs):
-    """What was not found: ``no resource provider found for ...``, or
-    ``no Ironic node found for ...`` (``kind``: the store's)."""
-    return 'no %s found for %s' % (
-        'resource provider' if kind == 'provider' else kind,
-        '; '.join(ref.describe() for ref in refs))
+        return providers.missing_line(self.kind, self.missing_providers)
 
 
 class Reporter:

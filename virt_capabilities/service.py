@@ -76,8 +76,7 @@ class ReportJob:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
             self.client = client or ironic_node_traits.client_for(
-                self.conf, cloud, sleep=sleep,
-                locked_retries=self.plan.settings.conflict_retries)
+                self.conf, cloud)
         else:
             self.client = client or connection.client_for(self.conf, cloud)
         self.reporter = reporter_mod.Reporter(

@@ -27,7 +27,7 @@ Each name belongs to one part: without a ``CORE`` name nothing can run
 (not even the options can be read); without a ``REQUEST_FILTERS`` name
 the request filters cannot be added, without a ``HOST_FILTER`` name the
 rebuild filter cannot be built; an ``OPTIONAL`` name has a fallback that
-loses only what its ``lost`` says. ``NOVA_FIELDS`` (the object fields the
+loses only what ``LOST`` says. ``NOVA_FIELDS`` (the object fields the
 filters read, ``spec_fields``) are checked on Nova's objects too.
 """
 
@@ -44,21 +44,20 @@ REQUEST_FILTERS = 'request filters'
 HOST_FILTER = 'host filter'
 OPTIONAL = 'optional'
 
-CONF = 'nova.conf.CONF'
-REPORT_CLIENT = 'nova.scheduler.client.report.report_client_singleton'
-ALL_REQUEST_FILTERS = 'nova.scheduler.request_filter.ALL_REQUEST_FILTERS'
-TRACE_REQUEST_FILTER = 'nova.scheduler.request_filter.trace_request_filter'
-REQUEST_FILTER_FAILED = 'nova.exception.RequestFilterFailed'
-NO_VALID_HOST = 'nova.exception.NoValidHost'
-ROOT_REQUIRED = 'nova.objects.request_spec.RequestSpec.root_required'
-ROOT_FORBIDDEN = 'nova.objects.request_spec.RequestSpec.root_forbidden'
-BASE_HOST_FILTER = 'nova.scheduler.filters.BaseHostFilter'
-REQUEST_IS_REBUILD = 'nova.scheduler.utils.request_is_rebuild'
-IMAGE_META_PROPS = 'nova.objects.image_meta.ImageMetaProps'
-SCATTER_GATHER = 'nova.context.scatter_gather_skip_cell0'
-CELL_FAILED = 'nova.context.is_cell_failure_sentinel'
+# Each name is ``module:attribute[.attribute]``, said with dots.
+CONF = 'nova.conf:CONF'
+REPORT_CLIENT = 'nova.scheduler.client.report:report_client_singleton'
+ALL_REQUEST_FILTERS = 'nova.scheduler.request_filter:ALL_REQUEST_FILTERS'
+TRACE_REQUEST_FILTER = 'nova.scheduler.request_filter:trace_request_filter'
+REQUEST_FILTER_FAILED = 'nova.exception:RequestFilterFailed'
+NO_VALID_HOST = 'nova.exception:NoValidHost'
+BASE_HOST_FILTER = 'nova.scheduler.filters:BaseHostFilter'
+REQUEST_IS_REBUILD = 'nova.scheduler.utils:request_is_rebuild'
+IMAGE_META_PROPS = 'nova.objects.image_meta:ImageMetaProps'
+SCATTER_GATHER = 'nova.context:scatter_gather_skip_cell0'
+CELL_FAILED = 'nova.context:is_cell_failure_sentinel'
 COMPUTE_NODES_BY_UUIDS = \
-    'nova.objects.compute_node.ComputeNodeList.get_all_by_uuids'
+    'nova.objects.compute_node:ComputeNodeList.get_all_by_uuids'
 #: What the three names above serve.
 HOST_GUESTS_LOST = (
     'the HW_ARCH_* trait in "No valid host" when only hosts with no '
@@ -72,53 +71,40 @@ OBJECT_MODULES = {
     'Flavor': 'nova.objects.flavor',
 }
 
+#: Every name looked up -> the part that needs it, in the order reported.
+NEEDS = {
+    CONF: CORE,
+    REPORT_CLIENT: CORE,
+    ALL_REQUEST_FILTERS: REQUEST_FILTERS,
+    REQUEST_FILTER_FAILED: REQUEST_FILTERS,
+    'nova.objects.request_spec:RequestSpec.root_required': REQUEST_FILTERS,
+    'nova.objects.request_spec:RequestSpec.root_forbidden': REQUEST_FILTERS,
+    BASE_HOST_FILTER: HOST_FILTER,
+    REQUEST_IS_REBUILD: HOST_FILTER,
+    TRACE_REQUEST_FILTER: OPTIONAL,
+    IMAGE_META_PROPS: OPTIONAL,
+    SCATTER_GATHER: OPTIONAL,
+    CELL_FAILED: OPTIONAL,
+    COMPUTE_NODES_BY_UUIDS: OPTIONAL,
+    NO_VALID_HOST: OPTIONAL,
+}
+#: For each OPTIONAL name: what runs without it.
+LOST = {
+    TRACE_REQUEST_FILTER: 'Nova\'s debug line timing the request filters',
+    IMAGE_META_PROPS: 'the start-up check that [image_isolation] rules key '
+                      'on image properties Nova keeps',
+    SCATTER_GATHER: HOST_GUESTS_LOST,
+    CELL_FAILED: HOST_GUESTS_LOST,
+    COMPUTE_NODES_BY_UUIDS: HOST_GUESTS_LOST,
+    NO_VALID_HOST: 'the reason in a refused rebuild\'s fault (it says only '
+                   '"No valid host was found"; the reason is in the WARNING '
+                   'line)',
+}
 
-@dataclasses.dataclass(frozen=True)
-class Need:
-    """One Nova name: ``module.attr[.attr...]``, the part that needs it."""
 
-    module: str
-    attrs: str
-    part: str
-    #: For OPTIONAL names: what runs without it.
-    lost: str = None
-    #: A check of the value's shape, beyond its existence.
-    shape: object = None
-    shape_text: str = None
-
-    @property
-    def name(self):
-        return '%s.%s' % (self.module, self.attrs)
-
-
-NEEDS = (
-    Need('nova.conf', 'CONF', CORE),
-    Need('nova.scheduler.client.report', 'report_client_singleton', CORE),
-    Need('nova.scheduler.request_filter', 'ALL_REQUEST_FILTERS',
-         REQUEST_FILTERS, shape=lambda value: isinstance(value, list),
-         shape_text='is not a list'),
-    Need('nova.exception', 'RequestFilterFailed', REQUEST_FILTERS),
-    Need('nova.objects.request_spec', 'RequestSpec.root_required',
-         REQUEST_FILTERS),
-    Need('nova.objects.request_spec', 'RequestSpec.root_forbidden',
-         REQUEST_FILTERS),
-    Need('nova.scheduler.filters', 'BaseHostFilter', HOST_FILTER),
-    Need('nova.scheduler.utils', 'request_is_rebuild', HOST_FILTER),
-    Need('nova.scheduler.request_filter', 'trace_request_filter', OPTIONAL,
-         lost='Nova\'s debug line timing the request filters'),
-    Need('nova.objects.image_meta', 'ImageMetaProps', OPTIONAL,
-         lost='the start-up check that [image_isolation] rules key on '
-              'image properties Nova keeps'),
-    Need('nova.context', 'scatter_gather_skip_cell0', OPTIONAL,
-         lost=HOST_GUESTS_LOST),
-    Need('nova.context', 'is_cell_failure_sentinel', OPTIONAL,
-         lost=HOST_GUESTS_LOST),
-    Need('nova.objects.compute_node', 'ComputeNodeList.get_all_by_uuids',
-         OPTIONAL, lost=HOST_GUESTS_LOST),
-    Need('nova.exception', 'NoValidHost', OPTIONAL,
-         lost='the reason in a refused rebuild\'s fault (it says only "No '
-              'valid host was found"; the reason is in the WARNING line)'),
-)
+def dotted(name):
+    """A NEEDS name as Python would say it: ``nova.conf.CONF``."""
+    return name.replace(':', '.')
 
 
 class NovaIncompatible(Exception):
@@ -175,13 +161,14 @@ class Nova:
     def get(self, name, default=None):
         return self.found.get(name, default)
 
-    def _lost(self, need):
-        return need.name in self.missing or need.module in self.broken
+    def _lost(self, name):
+        return (dotted(name) in self.missing
+                or name.split(':')[0] in self.broken)
 
     def lacks(self, *parts):
         """The missing names of these parts, in NEEDS' order."""
-        return [need.name for need in NEEDS
-                if need.part in parts and self._lost(need)]
+        return [dotted(name) for name, part in NEEDS.items()
+                if part in parts and self._lost(name)]
 
     def report(self):
         """One line: the Nova release, and what is missing with why: a
@@ -195,9 +182,8 @@ class Nova:
                                 '; '.join(items) or 'nothing'))
 
     def optional_losses(self):
-        return ['%s (without it: %s)' % (need.name, need.lost)
-                for need in NEEDS
-                if need.part == OPTIONAL and self._lost(need)]
+        return ['%s (without it: %s)' % (dotted(name), lost)
+                for name, lost in LOST.items() if self._lost(name)]
 
 
 def _missing_fields(broken):
@@ -216,19 +202,20 @@ def resolve():
     """Look every Nova name up; never raises (a Nova module that fails to
     import makes its names missing, with the error's first line)."""
     found, missing, broken = {}, {}, {}
-    for need in NEEDS:
-        value = _import(need.module, broken)
+    for name in NEEDS:
+        module, attrs = name.split(':')
+        value = _import(module, broken)
         if value is None:
             continue
         try:
-            for attr in need.attrs.split('.'):
+            for attr in attrs.split('.'):
                 value = getattr(value, attr)
         except AttributeError as exc:
-            missing[need.name] = _why(exc)
+            missing[dotted(name)] = _why(exc)
             continue
-        if need.shape is not None and not need.shape(value):
-            missing[need.name] = need.shape_text
+        if name == ALL_REQUEST_FILTERS and not isinstance(value, list):
+            missing[dotted(name)] = 'is not a list'
             continue
-        found[need.name] = value
+        found[name] = value
     return Nova(nova_version(), found, missing, _missing_fields(broken),
                 broken)

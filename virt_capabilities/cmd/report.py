@@ -21,7 +21,7 @@ from image_type_common import exceptions
 from image_type_common.cli import arguments
 from image_type_common.cli import column_types
 from image_type_common.cli import roles
-from virt_capabilities import reporter
+from virt_capabilities import providers
 from virt_capabilities import service
 
 #: Shorter would only load Placement: a node's traits change with its
@@ -126,8 +126,8 @@ class Report(lister.Lister):
     def said_missing(self):
         if self.job.missing:
             self.app.LOG.error('%s; the others were read',
-                               reporter.missing_line(self.job.kind,
-                                                     self.job.missing))
+                               providers.missing_line(self.job.kind,
+                                                      self.job.missing))
         return bool(self.job.missing)
 
     def check(self, parsed_args):

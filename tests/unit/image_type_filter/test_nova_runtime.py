@@ -605,6 +605,19 @@ def test_no_nova_at_all_is_one_line_not_an_import_error(
     assert 'field' not in line  # the objects' modules are named instead
 
 
+def test_a_field_nova_renamed_is_one_error_at_start_up(
+        nova, monkeypatch, caplog):
+    """Not a silent pass: the filters then read nothing from it."""
+    spec = nova.modules['nova.objects.request_spec'].RequestSpec
+    monkeypatch.setattr(spec, 'fields', dict.fromkeys(
+        ('image', 'flavor', 'is_volume_backed', 'instance_uuid')))
+    enable(nova, scheduler__filter_hosts_by_image_type_support=True)
+    nova.package.all_filters()
+    [line] = errors(caplog)
+    assert 'field RequestSpec.is_bfv' in line
+    assert 'the filters read nothing from these fields' in line
+
+
 def test_a_missing_optional_name_is_a_warning_and_the_filters_run(
         nova, monkeypatch, caplog):
     monkeypatch.delattr(nova.modules['nova.scheduler.request_filter'],

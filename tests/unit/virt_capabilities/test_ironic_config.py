@@ -90,8 +90,11 @@ def test_openstacksdk_tls_files_are_checked_as_the_sections_are(
     monkeypatch.setenv('OS_BAREMETAL_ENDPOINT_OVERRIDE',
                        'http://127.0.0.1:9/')
     monkeypatch.setenv('OS_CACERT', str(tmp_path / 'no-such-ca.pem'))
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n')
+    conf = plan_mod.NodePlan.from_files([str(path)], ['n1']).conf
     with pytest.raises(exceptions.ConfigError) as caught:
-        ironic_node_traits.adapter_from_cloud()
+        ironic_node_traits.client_for(conf)
     assert str(caught.value).startswith(
         'cacert (clouds.yaml or OS_CACERT) %s: no such file'
         % (tmp_path / 'no-such-ca.pem'))

@@ -13,14 +13,14 @@
 """Ironic's answers a real noauth Ironic cannot be made to give
 (requests-mock): refused credentials, a node locked for longer than the
 retries, an Ironic too old for node traits, a server error. Each ends in
-one error naming Ironic, and what was added before it is recorded."""
+one error naming Ironic, and what was added before it is recorded. The
+client is built as the reporter builds it, from a nova.conf's
+``[ironic]``."""
 
-from keystoneauth1 import adapter
-from keystoneauth1 import noauth
-from keystoneauth1 import session
 import pytest
 
 from image_type_common import exceptions
+from virt_capabilities import conf as vc_conf
 from virt_capabilities import ironic_node_traits as int_mod
 
 ENDPOINT = 'http://127.0.0.1:6385'
@@ -35,36 +35,53 @@ def versions(newest='1.99'):
                                      'rel': 'self'}]}]}
 
 
+def serve_versions(requests_mock, newest='1.99'):
+    document = versions(newest)
+    for path in ('', '/'):
+        requests_mock.get(ENDPOINT + path, json=document)
+    for path in ('/v1', '/v1/'):
+        requests_mock.get(ENDPOINT + path,
+                          json={'version': document['versions'][0]})
+
+
 @pytest.fixture
 def mock(requests_mock):
-    requests_mock.get(ENDPOINT, json=versions())
-    requests_mock.get(ENDPOINT + '/', json=versions())
+    serve_versions(requests_mock)
     return requests_mock
 
 
-def client(retries=2):
-    sess = session.Session(auth=noauth.NoAuth())
-    return int_mod.IronicClient(
-        adapter.Adapter(sess, service_type='baremetal',
-                        endpoint_override=ENDPOINT),
-        sleep=lambda _: None, locked_retries=retries)
+@pytest.fixture
+def client(tmp_path):
+    def make(retries=2):
+        path = tmp_path / 'nova.conf'
+        path.write_text(
+            '[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
+            '[ironic]\nauth_type = none\nendpoint_override = %s\n'
+            'status_code_retries = %d\nstatus_code_retry_delay = 0.01\n'
+            % (ENDPOINT, retries))
+        return int_mod.client_for(vc_conf.load([str(path)]))
+    return make
 
 
-def fault(text):
-    return {'error_message': '{"faultcode": "Client", "faultstring": "%s", '
-                             '"debuginfo": null}' % text}
+def fault(text, status_code):
+    """Ironic's error answer, as it sends it (JSON, the fault inside)."""
+    return {'status_code': status_code,
+            'headers': {'Content-Type': 'application/json'},
+            'json': {'error_message': '{"faultcode": "Client", '
+                                      '"faultstring": "%s", "debuginfo": '
+                                      'null}' % text}}
 
 
-def test_every_request_pins_the_traits_microversion(mock):
+def test_every_trait_request_pins_the_traits_microversion(mock, client):
     mock.put(NODE_URL + '/traits/CUSTOM_A', status_code=204)
     client().add_trait(NODE, 'CUSTOM_A')
     sent = mock.request_history[-1]
     assert sent.headers['X-OpenStack-Ironic-API-Version'] == '1.37'
 
 
-def test_refused_credentials_name_the_policy(mock):
-    mock.put(NODE_URL + '/traits/CUSTOM_A', status_code=403,
-             json=fault('Access was denied to the following resource'))
+def test_refused_credentials_name_the_policy(mock, client):
+    mock.put(NODE_URL + '/traits/CUSTOM_A',
+             **fault('Access was denied to the following resource', 403))
     with pytest.raises(int_mod.IronicRefused) as caught:
         client().add_trait(NODE, 'CUSTOM_A')
     assert caught.value.exit_code == 2
@@ -74,9 +91,8 @@ def test_refused_credentials_name_the_policy(mock):
     assert 'baremetal:node:traits:set' in str(caught.value)
 
 
-def test_a_locked_node_is_retried_then_given_up(mock):
-    locked = dict(status_code=409, json=fault('Node %s is locked by host '
-                                              'conductor-1' % NODE))
+def test_a_locked_node_is_retried_then_given_up(mock, client):
+    locked = fault('Node %s is locked by host conductor-1' % NODE, 409)
     mock.put(NODE_URL + '/traits/CUSTOM_A', [locked, locked,
                                              {'status_code': 204}])
     client(retries=2).add_trait(NODE, 'CUSTOM_A')
@@ -89,8 +105,8 @@ def test_a_locked_node_is_retried_then_given_up(mock):
                 if r.url.endswith('CUSTOM_B')]) == 3
 
 
-def test_an_ironic_without_node_traits_is_named(requests_mock):
-    requests_mock.get(ENDPOINT, json=versions('1.36'))
+def test_an_ironic_without_node_traits_is_named(requests_mock, client):
+    serve_versions(requests_mock, '1.36')
     with pytest.raises(int_mod.IronicError) as caught:
         client().get_node(NODE)
     assert str(caught.value) == (
@@ -99,10 +115,10 @@ def test_an_ironic_without_node_traits_is_named(requests_mock):
     assert not isinstance(caught.value, exceptions.ConfigError)
 
 
-def test_a_server_error_names_ironic_and_stops_the_write(mock):
+def test_a_server_error_names_ironic_and_stops_the_write(mock, client):
     mock.put(NODE_URL + '/traits/CUSTOM_A', status_code=204)
-    mock.put(NODE_URL + '/traits/CUSTOM_B', status_code=500,
-             json=fault('database is locked'))
+    mock.put(NODE_URL + '/traits/CUSTOM_B',
+             **fault('database is locked', 500))
     mock.delete(NODE_URL + '/traits/CUSTOM_OLD', status_code=204)
     store = int_mod.IronicNodeTraits(client())
     with pytest.raises(int_mod.IronicUnavailable) as caught:
@@ -114,7 +130,8 @@ def test_a_server_error_names_ironic_and_stops_the_write(mock):
     assert not [r for r in mock.request_history if r.method == 'DELETE']
 
 
-def test_write_changes_one_trait_a_request_and_only_the_difference(mock):
+def test_write_changes_one_trait_a_request_and_only_the_difference(
+        mock, client):
     mock.put(NODE_URL + '/traits/CUSTOM_NEW', status_code=204)
     mock.delete(NODE_URL + '/traits/CUSTOM_OLD', status_code=204)
     store = int_mod.IronicNodeTraits(client())
