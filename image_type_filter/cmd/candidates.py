@@ -85,8 +85,9 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement, Nova, Glance
-    (or Keystone) error; 2 bad configuration, credentials or usage, or no
-    such server, image or flavor.
+    (or Keystone) error; 2 bad configuration, credentials or usage, no
+    such server, image or flavor, or (--server, --image, --flavor) no Nova
+    to import or no nova.conf.
     """
 
     _epilog = roles.epilog('image-type-filter', 'candidates')
@@ -95,8 +96,9 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(
             parser, self, cloud_also='; with --server, --image or --flavor '
-            'it also reads the server, flavor and image from Nova and '
-            'Glance (always through openstacksdk: this entry, else OS_*)')
+            'it also reads the server and the compute services from Nova '
+            'and the image from Glance (always through openstacksdk: this '
+            'entry, else OS_*)')
         what = parser.add_mutually_exclusive_group()
         what.add_argument('--server', metavar='NAME_OR_ID',
                           help='A server (any status): its boot\'s query.')
@@ -188,14 +190,19 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --server, --image, --flavor --------------------------------------
 
     def as_nova_scheduler(self, parsed_args):
-        ctxt = self.load_nova(parsed_args)  # first: nothing asked without
+        ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
         _, placement = self.conf_and_client(parsed_args)
         compute, images = self.cloud_apis(parsed_args)
-        server = None
+        server, notes = None, []
         if parsed_args.server:
             server, spec = as_scheduler.for_server(ctxt, compute,
                                                    parsed_args.server)
         else:
+            if not parsed_args.flavor:
+                notes.append('no --flavor: a flavor of %s, no extra specs'
+                             % parsed_args.resources)
+            if not parsed_args.image:
+                notes.append('no --image: a boot whose image asks nothing')
             spec = as_scheduler.for_image_and_flavor(
                 ctxt, images, parsed_args.image, parsed_args.flavor,
                 common.parse_resources(parsed_args.resources),
@@ -204,7 +211,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         document = as_scheduler.explain(
             ctxt, spec, compute, placement, ', '.join(
                 list(parsed_args.config_file or ()) +
-                list(parsed_args.config_dir or ())), server)
+                list(parsed_args.config_dir or ())), server, notes)
         if document['no_valid_host']:
             LOG.error('No valid host: %s', document['no_valid_host'])
             self.exit_code = NO_VALID_HOST

@@ -345,6 +345,21 @@ class TestTheCommand(Harness):
                       out)
         self.assertIn('host filters', out)
 
+    def test_an_image_with_resources_asks_what_that_flavor_asked(self):
+        flavor = self._create_flavor(memory_mb=512, vcpu=1, disk=1,
+                                     ephemeral=0)
+        self.sent.clear()
+        self.boot(base.RAW_IMAGE, flavor_id=flavor)
+        sent = list(self.sent)
+        code, out, err = self.run_command(
+            '--image', base.RAW_IMAGE, '--resources',
+            'VCPU=1,MEMORY_MB=512,DISK_GB=1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        document = json.loads(out)
+        self.assertEqual(sent, document['queries'])
+        self.assertEqual('image and flavor', document['subject']['kind'])
+        self.assertIn('no --flavor', ' '.join(document['subject']['notes']))
+
     def test_a_missing_server_is_one_line_and_exit_2(self):
         code, out, err = self.run_command('--server', 'no-such-server')
         self.assertEqual(2, code)
