@@ -104,3 +104,40 @@ def test_a_phase_line_takes_the_last_traits_lost_count(tmp_path):
         assert 'no "traits lost" count' in str(exc)
     else:
         raise AssertionError('a log without the count read as a number')
+
+
+def test_the_stream_runs_on_the_node_as_the_phases_do(tmp_path):
+    """Started from the gate's side, the stream is this checkout's
+    gate_cloud laid on the node and run by the node's python, as a phase
+    is; its stop file ends it, and its records are read back."""
+    import sys
+
+    from gate_cloud import devstack_node as node
+
+    ran = []
+
+    class Box:
+        def path(self, inside):
+            return tmp_path / 'root' / str(inside).lstrip('/')
+
+        def command(self, argv, user=None, env=None):
+            ran.append((argv, env))
+            # The node's side, stood in for: ready, one boot, then ends
+            # when the stop file appears.
+            stop = self.path(grenade_boots.STOP_FILE)
+            return [sys.executable, '-c', (
+                'import json, os, time\n'
+                'print(%r, flush=True)\n'
+                'print(json.dumps({"format": "raw"}), flush=True)\n'
+                'while not os.path.exists(%r): time.sleep(0.05)\n'
+                % (grenade_boots.READY, str(stop)))]
+
+    (tmp_path / 'root').mkdir()
+    stream = grenade_boots.Stream(Box(), tmp_path / 'boots.log')
+    stream.start()
+    assert stream.stop() == [{'format': 'raw'}]
+    argv, env = ran[0]
+    assert argv == [node.PYTHON, '-m', 'gate_cloud.grenade_boots']
+    assert env['PYTHONPATH'] == node.PHASES_DIR
+    assert (Box().path(node.PHASES_DIR) / 'gate_cloud' /
+            'grenade_boots.py').exists()
