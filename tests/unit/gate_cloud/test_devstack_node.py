@@ -97,3 +97,27 @@ def test_set_aside_touches_only_the_nodes_lacking_the_trait(monkeypatch,
     assert capsys.readouterr().out.strip() == 'n3'
     node.set_aside('COMPUTE_IMAGE_TYPE_RAW', True)
     assert calls[-1] == ('n3', True, None)
+
+
+def test_a_cloud_that_does_not_answer_is_a_gate_error(tmp_path,
+                                                       monkeypatch):
+    """The phases catch GateError (a boot refused while a part is down):
+    openstacksdk's and keystoneauth's failures come out as one, naming
+    the call."""
+    import socket
+
+    sock = socket.socket()  # a loopback port nothing listens on
+    sock.bind(('127.0.0.1', 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    clouds = tmp_path / 'clouds.yaml'
+    clouds.write_text(
+        'clouds:\n  %s:\n    auth:\n      auth_url: http://127.0.0.1:%d/'
+        'identity\n      username: admin\n      password: secret\n'
+        '      project_name: admin\n      user_domain_id: default\n'
+        '      project_domain_id: default\n' % (node.CLOUD, port))
+    monkeypatch.setenv('OS_CLIENT_CONFIG_FILE', str(clouds))
+    with pytest.raises(node.GateError) as exc:
+        node.Cloud().compute('GET', '/servers')
+    assert str(exc.value).startswith('GET compute /servers: ')
+    assert 'secret' not in str(exc.value)
