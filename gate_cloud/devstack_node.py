@@ -42,7 +42,7 @@ CLOUD = 'devstack-admin'
 #: devstack's raw image and m1.nano.
 TEMPEST_CONF = DEST + '/tempest/etc/tempest.conf'
 COMMAND_TIMEOUT = 300
-#: How often a server delete not yet done is asked again (seconds).
+#: How long a deleted server may stay before its state is reset (seconds).
 RE_DELETE = 20
 #: nova.conf of nova-scheduler (and the API) on a devstack node.
 NOVA_CONF = '/etc/nova/nova.conf'
@@ -305,22 +305,47 @@ class Cloud:
             'GET', '/servers?all_tenants=1&name=^%s' % prefix)[2]['servers']]
 
     def delete(self, server_id, deadline=120):
-        """Delete a server and wait until it is gone, asking again every
-        ``RE_DELETE`` seconds: a delete nova-api accepted while the
-        server's build was still in flight (an outage just ended) can be
-        lost with that build."""
+        """Delete a server and wait until it is gone. A delete whose cast
+        a broker restart lost (nova-compute still re-declaring its queue)
+        leaves the server in task_state ``deleting``, and nova-api ignores
+        every later delete of a server in that state; so a server still
+        there ``RE_DELETE`` seconds on is reset (``os-resetState``, what an
+        operator does) and deleted again."""
         path = '/servers/%s' % server_id
         end = time.monotonic() + deadline
-        while time.monotonic() < end:
+        while True:
             if not _gone(self.compute, 'DELETE', path):
                 return
             again = min(end, time.monotonic() + RE_DELETE)
-            while time.monotonic() < again:
-                if not _gone(self.compute, 'GET', path):
+            while True:
+                server = self.find_server(server_id)
+                if server is None:
                     return
+                if time.monotonic() >= again:
+                    break
                 time.sleep(0.5)
-        raise GateError('server %s not deleted after %d s' % (server_id,
-                                                              deadline))
+            if time.monotonic() >= end:
+                raise GateError('server %s not deleted after %d s (%s, '
+                                'task %s)' % (
+                                    server_id, deadline, server['status'],
+                                    server.get('OS-EXT-STS:task_state')))
+            if server.get('OS-EXT-STS:task_state') == 'deleting':
+                print('server %s still deleting %d s after its delete: '
+                      'state reset, deleted again' % (server_id, RE_DELETE),
+                      flush=True)
+                if not _gone(self.compute, 'POST', path + '/action',
+                             {'os-resetState': {'state': 'error'}}):
+                    return
+
+    def find_server(self, server_id):
+        """The server, or None once Nova no longer has it."""
+        try:
+            return self.compute('GET', '/servers/%s' % server_id)[2][
+                'server']
+        except HTTPError as exc:
+            if exc.code == 404:
+                return None
+            raise
 
     def compute_service(self, host):
         for service in self.compute('GET', '/os-services?binary=nova-compute'

@@ -121,3 +121,57 @@ def test_a_cloud_that_does_not_answer_is_a_gate_error(tmp_path,
         node.Cloud().compute('GET', '/servers')
     assert str(exc.value).startswith('GET compute /servers: ')
     assert 'secret' not in str(exc.value)
+
+
+class LostDeleteNova:
+    """nova-api's side of a delete whose cast to nova-compute was lost:
+    the server stays in task_state ``deleting``, and nova-api ignores
+    every later delete of a server in that state (Nova's
+    ``compute.api.API._delete``), until ``os-resetState`` clears it."""
+
+    def __init__(self):
+        self.task_state = None
+        self.calls = []
+
+    def __call__(self, method, path, body=None):
+        self.calls.append((method, path))
+        assert len(self.calls) < 20, 'deletes asked again, all ignored'
+        if self.task_state == 'gone':
+            raise node.HTTPError(method, path, 404, 'not found')
+        if method == 'DELETE':
+            # The first cast is lost; one sent after a reset arrives.
+            self.task_state = ('gone' if ('POST', path + '/action')
+                               in self.calls else 'deleting')
+        elif method == 'POST':
+            assert body == {'os-resetState': {'state': 'error'}}
+            self.task_state = None
+        return 200, {}, {'server': {'status': 'ERROR',
+                                    'OS-EXT-STS:task_state':
+                                    self.task_state}}
+
+
+def test_a_delete_nova_lost_is_reset_and_sent_again(monkeypatch, capsys):
+    """Asking again is not enough (Nova ignores it); the gate's cleanup
+    resets the server's state first, as an operator would."""
+    nova = LostDeleteNova()
+    cloud = node.Cloud.__new__(node.Cloud)
+    monkeypatch.setattr(cloud, 'compute', nova, raising=False)
+    monkeypatch.setattr(node, 'RE_DELETE', 0)
+    cloud.delete('s1', deadline=3600)
+    assert nova.calls == [('DELETE', '/servers/s1'), ('GET', '/servers/s1'),
+                          ('POST', '/servers/s1/action'),
+                          ('DELETE', '/servers/s1'), ('GET', '/servers/s1')]
+    assert 'still deleting' in capsys.readouterr().out
+
+
+def test_a_server_that_will_not_go_is_a_gate_error_naming_its_state(
+        monkeypatch):
+    cloud = node.Cloud.__new__(node.Cloud)
+    monkeypatch.setattr(cloud, 'compute', lambda *a: (
+        200, {}, {'server': {'status': 'BUILD',
+                             'OS-EXT-STS:task_state': 'spawning'}}),
+        raising=False)
+    monkeypatch.setattr(node, 'RE_DELETE', 0)
+    with pytest.raises(node.GateError, match=r'not deleted after 0 s '
+                       r'\(BUILD, task spawning\)'):
+        cloud.delete('s1', deadline=0)
