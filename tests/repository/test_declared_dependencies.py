@@ -18,7 +18,8 @@ the product) and image-type-filter-demo (demo/pyproject.toml: the demo and
 the embedded Placement). What nova-scheduler loads (``image_type_filter.nova``
 and everything it imports, read from the source) may use only
 image-type-filter's install_requires, and install_requires is exactly what
-it uses; the rest of the product may also use the ``cli`` extra; the demo
+it uses; the rest of the product may also use the ``cli`` extra (and
+``candidates --server``'s module Nova, where the command runs); the demo
 distribution's packages what it requires, and the benchmarks its ``bench``
 extra.
 """
@@ -48,7 +49,10 @@ DEMO_PACKAGES = {'placement_runner': ('scale',), 'image_type_demo': ()}
 BENCHMARKS_EXTRA = 'bench'
 #: Provided by the program that loads us: nova-scheduler runs
 #: image_type_filter.nova.
-HOST_PROVIDED = {'image_type_filter.nova': {'nova'}}
+#: Nova, where it runs: inside nova-scheduler, and for ``candidates
+#: --server``, which runs Nova's own code on the scheduler's host.
+HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
+                 'image_type_filter.diagnostics.as_scheduler': {'nova'}}
 
 
 def requirement_names(lines):
