@@ -98,6 +98,14 @@ def load_nova(config_files, config_dirs=()):
     for path in config_dirs or ():
         argv += ['--config-dir', path]
     try:
+        # nova-scheduler's RPC set-up registers oslo.messaging's options,
+        # and Nova's cell mappings read [DEFAULT] transport_url (this
+        # project's request filters reach each cell): registered here as
+        # there, with no RPC started.
+        from oslo_messaging import opts as messaging_opts
+        for group, opts in messaging_opts.list_opts():
+            if group is None:
+                config.CONF.register_opts(opts)
         config.parse_args(argv, init_rpc=False)
         objects.register_all()
         filters.HostFilterHandler().get_matching_classes(

@@ -39,6 +39,31 @@ print(','.join(f.__name__ for f in integration.installed_filters()))
 '''
 
 
+CELL_URL = '''
+import sys
+from image_type_filter.diagnostics import as_scheduler
+from nova import objects
+as_scheduler.load_nova([sys.argv[1]])
+print(objects.CellMapping.format_mq_url('rabbit://{username}@{hostname}/'))
+'''
+
+
+def test_a_cell_mappings_broker_url_is_read_as_nova_scheduler_reads_it(
+        tmp_path):
+    """This project's request filters reach every cell, whose mapping
+    Nova formats with [DEFAULT] transport_url: load_nova registers it as
+    nova-scheduler's RPC set-up does (a devstack cell's mapping is such a
+    template)."""
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[DEFAULT]\ntransport_url = '
+                    'rabbit://stackrabbit:secret@10.0.0.1:5672/\n')
+    proc = subprocess.run([sys.executable, '-c', CELL_URL, str(conf)],
+                          capture_output=True, text=True, env=clean_env(),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[-1] == 'rabbit://stackrabbit@10.0.0.1/'
+
+
 #: A loopback port nothing listens on.
 closed_port = error_lines.closed_port
 
