@@ -97,20 +97,19 @@ def load_nova(config_files, config_dirs=()):
         argv += ['--config-file', path]
     for path in config_dirs or ():
         argv += ['--config-dir', path]
+    import oslo_messaging
+
     try:
-        # nova-scheduler's RPC set-up registers oslo.messaging's options,
-        # and Nova's cell mappings read [DEFAULT] transport_url (this
-        # project's request filters reach each cell): registered here as
-        # there, with no RPC started.
-        from oslo_messaging import opts as messaging_opts
-        for group, opts in messaging_opts.list_opts():
-            if group is None:
-                config.CONF.register_opts(opts)
-        config.parse_args(argv, init_rpc=False)
+        # As nova-scheduler and nova-manage start: with Nova's RPC set up
+        # (nothing connects until used), since this project's request
+        # filters reach each cell as Nova's do (context.target_cell makes
+        # the cell's transport from [DEFAULT] transport_url).
+        config.parse_args(argv)
         objects.register_all()
         filters.HostFilterHandler().get_matching_classes(
             config.CONF.filter_scheduler.available_filters)
-    except (cfg.Error, exception.NovaException) as exc:
+    except (cfg.Error, exception.NovaException,
+            oslo_messaging.MessagingException) as exc:
         raise exceptions.ConfigError('Nova cannot load %s: %s' % (
             ', '.join(list(config_files) + list(config_dirs or ())),
             text.one_line(exc))) from exc

@@ -39,29 +39,38 @@ print(','.join(f.__name__ for f in integration.installed_filters()))
 '''
 
 
-CELL_URL = '''
+CELL = '''
 import sys
 from image_type_filter.diagnostics import as_scheduler
+from nova import context
 from nova import objects
-as_scheduler.load_nova([sys.argv[1]])
-print(objects.CellMapping.format_mq_url('rabbit://{username}@{hostname}/'))
+ctxt = as_scheduler.load_nova([sys.argv[1]])
+cell = objects.CellMapping(
+    uuid='6f2a4c0e-3b1d-4e5f-9a8b-7c6d5e4f3a2b', name='cell1',
+    database_connection='sqlite://',
+    transport_url='rabbit://{username}:{password}@{hostname}/')
+with context.target_cell(ctxt, cell) as cctxt:
+    print(cell.format_mq_url(cell.transport_url),
+          cctxt.mq_connection is not None)
 '''
 
 
-def test_a_cell_mappings_broker_url_is_read_as_nova_scheduler_reads_it(
-        tmp_path):
-    """This project's request filters reach every cell, whose mapping
-    Nova formats with [DEFAULT] transport_url: load_nova registers it as
-    nova-scheduler's RPC set-up does (a devstack cell's mapping is such a
-    template)."""
+def test_a_cell_is_reached_as_nova_scheduler_reaches_it(tmp_path):
+    """This project's request filters reach every cell as Nova's own do
+    (``context.target_cell``): Nova formats the cell mapping's broker URL
+    with [DEFAULT] transport_url (a devstack cell's mapping is such a
+    template) and makes the cell's RPC transport from it, so load_nova
+    registers oslo.messaging's options as nova-scheduler's RPC set-up
+    does. No broker is contacted: Nova connects on first use."""
     conf = tmp_path / 'nova.conf'
     conf.write_text('[DEFAULT]\ntransport_url = '
                     'rabbit://stackrabbit:secret@10.0.0.1:5672/\n')
-    proc = subprocess.run([sys.executable, '-c', CELL_URL, str(conf)],
+    proc = subprocess.run([sys.executable, '-c', CELL, str(conf)],
                           capture_output=True, text=True, env=clean_env(),
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split()[-1] == 'rabbit://stackrabbit@10.0.0.1/'
+    assert proc.stdout.split()[-2:] == [
+        'rabbit://stackrabbit:secret@10.0.0.1/', 'True']
 
 
 #: A loopback port nothing listens on.
