@@ -54,4 +54,5 @@ OTHERS = {
     ('oslo_policy', 'enforce_scope'): 'oslo.policy (every service)',
     ('placement', 'max_microversion'): 'tempest (tempest.conf)',
     ('token', 'expiration'): 'Keystone (keystone.conf)',
+    ('DEFAULT', 'transport_url'): 'oslo.messaging (nova.conf)',
 }
