@@ -47,12 +47,13 @@ DEMO_PACKAGES = {'placement_runner': ('scale',), 'image_type_demo': ()}
 #: Not in either distribution: run from the repository, on the demo
 #: distribution's bench extra.
 BENCHMARKS_EXTRA = 'bench'
-#: Provided by the program that loads us: nova-scheduler runs
-#: image_type_filter.nova.
-#: Nova, where it runs: inside nova-scheduler, and for ``candidates
-#: --server``, which runs Nova's own code on the scheduler's host.
+#: Provided by the program that loads us: Nova, where it runs: inside
+#: nova-scheduler, and for ``candidates --server``, which runs Nova's own
+#: code on the scheduler's host, RPC (Nova's oslo.messaging) set up as
+#: nova-scheduler sets it up.
 HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
-                 'image_type_filter.diagnostics.as_scheduler': {'nova'}}
+                 'image_type_filter.diagnostics.as_scheduler': {
+                     'nova', 'oslo_messaging'}}
 
 
 def requirement_names(lines):
