@@ -70,8 +70,7 @@ class ReportJob:
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
             self.plan.state_file, name=self.plan.reporter_name)
-        self.on_ironic = ironic_node_traits.writes_node_traits(
-            self.plan.capabilities.compute_driver)
+        self.on_ironic = self.plan.on_ironic_node
         if self.on_ironic:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
