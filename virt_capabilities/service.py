@@ -12,24 +12,16 @@
 
 """The report job, one-shot or as a service, and its undo.
 
-A ReportJob is everything one configuration implies: capabilities, the
-owner rule, providers and a client. The service loop runs it every interval
-(jittered so a fleet of nodes does not hit Placement in step), re-reads the
-configuration on SIGHUP, and on SIGTERM or SIGINT stops and exits 0. A
-stop cuts every wait short (the interval, waiting for the provider, a
-back-off) and, from a signal, ends a sync wherever it is, except inside
-a ``control.shielded`` block, which a stop must not cut in two: one
-provider's sync (``Reporter.sync_provider``: its reads, its write and the
-record of what it set, so that no trait is left set and unrecorded) and
-the status file's record of the cycle. The stop is honoured as such a
-block ends, or at once in the reporter's own back-off after a conflict
-(nothing of that try was written); until then, its requests are bounded
-only by the client's timeout and retries. Each Placement write is one
-atomic request, so nothing is left half-written.
-Credentials Keystone or Placement refuse are retried with back-off, the
-configuration re-read before each try (a rotated password arrives in
-nova.conf). Every sync is recorded in the status file (``status_file``).
-``run_remove`` undoes what the reporter set.
+A ReportJob is everything one configuration implies: the plan, the trait
+store and its client, the reporter. ``run_service`` runs it every interval
+(jittered, so a fleet of nodes does not hit Placement in step); how it takes
+signals, outages and refused credentials: doc/source/install/compute.rst
+("As a service"). A stop is honoured at once, except inside a
+``control.shielded`` block, which it must not cut in two: one provider's
+sync (``Reporter.sync_provider``: its reads, its write and the record of
+what it set) and the status file's record of the cycle. There it is
+honoured as the block ends, or in a conflict's back-off (nothing of that
+try was written). ``run_remove`` undoes what the reporter set.
 """
 
 import logging
