@@ -120,12 +120,6 @@ def read_document(path):
     return data
 
 
-def check(path):
-    """Raise ConfigError unless ``path`` is missing or the reporter's own
-    state file (what ``OwnershipState(path)`` refuses), reading only."""
-    read_document(path)
-
-
 def _records(document):
     """(providers, problems) of a document read from the file.
 

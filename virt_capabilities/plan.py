@@ -88,7 +88,7 @@ class NodePlan:
         plan = cls(conf, settings, capabilities, refs, provider_needed,
                    tuple(config_files), tuple(config_dirs))
         # report refuses a state file that is not its own: show too.
-        ownership_state.check(plan.state_file)
+        ownership_state.read_document(plan.state_file)
         if plan.custom_traits and not plan.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '

@@ -62,29 +62,22 @@ class ReportJob:
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
             self.plan.state_file, name=self.plan.reporter_name)
-        self.on_ironic = self.plan.on_ironic_node
-        if self.on_ironic:
+        if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
             self.client = client or ironic_node_traits.client_for(
                 self.conf, cloud)
+            store = ironic_node_traits.IronicNodeTraits(self.client)
         else:
             self.client = client or connection.client_for(self.conf, cloud)
+            store = trait_store.PlacementTraits(self.client)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
-            store=self.trait_store())
+            store=store)
         self.sleep = sleep
         self.uuids = None
         self.missing = []
-
-    def trait_store(self):
-        """Where this node's providers' traits are read and written:
-        Placement (``trait_store``), or for an ironic node its Ironic node
-        (``ironic_node_traits``)."""
-        if self.on_ironic:
-            return ironic_node_traits.IronicNodeTraits(self.client)
-        return trait_store.PlacementTraits(self.client)
 
     @property
     def kind(self):
@@ -106,7 +99,7 @@ class ReportJob:
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
         if self.uuids is None or self.missing:
-            if self.on_ironic:
+            if self.plan.on_ironic_node:
                 found = self.reporter.store.resolve_with_wait(
                     self.plan.refs, wait, sleep=self.sleep)
             else:
@@ -134,21 +127,16 @@ class ReportJob:
 
 
 class FailureLog:
-    """Says an outage once, not once a cycle, and says when it is over.
+    """Says an outage once, not once a cycle, and says when it is over
+    (doc/source/install/compute.rst, "As a service").
 
-    A service whose Placement (or the database or Keystone behind it) is
-    down fails every cycle until it is back; a line per cycle buries the
-    one line that matters and floods a fleet's logs. So the first cycle to
-    fail a given way (the error's kind, and the provider for a provider's
-    error) logs it at its level; the same failure again is DEBUG; the first
-    cycle that succeeds after failures says at INFO how many failed. A
-    failure of another kind is news and is logged at once. A one-shot run
-    has no FailureLog: it logs every failure it meets.
-
-    Not quieted, by design: a state that cannot be saved (an ERROR every
-    cycle until it can: each cycle may set traits nobody will remember),
-    and Placement's missing traits or providers (configuration, not an
-    outage).
+    The first cycle to fail a given way (the error's kind, and the provider
+    for a provider's error) logs it at its level; the same failure again is
+    DEBUG; the first cycle that succeeds after failures says at INFO how
+    many failed. A one-shot run has no FailureLog: it logs every failure.
+    Not quieted, by design: a state that cannot be saved (each cycle may
+    set traits nobody will remember), and Placement's missing traits or
+    providers (configuration, not an outage).
     """
 
     def __init__(self):
