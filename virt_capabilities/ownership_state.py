@@ -130,20 +130,16 @@ def _records(document):
     if document is None:
         return {}, []
     problems = []
-    providers = _object(document, 'providers', problems)
+    providers = document.get('providers', {})
+    if not isinstance(providers, dict):
+        problems.append('"providers" (%s, not an object)'
+                        % type(providers).__name__)
+        providers = {}
     for uuid, entry in providers.items():
         if not isinstance(entry, dict):
             problems.append('%s: %s, not an object of reporters' % (
                 _short(uuid), type(entry).__name__))
     return providers, problems
-
-
-def _object(document, key, problems):
-    value = document.get(key, {})
-    if isinstance(value, dict):
-        return value
-    problems.append('"%s" (%s, not an object)' % (key, type(value).__name__))
-    return {}
 
 
 def _recorded(where, value, problems):

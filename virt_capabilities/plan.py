@@ -88,8 +88,8 @@ class NodePlan:
         plan = cls(conf, settings, capabilities, refs, provider_needed,
                    tuple(config_files), tuple(config_dirs))
         # report refuses a state file that is not its own: show too.
-        ownership_state.read_document(plan.state_file)
-        if plan.custom_traits and not plan.state_file:
+        ownership_state.read_document(settings.state_file)
+        if plan.custom_traits and not settings.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '
                         'one dropped from custom_traits while it is stopped '
@@ -112,14 +112,6 @@ class NodePlan:
         return self.settings.custom_traits | (
             {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
             else frozenset())
-
-    @property
-    def state_file(self):
-        return self.settings.state_file
-
-    @property
-    def status_file(self):
-        return self.settings.status_file
 
     @property
     def reporter_name(self):

@@ -61,7 +61,7 @@ class ReportJob:
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
-            self.plan.state_file, name=self.plan.reporter_name)
+            self.plan.settings.state_file, name=self.plan.reporter_name)
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
@@ -197,8 +197,8 @@ def summarize(report, failures=None):
 
 def _record_status(status, job, report=None, error=None):
     """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status.record(job.plan.status_file, job.plan.reporter_name, report,
-                  error)
+    status.record(job.plan.settings.status_file, job.plan.reporter_name,
+                  report, error)
 
 
 def run_once(job_factory, wait):
@@ -370,14 +370,15 @@ def run_remove(job_factory):
     nothing deleted."""
     job = job_factory()
     logs.setup(job.conf)
-    if not job.plan.state_file:
+    state_file = job.plan.settings.state_file
+    if not state_file:
         raise exceptions.ConfigError(
             'remove takes off what the state file says this reporter set, '
             'and this configuration keeps none ([DEFAULT] state_path and '
             '[virt_capabilities] state_file are unset): nothing is known '
             'to be its own')
     if (job.reporter.rule.records_anything
-            and ownership_state.read_document(job.plan.state_file) is None):
+            and ownership_state.read_document(state_file) is None):
         # A one-off container without the state volume: the records of the
         # custom and image-metadata traits it set are elsewhere, and a run
         # here would remove none of them and delete the status file.
@@ -388,7 +389,7 @@ def run_remove(job_factory):
             'is, e.g. in a container with the state volume; if this '
             'reporter never added a trait, or a remove already emptied the '
             'file, nothing is left to remove)'
-            % job.plan.state_file)
+            % state_file)
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:
@@ -411,7 +412,7 @@ def run_remove(job_factory):
         LOG.error('%s', report.state_error)
     if not report.ok:
         return 1
-    status_file.remove(job.plan.status_file)
+    status_file.remove(job.plan.settings.status_file)
     return 0
 
 
