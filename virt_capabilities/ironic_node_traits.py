@@ -154,13 +154,16 @@ class IronicClient:
         return IronicError('Ironic at %s answered %d to %s: %s' % (
             self._base, status, what, fault))
 
-    def get_node(self, ident):
+    def get_node(self, ident, missing_ok=True):
         """The node of this uuid or name (openstacksdk's Node: ``id``,
-        ``name``, ``traits``), or None when Ironic has none."""
+        ``name``, ``traits``); when Ironic has none, None, or with
+        ``missing_ok`` false NodeNotFound."""
         try:
             return self._call('GET', 'nodes/%s' % ident, lambda proxy:
                               proxy.get_node(ident, fields=NODE_FIELDS))
         except NodeNotFound:
+            if not missing_ok:
+                raise
             return None
 
     def add_trait(self, node_uuid, trait):
@@ -229,10 +232,7 @@ class IronicNodeTraits:
         """(traits, traits): the second is what ``write`` compares with
         (Ironic has no generation, and needs none: each request changes
         one trait)."""
-        node = self.client.get_node(uuid)
-        if node is None:
-            raise NodeNotFound('Ironic at %s has no node %s any more'
-                               % (self.client.endpoint(), uuid))
+        node = self.client.get_node(uuid, missing_ok=False)
         traits = frozenset(node.traits or ())
         return traits, traits
 
