@@ -230,7 +230,6 @@ def build(placement, hosts, progress=None, reuse=False):
     # Here, not at the top: cliff loads every command's module to start
     # any of them, and the reporter's service (oslo.log with it) is the
     # demo's alone; `candidates` and `status` start without it.
-    from virt_capabilities import ironic_node_traits
     from virt_capabilities import plan as plan_mod
     from virt_capabilities import service
 
@@ -252,7 +251,7 @@ def build(placement, hosts, progress=None, reuse=False):
             plan = plan_mod.NodePlan.from_files([own, node], [host.uuid])
             host.compute_driver = plan.capabilities.compute_driver
             host.formats = sorted(plan.capabilities.formats)
-            if ironic_node_traits.writes_node_traits(host.compute_driver):
+            if plan.on_ironic_node:
                 # Its reporter writes the Ironic node, which the demo does
                 # not run; nova-compute's traits are on the provider.
                 host.reporter_writes = ON_IRONIC_NODE
