@@ -43,6 +43,7 @@ from image_type_filter.client import scheduler_client
 from image_type_filter.diagnostics import cloud as cloud_mod
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts as verdicts_mod
+from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
 OUR_FILTERS = 'image_type_filter.nova.all_filters'
@@ -185,23 +186,17 @@ def _flavor(ctxt, name_or_id):
         return objects.Flavor.get_by_name(ctxt, name_or_id)
 
 
-def _set(obj, name):
-    """A Nova object's field, or None where it is not set."""
-    return getattr(obj, name) if obj is not None and \
-        obj.obj_attr_is_set(name) else None
-
-
 def describe(spec, server=None, notes=()):
     """The document's ``subject``."""
-    image = _set(spec, 'image')
+    image = spec_fields.field(spec, 'image')
     described = {
         'kind': 'server' if server else 'image and flavor',
-        'flavor': spec.flavor.name, 'image': _set(image, 'id'),
-        'disk_format': _set(image, 'disk_format'),
-        'volume_backed': bool(_set(spec, 'is_bfv')),
-        'project': _set(spec, 'project_id'),
-        'availability_zone': _set(spec, 'availability_zone'),
-        'in_server_group': bool(_set(spec, 'instance_group')),
+        'flavor': spec.flavor.name, 'image': spec_fields.field(image, 'id'),
+        'disk_format': spec_fields.field(image, 'disk_format'),
+        'volume_backed': bool(spec_fields.field(spec, 'is_bfv')),
+        'project': spec_fields.field(spec, 'project_id'),
+        'availability_zone': spec_fields.field(spec, 'availability_zone'),
+        'in_server_group': bool(spec_fields.field(spec, 'instance_group')),
         'notes': list(notes)}
     if server is not None:
         fault = server.get('fault') or {}

@@ -182,11 +182,17 @@ def _report_the_rest(nova):
                     nova.version, nova_releases.RANGE)
 
 
-def _check_host_filter(conf, settings):
+def _enabled_filters(conf):
+    """``[filter_scheduler] enabled_filters``, or None in a Nova without
+    the option."""
     try:
-        enabled = list(conf.filter_scheduler.enabled_filters)
+        return list(conf.filter_scheduler.enabled_filters)
     except Exception:  # noqa: BLE001 - a Nova without the option
-        enabled = None
+        return None
+
+
+def _check_host_filter(conf, settings):
+    enabled = _enabled_filters(conf)
     if enabled is not None and HOST_FILTER in enabled:
         return
     what = ('rebuilds with a new image are not checked, and nothing checks '
@@ -211,12 +217,8 @@ def _host_guests(nova, conf):
     scatter = nova.get(compat.SCATTER_GATHER)
     cell_failed = nova.get(compat.CELL_FAILED)
     by_uuids = nova.get(compat.COMPUTE_NODES_BY_UUIDS)
-    try:
-        enabled = list(conf.filter_scheduler.enabled_filters)
-    except Exception:  # noqa: BLE001 - a Nova without the option
-        enabled = []
     if None in (scatter, cell_failed, by_uuids) or \
-            IMAGE_PROPERTIES_FILTER not in enabled:
+            IMAGE_PROPERTIES_FILTER not in (_enabled_filters(conf) or ()):
         return None
 
     def host_guests(ctxt, uuids):
