@@ -13,21 +13,11 @@
 """For a real server, image or flavor: nova-scheduler's query, by Nova's
 own code.
 
-Runs where Nova is installed, with nova-scheduler's nova.conf (its
-databases, its options, its ``available_filters``): Nova is imported here
-only, when ``load_nova`` is called. A server's request spec is the one
-Nova keeps in its API database (``RequestSpec.get_by_instance_uuid``); an
-image and a flavor make one as nova-api does (``from_components``, after
-nova-api's NUMA and PCI checks). Then Nova's request filters run on it, in
-Nova's list (``request_filter.ALL_REQUEST_FILTERS``, which is all
-``process_reqspec`` runs), with this project's entry there when nova.conf's
-``available_filters`` loads it (loaded as nova-scheduler's host manager
-loads it); the query is Nova's ``resources_from_request_spec``, with the
-VCPU fallback query nova-scheduler sends for ``hw:cpu_policy=dedicated``.
-Placement is asked that query, and every compute host is judged
-(``verdicts``), the server's own host with its allocation given back.
-
-What the answer does not explain is said in it (``NOT_COVERED``).
+Runs where Nova is installed, with nova-scheduler's nova.conf: Nova is
+imported here only, when ``load_nova`` is called. Where it runs, what it
+reads, asks and explains is doc/source/admin/troubleshooting.rst's "Why
+did this server find no host?"; what the answer does not explain is said
+in it (``NOT_COVERED``).
 """
 
 import contextlib

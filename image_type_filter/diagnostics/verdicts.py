@@ -15,25 +15,13 @@
 Placement answers the query (nova-scheduler's query string, read by
 ``Query.parse``) with the hosts it offers; for every other compute host
 this module checks each term of the query, in the query's order, and names
-those the host fails:
-
-- ``root_required``: a trait the root provider lacks, or a forbidden one
-  it carries (``!COMPUTE_STATUS_DISABLED``: its compute service is
-  disabled, with the reason Nova keeps);
-- ``resources``: a class no provider of the host's tree has room for, with
-  what it has free (the server's own allocation given back on the host it
-  runs on);
-- ``required``: a trait no provider of the tree carries, or a forbidden one;
-- ``member_of``: an aggregate the host is not in, or a forbidden one it is;
-- each granular group (``resourcesN``/``requiredN``): no single provider
-  of the tree satisfies it.
-
-A host that passes every term but is not offered was cut by ``limit``
-(when Placement returned that many) or left out for what this module does
-not model (sharing providers, resources split across a tree,
-``same_subtree``, ``in_tree``). The number
-of requests is fixed per term of the queries, plus two reads for each host
-short of a resource.
+those the host fails (the terms and their wording:
+doc/source/admin/troubleshooting.rst's "Why did this server find no
+host?"). A host that passes every term but is not offered was cut by
+``limit`` or left out for what this module does not model (sharing
+providers, resources split across a tree, ``same_subtree``, ``in_tree``).
+The number of requests is fixed per term of the queries, plus two reads
+for each host short of a resource.
 """
 
 import dataclasses

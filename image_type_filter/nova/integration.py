@@ -13,32 +13,15 @@
 """Put this project's request filters into nova-scheduler, once, and keep
 reserved hosts reserved whatever Nova does with them.
 
-The filters are built from Nova's CONF (nova.conf alone configures them)
-and added to ``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one
-entry, ``image_type_filter.request_filters``, after Nova's own: they run on
-every boot, after Nova's own image-type filter (when on) has added its
-trait. A request that cannot be placed fails the way Nova expects:
-``RequestFilterFailed``, which nova-scheduler turns into NoValidHost with
-the reason in the server's fault. Under ``[image_type_filter] enforce =
-False`` the entry changes nothing and logs what it would have done
-(``scheduler.log_only``).
-
-None of the Nova names used is a promise (``compat``). The choices, for a
-Nova this release was not tested with:
-
-* a name missing at start-up: one ERROR line naming the Nova release and
-  the names. If isolation is enforced, nova-scheduler stops there
-  (``compat.NovaIncompatible``): a scheduler without the isolation filter
-  would put other servers on reserved hosts. Otherwise it runs without
-  this project's filters, as Nova alone.
-* a Nova that no longer runs ``ALL_REQUEST_FILTERS``: the entry marks each
-  request it runs on, and ImageTypeRebuildFilter, which Nova calls for
-  every host of every request, checks the mark (``request_check``). An
-  unmarked request gets an ERROR line; if isolation is enforced, every host
-  is refused for it, so the boot ends in "No valid host" instead of on a
-  reserved host. Isolation therefore needs ImageTypeRebuildFilter in
-  ``[filter_scheduler] enabled_filters``: without it nova-scheduler does
-  not start.
+The filters are built from Nova's CONF and added to
+``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one entry,
+``image_type_filter.request_filters``, after Nova's own; a request that
+cannot be placed raises Nova's ``RequestFilterFailed``. Under
+``[image_type_filter] enforce = False`` the entry changes nothing and logs
+what it would have done (``scheduler.log_only``). What happens in a Nova
+where a name is missing, or that no longer runs ``ALL_REQUEST_FILTERS``
+(``request_check``), is doc/source/install/scheduler.rst's "A Nova this
+release was not tested with".
 """
 
 import dataclasses
