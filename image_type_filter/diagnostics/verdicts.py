@@ -140,6 +140,18 @@ def _free(inventory, used):
     return capacity - used, inventory.get('max_unit', inventory['total'])
 
 
+def shortfall(amount, inventory, used, given=''):
+    """Why ``amount`` of a class does not fit ``inventory`` with ``used``
+    of it taken: none of it, more than one allocation may take, or too
+    little free (``given``: what was given back to count it)."""
+    free, max_unit = _free(inventory, used)
+    if not inventory:
+        return 'needs %d, has none' % amount
+    if amount > max_unit and free >= amount:
+        return 'needs %d, at most %d per allocation' % (amount, max_unit)
+    return 'needs %d, has %d free%s' % (amount, free, given)
+
+
 class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
@@ -213,13 +225,8 @@ class _Judge:
         if inventory and own and free >= amount and amount <= max_unit:
             return None  # fits once the server's own allocation is back
         given = ' with the server\'s own %d given back' % own if own else ''
-        if not inventory:
-            why = 'needs %d, has none' % amount
-        elif amount > max_unit and free >= amount:
-            why = 'needs %d, at most %d per allocation' % (amount, max_unit)
-        else:
-            why = 'needs %d, has %d free%s' % (amount, free, given)
-        return 'resources %s:%d: %s' % (rc, amount, why)
+        return 'resources %s:%d: %s' % (
+            rc, amount, shortfall(amount, inventory, used - own, given))
 
     def unsuffixed(self, host):
         group = self.query.groups.get('')
