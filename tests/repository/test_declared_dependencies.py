@@ -50,9 +50,12 @@ BENCHMARKS_EXTRA = 'bench'
 #: Provided by the program that loads us: nova-scheduler runs
 #: image_type_filter.nova.
 #: Nova, where it runs: inside nova-scheduler, and for ``candidates
-#: --server``, which runs Nova's own code on the scheduler's host.
+#: --server``, which runs Nova's own code on the scheduler's host and sets
+#: up its RPC as nova-scheduler does, with the oslo.messaging Nova
+#: installs (imported only once Nova has been).
 HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
-                 'image_type_filter.diagnostics.as_scheduler': {'nova'}}
+                 'image_type_filter.diagnostics.as_scheduler': {
+                     'nova', 'oslo_messaging'}}
 
 
 def requirement_names(lines):
