@@ -308,17 +308,11 @@ def rebuild_check(host_uuid, spec_obj):
 
 def rebuild_refusal(host_uuid, spec_obj):
     """Why this host cannot take the rebuild's new image, as the server's
-    fault gives it, or None when it can. One Placement read.
-
-    A refusal is also one WARNING line naming the server, the image and
-    the host. When the host's traits cannot be read (Placement down, a 403
-    for nova-scheduler's user), one line names Placement and the server,
-    and the answer is what the operator asked for: with isolation enforced
-    the host is refused, since a reserved host must never take an image
-    unchecked (the rebuild fails with "No valid host" and the server keeps
-    its image); otherwise the rebuild goes through, as with Nova alone.
-    The fault's reason names no host and no Placement detail: the user
-    sees it, the log line has the rest.
+    fault gives it, or None when it can. One Placement read; a refusal is
+    also one WARNING line naming the server, the image and the host, and
+    an unreadable host is ``_unchecked_rebuild``'s. The fault's reason
+    names no host and no Placement detail: the user sees it, the log line
+    has the rest.
     """
     installed = _installed
     if installed is None or installed.pipeline is None:
