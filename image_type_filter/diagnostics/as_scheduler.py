@@ -13,21 +13,11 @@
 """For a real server, image or flavor: nova-scheduler's query, by Nova's
 own code.
 
-Runs where Nova is installed, with nova-scheduler's nova.conf (its
-databases, its options, its ``available_filters``): Nova is imported here
-only, when ``load_nova`` is called. A server's request spec is the one
-Nova keeps in its API database (``RequestSpec.get_by_instance_uuid``); an
-image and a flavor make one as nova-api does (``from_components``, after
-nova-api's NUMA and PCI checks). Then Nova's request filters run on it, in
-Nova's list (``request_filter.ALL_REQUEST_FILTERS``, which is all
-``process_reqspec`` runs), with this project's entry there when nova.conf's
-``available_filters`` loads it (loaded as nova-scheduler's host manager
-loads it); the query is Nova's ``resources_from_request_spec``, with the
-VCPU fallback query nova-scheduler sends for ``hw:cpu_policy=dedicated``.
-Placement is asked that query, and every compute host is judged
-(``verdicts``), the server's own host with its allocation given back.
-
-What the answer does not explain is said in it (``NOT_COVERED``).
+Runs where Nova is installed, with nova-scheduler's nova.conf: Nova is
+imported here only, when ``load_nova`` is called. Where it runs, what it
+reads, asks and explains is doc/source/admin/troubleshooting.rst's "Why
+did this server find no host?"; what the answer does not explain is said
+in it (``NOT_COVERED``).
 """
 
 import contextlib
@@ -43,6 +33,7 @@ from image_type_filter.client import scheduler_client
 from image_type_filter.diagnostics import cloud as cloud_mod
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts as verdicts_mod
+from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
 OUR_FILTERS = 'image_type_filter.nova.all_filters'
@@ -185,23 +176,17 @@ def _flavor(ctxt, name_or_id):
         return objects.Flavor.get_by_name(ctxt, name_or_id)
 
 
-def _set(obj, name):
-    """A Nova object's field, or None where it is not set."""
-    return getattr(obj, name) if obj is not None and \
-        obj.obj_attr_is_set(name) else None
-
-
 def describe(spec, server=None, notes=()):
     """The document's ``subject``."""
-    image = _set(spec, 'image')
+    image = spec_fields.field(spec, 'image')
     described = {
         'kind': 'server' if server else 'image and flavor',
-        'flavor': spec.flavor.name, 'image': _set(image, 'id'),
-        'disk_format': _set(image, 'disk_format'),
-        'volume_backed': bool(_set(spec, 'is_bfv')),
-        'project': _set(spec, 'project_id'),
-        'availability_zone': _set(spec, 'availability_zone'),
-        'in_server_group': bool(_set(spec, 'instance_group')),
+        'flavor': spec.flavor.name, 'image': spec_fields.field(image, 'id'),
+        'disk_format': spec_fields.field(image, 'disk_format'),
+        'volume_backed': bool(spec_fields.field(spec, 'is_bfv')),
+        'project': spec_fields.field(spec, 'project_id'),
+        'availability_zone': spec_fields.field(spec, 'availability_zone'),
+        'in_server_group': bool(spec_fields.field(spec, 'instance_group')),
         'notes': list(notes)}
     if server is not None:
         fault = server.get('fault') or {}

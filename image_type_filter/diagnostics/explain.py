@@ -43,20 +43,9 @@ class Capacity:
             return []
         inventories = self.client.get_inventories(uuid)
         usages = self.client.get_usages(uuid)
-        return [self._why(rc, inventories.get(rc), usages.get(rc, 0))
-                for rc in short]
-
-    def _why(self, rc, inventory, used):
-        amount = self.resources[rc]
-        if not inventory:
-            return 'lacks %s: needs %d, has none' % (rc, amount)
-        free = int((inventory['total'] - inventory.get('reserved', 0))
-                   * inventory.get('allocation_ratio', 1.0)) - used
-        max_unit = inventory.get('max_unit', inventory['total'])
-        if amount > max_unit and free >= amount:
-            return 'lacks %s: needs %d, at most %d per allocation' % (
-                rc, amount, max_unit)
-        return 'lacks %s: needs %d, has %d free' % (rc, amount, free)
+        return ['lacks %s: %s' % (rc, verdicts_mod.shortfall(
+            self.resources[rc], inventories.get(rc), usages.get(rc, 0)))
+            for rc in short]
 
 
 def no_valid_host_reason(client, survey, spec, describe_trait=None,

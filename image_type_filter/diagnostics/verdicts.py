@@ -15,25 +15,13 @@
 Placement answers the query (nova-scheduler's query string, read by
 ``Query.parse``) with the hosts it offers; for every other compute host
 this module checks each term of the query, in the query's order, and names
-those the host fails:
-
-- ``root_required``: a trait the root provider lacks, or a forbidden one
-  it carries (``!COMPUTE_STATUS_DISABLED``: its compute service is
-  disabled, with the reason Nova keeps);
-- ``resources``: a class no provider of the host's tree has room for, with
-  what it has free (the server's own allocation given back on the host it
-  runs on);
-- ``required``: a trait no provider of the tree carries, or a forbidden one;
-- ``member_of``: an aggregate the host is not in, or a forbidden one it is;
-- each granular group (``resourcesN``/``requiredN``): no single provider
-  of the tree satisfies it.
-
-A host that passes every term but is not offered was cut by ``limit``
-(when Placement returned that many) or left out for what this module does
-not model (sharing providers, resources split across a tree,
-``same_subtree``, ``in_tree``). The number
-of requests is fixed per term of the queries, plus two reads for each host
-short of a resource.
+those the host fails (the terms and their wording:
+doc/source/admin/troubleshooting.rst's "Why did this server find no
+host?"). A host that passes every term but is not offered was cut by
+``limit`` or left out for what this module does not model (sharing
+providers, resources split across a tree, ``same_subtree``, ``in_tree``).
+The number of requests is fixed per term of the queries, plus two reads
+for each host short of a resource.
 """
 
 import dataclasses
@@ -152,6 +140,18 @@ def _free(inventory, used):
     return capacity - used, inventory.get('max_unit', inventory['total'])
 
 
+def shortfall(amount, inventory, used, given=''):
+    """Why ``amount`` of a class does not fit ``inventory`` with ``used``
+    of it taken: none of it, more than one allocation may take, or too
+    little free (``given``: what was given back to count it)."""
+    free, max_unit = _free(inventory, used)
+    if not inventory:
+        return 'needs %d, has none' % amount
+    if amount > max_unit and free >= amount:
+        return 'needs %d, at most %d per allocation' % (amount, max_unit)
+    return 'needs %d, has %d free%s' % (amount, free, given)
+
+
 class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
@@ -225,13 +225,8 @@ class _Judge:
         if inventory and own and free >= amount and amount <= max_unit:
             return None  # fits once the server's own allocation is back
         given = ' with the server\'s own %d given back' % own if own else ''
-        if not inventory:
-            why = 'needs %d, has none' % amount
-        elif amount > max_unit and free >= amount:
-            why = 'needs %d, at most %d per allocation' % (amount, max_unit)
-        else:
-            why = 'needs %d, has %d free%s' % (amount, free, given)
-        return 'resources %s:%d: %s' % (rc, amount, why)
+        return 'resources %s:%d: %s' % (
+            rc, amount, shortfall(amount, inventory, used - own, given))
 
     def unsuffixed(self, host):
         group = self.query.groups.get('')
