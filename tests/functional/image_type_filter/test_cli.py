@@ -30,6 +30,7 @@ from image_type_common import image_types
 from image_type_demo import cmd as demo_cmd
 from image_type_demo import fleet
 from placement_runner import embedded
+from placement_runner import writes
 from tests import helpers
 from tests.helpers import clean_env
 
@@ -311,7 +312,7 @@ def test_status_exit_codes(tmp_path):
         traits, generation = client.get_provider_traits(uuid)
         client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
                                    generation)
-        client.create_resource_class('CUSTOM_BAREMETAL_GOLD')
+        writes.create_resource_class(client, 'CUSTOM_BAREMETAL_GOLD')
         fleet.create_provider(client, 'ironic-node', {
             'CUSTOM_BAREMETAL_GOLD': {'total': 1}})
         code, rows, proc = status(conf)
@@ -322,7 +323,7 @@ def test_status_exit_codes(tmp_path):
         client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
                                    generation)
         # A nested tree while the "required" form is configured: warning.
-        client.create_resource_provider('numa0', parent=hosts[0].uuid)
+        writes.create_resource_provider(client, 'numa0', parent=hosts[0].uuid)
         conf.write_text(server.nova_conf_section() + '[scheduler_client]\n'
                         'image_type_trait_parameter = required\n')
         proc = cli('status', '--config-file', str(conf))

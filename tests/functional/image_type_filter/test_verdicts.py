@@ -28,6 +28,7 @@ import pytest
 from image_type_common import placement_client
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts
+from placement_runner import writes
 
 INVENTORY = {'VCPU': {'total': 4}, 'MEMORY_MB': {'total': 4096},
              'DISK_GB': {'total': 100}}
@@ -35,8 +36,8 @@ RAW = 'COMPUTE_IMAGE_TYPE_RAW'
 
 
 def _host(client, name, traits, aggregates=()):
-    rp = client.create_resource_provider(name)
-    generation = client.put_inventories(rp['uuid'], rp['generation'],
+    rp = writes.create_resource_provider(client, name)
+    generation = writes.put_inventories(client, rp['uuid'], rp['generation'],
                                         INVENTORY)['resource_provider_'
                                                    'generation']
     generation = client.put_provider_traits(
@@ -64,7 +65,7 @@ def fleet(sqlite_placement):
         'fits-too': _host(client, 'fitstoo-' + tag, [RAW]),
     }
     server = str(uuid.uuid4())
-    client.put_allocations(server, {
+    writes.put_allocations(client, server, {
         'allocations': {hosts['full']: {'resources': {'VCPU': 4}}},
         'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
         'consumer_generation': None, 'consumer_type': 'INSTANCE'})
@@ -134,18 +135,19 @@ def test_an_ironic_node_reserved_for_its_own_instance_fits_it(
     not."""
     client = sqlite_placement.client()
     tag = uuid.uuid4().hex[:8]
-    client.create_resource_class('CUSTOM_BAREMETAL')
+    writes.create_resource_class(client, 'CUSTOM_BAREMETAL')
     nodes = {}
     for name in ('mine', 'other'):
-        rp = client.create_resource_provider('%s-%s' % (name, tag))
-        generation = client.put_inventories(rp['uuid'], rp['generation'], {
-            'CUSTOM_BAREMETAL': {'total': 1}})[
+        rp = writes.create_resource_provider(client, '%s-%s' % (name, tag))
+        generation = writes.put_inventories(
+            client, rp['uuid'], rp['generation'], {
+                'CUSTOM_BAREMETAL': {'total': 1}})[
                 'resource_provider_generation']
         client.put_provider_traits(
             rp['uuid'], ['COMPUTE_NODE', RAW], generation)
         nodes[name] = rp['uuid']
     server = str(uuid.uuid4())
-    client.put_allocations(server, {
+    writes.put_allocations(client, server, {
         'allocations': {nodes['mine']: {'resources': {
             'CUSTOM_BAREMETAL': 1}}},
         'project_id': str(uuid.uuid4()), 'user_id': str(uuid.uuid4()),
@@ -154,7 +156,7 @@ def test_an_ironic_node_reserved_for_its_own_instance_fits_it(
     for rp_uuid in nodes.values():
         generation = client.request(
             'GET', '/resource_providers/%s' % rp_uuid).json()['generation']
-        client.put_inventories(rp_uuid, generation, {
+        writes.put_inventories(client, rp_uuid, generation, {
             'CUSTOM_BAREMETAL': {'total': 1, 'reserved': 1}})
     survey = survey_mod.Survey(
         {u: survey_mod.Host(u, name, {'raw'}) for name, u in nodes.items()},
