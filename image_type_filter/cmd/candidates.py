@@ -73,15 +73,16 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     this project's filters only (the image-type filter on whatever the
     config file says; [image_isolation], [image_metadata_prefilter] and
     [scheduler_client] from --config-file, or --family) and --resources;
-    --explain lists the hosts left out and why: a missing image trait (and
-    which formats the host boots), a forbidden trait, or capacity (with
-    what it has free). Input Glance or Nova would refuse, drop or ignore is
-    a WARNING naming it (with --strict, exit 2 before anything is asked): a
-    disk format Glance does not know, an image property Nova has no field
-    for (or spelt in another case), trait:X with a value other than
-    exactly "required" or with a group suffix, a value Nova refuses for an
-    image-metadata property, and an [image_isolation] rule nova-scheduler
-    would refuse at start-up.
+    --explain judges each host left out as --server does, naming the terms
+    of the query it fails: a trait it lacks (for the image's, the formats
+    it boots) or carries (with the rule or image property that asked), a
+    resource it has no room for (with what it has free). Input Glance or
+    Nova would refuse, drop or ignore is a WARNING naming it (with
+    --strict, exit 2 before anything is asked): a disk format Glance does
+    not know, an image property Nova has no field for (or spelt in another
+    case), trait:X with a value other than exactly "required" or with a
+    group suffix, a value Nova refuses for an image-metadata property, and
+    an [image_isolation] rule nova-scheduler would refuse at start-up.
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement, Nova, Glance
@@ -264,16 +265,16 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             refused, found = exc, scheduler_client.Candidates([], '', [])
         def describe(trait):
             return sched.pipeline.describe_trait(trait, spec)
-        fleet = verdicts = None
-        if parsed_args.explain or not found.provider_uuids:
+        verdicts = None
+        if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)
-        if parsed_args.explain:
             verdicts = explain.explain(client, fleet, spec,
-                                       set(found.provider_uuids), describe)
+                                       found.provider_uuids, describe,
+                                       found.query)
         if not found.provider_uuids:
             LOG.error('No valid host: %s', refused or
                       explain.no_valid_host_reason(
-                          client, fleet, spec, describe, verdicts))
+                          client, fleet, spec, verdicts=verdicts))
             self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']

@@ -10,12 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Host by host, which term of nova-scheduler's query left the host out.
+"""Host by host, which term of an allocation-candidates query left the
+host out.
 
-Placement answers the query (nova-scheduler's query string, read by
+Placement answers the query (nova-scheduler's query string for
+``candidates --server``, this project's for ``--disk-format``, read by
 ``Query.parse``) with the hosts it offers; for every other compute host
-this module checks each term of the query, in the query's order, and names
-those the host fails (the terms and their wording:
+this module checks each term of the query, in the query's order, and
+names those the host fails (the terms and their wording:
 doc/source/admin/troubleshooting.rst's "Why did this server find no
 host?"). A host that passes every term but is not offered was cut by
 ``limit`` or left out for what this module does not model (sharing
@@ -152,12 +154,20 @@ def shortfall(amount, inventory, used, given=''):
     return 'needs %d, has %d free%s' % (amount, free, given)
 
 
+def _because(why):
+    """What asked for a trait, after its reason: ', for KEY=VALUE ...',
+    anything else in parentheses."""
+    if not why:
+        return ''
+    return ', ' + why if why.startswith('for ') else ' (%s)' % why
+
+
 class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
 
     def __init__(self, client, survey, query, give_back, services, fleet,
-                 reads):
+                 reads, why):
         self.client = client
         self.survey = survey
         self.query = query
@@ -165,6 +175,7 @@ class _Judge:
         self.give_back = give_back or {}
         self.services = services or {}
         self._reads = reads
+        self.why = why or (lambda trait: None)
 
     def holders(self, key, **filters):
         key = (key, tuple(sorted(filters.items())))
@@ -184,16 +195,21 @@ class _Judge:
         return {rp['uuid'] for rp in self.holders(('trait', trait),
                                                   required=trait)}
 
+    def _lacks(self, host, trait):
+        """After "lacks it": which formats the host boots (for an image
+        type) and what asked for the trait."""
+        boots = ''
+        if image_types.is_image_type_trait(trait):
+            boots = ' (boots: %s)' % (', '.join(sorted(host.formats)) or
+                                      'nothing reported')
+        return boots + _because(self.why(trait))
+
     def root_traits(self, host):
         reasons = []
         for trait in sorted(self.query.root_required):
             if host.uuid not in self.roots_with(trait):
-                boots = ''
-                if image_types.is_image_type_trait(trait):
-                    boots = ' (boots: %s)' % (', '.join(
-                        sorted(host.formats)) or 'nothing reported')
-                reasons.append('root_required %s: lacks it%s' % (trait,
-                                                                boots))
+                reasons.append('root_required %s: lacks it%s' % (
+                    trait, self._lacks(host, trait)))
         for trait in sorted(self.query.root_forbidden):
             if host.uuid in self.roots_with(trait):
                 extra = ''
@@ -201,8 +217,8 @@ class _Judge:
                     service = self.services.get(host.name)
                     extra = ' (its compute service is disabled%s)' % (
                         ': %s' % service if service else '')
-                reasons.append('root_required !%s: carries it%s' % (
-                    trait, extra))
+                reasons.append('root_required !%s: carries it%s%s' % (
+                    trait, extra, _because(self.why(trait))))
         return reasons
 
     def _room(self, rc, amount, host):
@@ -238,11 +254,13 @@ class _Judge:
         for trait in sorted(group.required):
             if host.uuid not in tree(self.holders(('trait', trait),
                                                   required=trait)):
-                reasons.append('required %s: lacks it' % trait)
+                reasons.append('required %s: lacks it%s' % (
+                    trait, self._lacks(host, trait)))
         for trait in sorted(group.forbidden):
             if host.uuid in tree(self.holders(('trait', trait),
                                               required=trait)):
-                reasons.append('required !%s: carries it' % trait)
+                reasons.append('required !%s: carries it%s' % (
+                    trait, _because(self.why(trait))))
         for term in group.any_of:
             if host.uuid not in tree(self.holders(('trait', term),
                                                   required=term)):
@@ -284,7 +302,7 @@ class _Judge:
 
 
 def judge(client, survey, queries, offered, give_back=None, services=None,
-          current_host=None):
+          current_host=None, why=None):
     """A Verdict per compute host of ``survey``, offered ones first.
 
     ``queries``: the queries nova-scheduler sends for the request (two for
@@ -293,11 +311,12 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     returned to any of them; ``give_back``: provider uuid -> {class:
     amount} of the server's own allocation; ``services``: host name -> why
     its compute service is disabled; ``current_host``: the provider uuid
-    the server runs on.
+    the server runs on; ``why``: trait -> what in the request asked
+    for or forbade it (a request filter's rule), or None.
     """
     fleet, reads = _Fleet(client), {}
-    judges = [_Judge(client, survey, q, give_back, services, fleet, reads)
-              for q in queries]
+    judges = [_Judge(client, survey, q, give_back, services, fleet, reads,
+                     why) for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
                                     'VCPU fallback')

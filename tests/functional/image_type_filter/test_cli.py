@@ -164,8 +164,10 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
     assert set(rows) == {h.name for h in hosts}
     assert rows['parallels-1']['result'] == 'candidate'
     assert rows['vmware-1']['result'] == 'excluded'
+    # The term of the query it fails: ploop's trait (os-traits), and the
+    # formats the host boots (Nova's VMware driver: iso and vmdk).
     assert rows['vmware-1']['reasons'] == [
-        'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)']
+        'root_required COMPUTE_IMAGE_TYPE_PLOOP: lacks it (boots: iso, vmdk)']
     # Too big for any host: the resource class that is short, and what each
     # host has free; no host at all is "No valid host" and exit code 3.
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
@@ -174,13 +176,13 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
     assert proc.returncode == 3, proc.stderr
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['parallels-1']['reasons'] == [
-        'lacks DISK_GB: needs 501, has 500 free']
+        'resources DISK_GB:501: needs 501, has 500 free']
     assert rows['vmware-1']['reasons'] == [
-        'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)',
-        'lacks DISK_GB: needs 501, has 500 free']
+        'root_required COMPUTE_IMAGE_TYPE_PLOOP: lacks it (boots: iso, vmdk)',
+        'resources DISK_GB:501: needs 501, has 500 free']
     assert 'No valid host: none of' in proc.stderr
-    assert 'parallels-1: lacks DISK_GB: needs 501, has 500 free' in \
-        proc.stderr
+    assert 'parallels-1: resources DISK_GB:501: needs 501, has 500 free' \
+        in proc.stderr
 
 
 def test_candidates_no_valid_host_says_why(demo_fleet, tmp_path):

@@ -115,6 +115,23 @@ def test_each_host_is_named_with_the_term_that_left_it_out(fleet):
     assert reason == 'resources VCPU:2: needs 2, has 0 free'
 
 
+def test_a_trait_is_named_with_what_asked_for_it(fleet):
+    # The image's trait in the unsuffixed required (this project's
+    # image_type_trait_parameter = required): the formats the host boots
+    # are named there too; ``why`` names the rule behind a trait.
+    query = parse.urlencode([
+        ('resources', 'VCPU:1'),
+        ('required', '%s,!COMPUTE_STATUS_DISABLED' % RAW)])
+    judged = _judge(fleet, query, why={
+        RAW: 'for disk_format=raw', 'COMPUTE_STATUS_DISABLED': 'a rule'}.get)
+    assert judged['fits'].result == verdicts.CANDIDATE
+    assert judged['no-raw'].reasons == [
+        'required %s: lacks it (boots: nothing reported), for '
+        'disk_format=raw' % RAW]
+    assert judged['disabled'].reasons == [
+        'required !COMPUTE_STATUS_DISABLED: carries it (a rule)']
+
+
 def test_the_servers_own_host_is_judged_with_its_allocation_back(fleet):
     client, hosts, _, _, server = fleet
     judged = _judge(fleet, _query(), current_host=hosts['full'],
