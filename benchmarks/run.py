@@ -41,6 +41,7 @@ from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import image_type_support
 from placement_runner import embedded
+from placement_runner import writes
 from virt_capabilities import merge
 from virt_capabilities import reporter as reporter_mod
 
@@ -113,8 +114,8 @@ def build_fleet(client, providers, vmware_share):
     for i in range(providers):
         is_vmware = i % round(1 / vmware_share) == 0 and \
             len(vmware) < vmware_count
-        rp = client.create_resource_provider('bench-%05d' % i)
-        gen = client.put_inventories(rp['uuid'], rp['generation'],
+        rp = writes.create_resource_provider(client, 'bench-%05d' % i)
+        gen = writes.put_inventories(client, rp['uuid'], rp['generation'],
                                      INVENTORY)['resource_provider_generation']
         client.put_provider_traits(rp['uuid'],
                                    VMWARE if is_vmware else LIBVIRT, gen)

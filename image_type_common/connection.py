@@ -419,14 +419,9 @@ class NamedServiceAdapter:
 
 def log_tokens(auth):
     """Have ``auth`` (a keystoneauth1 identity plugin) log each token it
-    obtains at DEBUG: ``Keystone token obtained`` for the first,
-    ``Keystone token renewed`` for each after it (keystoneauth1 renews
-    when the token it holds ends within two minutes, or was refused).
-
-    A long-running reporter's steady Keystone load is its renewals, about
-    one per token lifetime; a count of tokens from process start is
-    dominated by the start-up one. Plugins without tokens (admin_token)
-    are left alone; a plugin is wrapped once.
+    obtains at DEBUG, as doc/source/install/credentials.rst's "Keystone
+    tokens" says. Plugins without tokens (admin_token) are left alone; a
+    plugin is wrapped once.
     """
     fetch = getattr(auth, 'get_auth_ref', None)
     if fetch is None or getattr(auth, '_logs_tokens', False):

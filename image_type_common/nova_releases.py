@@ -12,11 +12,10 @@
 
 """The Nova releases this release supports: the one place they are written.
 
-Both halves read them (the scheduler side's start-up check and the
-rebuilt query's per-release tables, the compute side's driver table and
-its help texts), the documentation through Sphinx substitutions
-(``doc/source/conf.py``: ``|nova-supported|`` and the like) and CI through
-``.ci/run``. What cannot import Python is held to them by
+Both halves read them (the scheduler side's start-up check, the compute
+side's driver table and its help texts), the documentation through Sphinx
+substitutions (``doc/source/conf.py``: ``|nova-supported|`` and the like)
+and CI through ``.ci/run``. What cannot import Python is held to them by
 ``tests/repository/test_nova_releases.py``: ``tox.ini``'s ``nova`` and
 ``nova-oldest`` pins, README, the release notes, and any Nova range
 written anywhere else in the repository.
@@ -41,9 +40,6 @@ class Release:
 
 OLDEST = Release(31, '31.0.0', '2025.1')
 NEWEST = Release(34, '34.0.0', '2026.2')
-
-#: Every supported major release, oldest first.
-MAJORS = tuple(range(OLDEST.major, NEWEST.major + 1))
 
 #: The range as messages and documents write it, long and short.
 SUPPORTED = 'Nova %s (%s) to %s (%s)' % (OLDEST.version, OLDEST.series,

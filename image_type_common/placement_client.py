@@ -187,21 +187,6 @@ class PlacementClient:
             path += '?' + encode_query(params)
         return self.request('GET', path).json()['resource_providers']
 
-    def create_resource_provider(self, name, uuid=None, parent=None):
-        body = {'name': name}
-        if uuid:
-            body['uuid'] = uuid
-        if parent:
-            body['parent_provider_uuid'] = parent
-        return self.request('POST', '/resource_providers', body,
-                            ok=(200, 201)).json()
-
-    def put_inventories(self, uuid, generation, inventories):
-        body = {'resource_provider_generation': generation,
-                'inventories': inventories}
-        return self.request('PUT', '/resource_providers/%s/inventories'
-                            % quote(uuid), body).json()
-
     def get_inventories(self, uuid):
         return self.request('GET', '/resource_providers/%s/inventories'
                             % quote(uuid)).json()['inventories']
@@ -217,18 +202,6 @@ class PlacementClient:
         """The names of every resource class Placement knows."""
         return {rc['name'] for rc in self.request(
             'GET', '/resource_classes').json()['resource_classes']}
-
-    def create_resource_class(self, name):
-        """PUT /resource_classes/{name}: a CUSTOM_ class, idempotent."""
-        self.request('PUT', '/resource_classes/%s' % quote(name),
-                     ok=(201, 204))
-
-    # -- allocations ------------------------------------------------------
-
-    def put_allocations(self, consumer_uuid, body):
-        """Claim resources for a consumer (PUT /allocations/{uuid})."""
-        self.request('PUT', '/allocations/%s' % quote(consumer_uuid), body,
-                     ok=(204,))
 
     # -- traits -----------------------------------------------------------
 

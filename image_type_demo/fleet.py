@@ -27,6 +27,8 @@ import textwrap
 
 import os_traits
 
+from placement_runner import writes
+
 NOVA_COMPUTE_NODE = os_traits.COMPUTE_NODE
 DEFAULT_INVENTORY = {
     'VCPU': {'total': 16, 'allocation_ratio': 4.0},
@@ -194,11 +196,12 @@ def demo_fleet(suffix=''):
 def create_provider(client, name, inventory, traits=(NOVA_COMPUTE_NODE,)):
     """A compute node as nova-compute creates it: the provider, its
     inventory and nova-compute's own traits (``COMPUTE_NODE``)."""
-    rp = client.create_resource_provider(name)
+    rp = writes.create_resource_provider(client, name)
     generation = rp['generation']
     if inventory:
-        generation = client.put_inventories(
-            rp['uuid'], generation, inventory)['resource_provider_generation']
+        generation = writes.put_inventories(
+            client, rp['uuid'], generation,
+            inventory)['resource_provider_generation']
     if traits:
         client.put_provider_traits(rp['uuid'], set(traits), generation)
     return rp['uuid']
@@ -213,8 +216,9 @@ def reuse_provider(client, name, inventory, traits=(NOVA_COMPUTE_NODE,)):
     uuid = found[0]['uuid']
     generation = found[0]['generation']
     if inventory:
-        generation = client.put_inventories(
-            uuid, generation, inventory)['resource_provider_generation']
+        generation = writes.put_inventories(
+            client, uuid, generation,
+            inventory)['resource_provider_generation']
     current, generation = client.get_provider_traits(uuid)
     if not set(traits) <= current:
         client.put_provider_traits(uuid, current | set(traits), generation)
@@ -230,7 +234,6 @@ def build(placement, hosts, progress=None, reuse=False):
     # Here, not at the top: cliff loads every command's module to start
     # any of them, and the reporter's service (oslo.log with it) is the
     # demo's alone; `candidates` and `status` start without it.
-    from virt_capabilities import ironic_node_traits
     from virt_capabilities import plan as plan_mod
     from virt_capabilities import service
 
@@ -252,7 +255,7 @@ def build(placement, hosts, progress=None, reuse=False):
             plan = plan_mod.NodePlan.from_files([own, node], [host.uuid])
             host.compute_driver = plan.capabilities.compute_driver
             host.formats = sorted(plan.capabilities.formats)
-            if ironic_node_traits.writes_node_traits(host.compute_driver):
+            if plan.on_ironic_node:
                 # Its reporter writes the Ironic node, which the demo does
                 # not run; nova-compute's traits are on the provider.
                 host.reporter_writes = ON_IRONIC_NODE

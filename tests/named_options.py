@@ -49,6 +49,7 @@ OTHERS = {
     ('api', 'auth_strategy'): 'Placement (placement.conf)',
     ('compute', 'flavor_ref_alt'): 'tempest (tempest.conf)',
     ('DEFAULT', 'rbac_service_role_elevated_access'): 'Ironic (ironic.conf)',
+    ('DEFAULT', 'transport_url'): 'oslo.messaging (nova.conf)',
     ('compute', 'image_ref'): 'tempest (tempest.conf)',
     ('image_format', 'disk_formats'): 'Glance (glance-api.conf)',
     ('oslo_policy', 'enforce_scope'): 'oslo.policy (every service)',

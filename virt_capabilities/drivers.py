@@ -66,9 +66,11 @@ class Driver:
     #: Whether nova-compute's driver replaces the provider's whole trait
     #: set on every update, dropping traits it does not own (the resource
     #: tracker adds back only its own): a trait kept in Placement there
-    #: does not stay. Where: ``update_provider_tree`` in Nova 34.0.0 and
-    #: (in brackets) 31.0.0, whose lines ``tests/nova`` checks, and what it
-    #: does to the provider's traits.
+    #: does not stay, so the reporter keeps its traits where the driver
+    #: takes them from (ironic's, the only one: the Ironic node). Where:
+    #: ``update_provider_tree`` in Nova 34.0.0 and (in brackets) 31.0.0,
+    #: whose lines ``tests/nova`` checks, and what it does to the
+    #: provider's traits.
     replaces_provider_traits: bool = False
     replaces_source: str = ''
     #: The options' rule for ``formats`` (libvirt): a function of the

@@ -13,41 +13,16 @@
 """An ironic node's traits, kept where Nova takes them from: the Ironic node.
 
 Nova's ironic driver replaces the whole trait set of an ironic node's
-resource provider with the Ironic node's own traits on every update
-(every supported Nova, ``nova/virt/ironic/driver.py``
-``update_provider_tree``:
-``provider_tree.update_traits(nodename, node.traits)``); the resource
-tracker then adds back only its own capability traits (the
-``COMPUTE_IMAGE_TYPE_*`` ones among them), ``COMPUTE_NODE``, ``OWNER_NOVA``
-and ``COMPUTE_STATUS_DISABLED``. A trait written to the provider would be
-removed at nova-compute's next push and put back at the reporter's next
-cycle, for ever, and in between an untagged boot could land on a reserved
-node. So for ``compute_driver = ironic.IronicDriver`` (the driver whose
-record says ``replaces_provider_traits``) the reporter writes nothing to
+resource provider with the Ironic node's own on every update, so for that
+driver (``NodePlan.on_ironic_node``) the reporter writes nothing to
 Placement: ``IronicNodeTraits`` is its trait store
 (``virt_capabilities.trait_store``), which reads and writes each provider's
-traits as the Ironic node of the same uuid (an ironic node's provider has
-its node's uuid), through openstacksdk's baremetal proxy, one trait at a
-time (``PUT``/``DELETE /v1/nodes/{node}/traits/{trait}``, microversion
-1.37), so that the traits inspection and the operator set meanwhile stay.
-nova-compute copies them to the provider at its next resource update.
-
-What it owns there is the one owner rule (``merge.OwnerRule``) and the one
-ownership state, as on any provider: its ``custom_traits``, and those its
-records say it set; never a trait of the node it was not configured with.
-``image_type_traits_owner = reporter`` is refused: on an ironic node the
-image-type traits are the resource tracker's own capability traits.
-``--provider`` names the nodes, by uuid or name (``resolve_with_wait``).
-
-Ironic is reached the way nova-compute's ironic driver reaches it: an
-openstacksdk Connection over nova.conf's ``[ironic]`` keystoneauth1
-options (or ``--os-cloud``, or ``OS_*``), with a timeout on every
-request. Where Ironic cannot be reached or refuses, the sync fails naming
-Ironic; it never falls back to writing the provider.
+traits as the Ironic node of the same uuid, one trait a request, through
+openstacksdk's baremetal proxy. Why, what it owns there, and how Ironic is
+reached and fails: doc/source/admin/trait-ownership.rst ("Ironic nodes").
 """
 
 import dataclasses
-import logging
 import time
 
 from keystoneauth1 import exceptions as ks_exc
@@ -56,13 +31,9 @@ from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
-from virt_capabilities import drivers
 from virt_capabilities import providers
 from virt_capabilities.conf import ironic as ironic_conf
 
-LOG = logging.getLogger(__name__)
-
-IRONIC_DRIVER = 'ironic.IronicDriver'
 #: The Bare Metal API microversion that added node traits (Queens): the
 #: Ironic must offer it; openstacksdk sends it with every trait request.
 TRAITS_MICROVERSION = '1.37'
@@ -92,36 +63,6 @@ class IronicRefused(exceptions.CredentialsRefused):
 class NodeNotFound(IronicError, exceptions.ProviderNotFound):
     """No Ironic node has this uuid (any more): the provider is gone
     too, as nova-compute will find."""
-
-
-def writes_node_traits(compute_driver):
-    """Whether a node of this driver (a drivers table key) keeps its
-    traits on the Ironic node rather than on its resource provider: the
-    driver whose nova-compute replaces the traits it does not own
-    (``drivers.Driver.replaces_provider_traits``), which is ironic's, the
-    one driver that takes them from somewhere the reporter can write."""
-    if not drivers.DRIVERS[compute_driver].replaces_provider_traits:
-        return False
-    if compute_driver != IRONIC_DRIVER:
-        raise exceptions.ConfigError(
-            'nova-compute with compute_driver %s removes traits it does '
-            'not own from its provider, and this reporter knows no other '
-            'place to keep them' % compute_driver)
-    return True
-
-
-def refuse_image_type_owner(compute_driver, owns_image_types):
-    """ConfigError for ``image_type_traits_owner = reporter`` on an
-    ironic node, whose image-type traits nova-compute's resource tracker
-    keeps on the provider (its capability traits)."""
-    if writes_node_traits(compute_driver) and owns_image_types:
-        raise exceptions.ConfigError(
-            '[virt_capabilities] image_type_traits_owner = reporter is '
-            'refused with compute_driver %s: nova-compute\'s resource '
-            'tracker keeps an ironic node\'s COMPUTE_IMAGE_TYPE_* traits '
-            '(its capability traits) and its ironic driver replaces every '
-            'other trait of the provider with the Ironic node\'s; leave it '
-            'at nova-compute' % IRONIC_DRIVER)
 
 
 class IronicClient:
@@ -213,13 +154,16 @@ class IronicClient:
         return IronicError('Ironic at %s answered %d to %s: %s' % (
             self._base, status, what, fault))
 
-    def get_node(self, ident):
+    def get_node(self, ident, missing_ok=True):
         """The node of this uuid or name (openstacksdk's Node: ``id``,
-        ``name``, ``traits``), or None when Ironic has none."""
+        ``name``, ``traits``); when Ironic has none, None, or with
+        ``missing_ok`` false NodeNotFound."""
         try:
             return self._call('GET', 'nodes/%s' % ident, lambda proxy:
                               proxy.get_node(ident, fields=NODE_FIELDS))
         except NodeNotFound:
+            if not missing_ok:
+                raise
             return None
 
     def add_trait(self, node_uuid, trait):
@@ -288,10 +232,7 @@ class IronicNodeTraits:
         """(traits, traits): the second is what ``write`` compares with
         (Ironic has no generation, and needs none: each request changes
         one trait)."""
-        node = self.client.get_node(uuid)
-        if node is None:
-            raise NodeNotFound('Ironic at %s has no node %s any more'
-                               % (self.client.endpoint(), uuid))
+        node = self.client.get_node(uuid, missing_ok=False)
         traits = frozenset(node.traits or ())
         return traits, traits
 

@@ -14,32 +14,18 @@
 
 Without it a trait dropped from ``custom_traits`` (or an image-metadata
 trait switched off) could not be told apart from one somebody else set;
-``virt-capabilities remove`` removes exactly what it holds. What it may
-and may not make the reporter do is doc/source/admin/trait-ownership.rst's
-"What the state may do": in short, only ``CUSTOM_*`` names and the
-image-metadata table's traits are ever read from it (the owner rule then
-narrows them to the reporter's driver), a file that is not the reporter's
-own is refused and never replaced, and an entry of the wrong shape is
-warned about and ignored. The file keeps one record per provider and
-reporter::
+``virt-capabilities remove`` removes exactly what it holds. What it may make
+the reporter do: doc/source/admin/trait-ownership.rst ("What the state may
+do"); how reporters share it and are named: doc/source/install/compute.rst
+("State"). One record per provider and reporter (``NodePlan.reporter_name``)::
 
     {"format": "virt-capabilities-ownership/1",
      "providers": {"<provider uuid>": {"<reporter name>": ["CUSTOM_A"]}}}
 
-A reporter writes only its own name's records and never removes a trait
-another reporter's record of the same provider holds (``others``). The
-name is the configuration files (``NodePlan.reporter_name``) because that
-is what makes two reporters of one provider different (their host and
-driver are the node's), while a service, its SIGHUP re-read and a one-shot
-``report`` of the same files are one reporter; ``reporter_name`` keeps a
-name when the files move.
-
-Each write is a read-modify-write under an exclusive lock (``.<name>.lock``
-beside the file), so two reporters writing at once lose neither's records,
-and each sync re-reads the others' records (``refresh``). A state that
-cannot be saved is ``StateNotSaved``: the sync stops there, for a trait
-set and not remembered would stay for ever. With no path it lives in
-memory only, for the life of the process (a reload hands it on: ``adopt``).
+A reporter writes only its own records, each write a read-modify-write
+under the lock file beside it. A state that cannot be saved is
+``StateNotSaved``: the sync stops there. With no path it lives in memory
+only, for the life of the process (a reload hands it on: ``adopt``).
 """
 
 import contextlib
@@ -134,12 +120,6 @@ def read_document(path):
     return data
 
 
-def check(path):
-    """Raise ConfigError unless ``path`` is missing or the reporter's own
-    state file (what ``OwnershipState(path)`` refuses), reading only."""
-    read_document(path)
-
-
 def _records(document):
     """(providers, problems) of a document read from the file.
 
@@ -150,20 +130,16 @@ def _records(document):
     if document is None:
         return {}, []
     problems = []
-    providers = _object(document, 'providers', problems)
+    providers = document.get('providers', {})
+    if not isinstance(providers, dict):
+        problems.append('"providers" (%s, not an object)'
+                        % type(providers).__name__)
+        providers = {}
     for uuid, entry in providers.items():
         if not isinstance(entry, dict):
             problems.append('%s: %s, not an object of reporters' % (
                 _short(uuid), type(entry).__name__))
     return providers, problems
-
-
-def _object(document, key, problems):
-    value = document.get(key, {})
-    if isinstance(value, dict):
-        return value
-    problems.append('"%s" (%s, not an object)' % (key, type(value).__name__))
-    return {}
 
 
 def _recorded(where, value, problems):

@@ -27,13 +27,18 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities import ironic_node_traits
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
+from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
+
+
+def _owns_image_types(settings):
+    """The owner rule's one input from the options."""
+    return settings.image_type_traits_owner == reporter_conf.REPORTER
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,8 +61,16 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
-        ironic_node_traits.refuse_image_type_owner(
-            capabilities.compute_driver, settings.owns_image_types)
+        if (capabilities.driver.replaces_provider_traits
+                and _owns_image_types(settings)):
+            raise exceptions.ConfigError(
+                '[virt_capabilities] image_type_traits_owner = reporter is '
+                'refused with compute_driver %s: nova-compute\'s resource '
+                'tracker keeps an ironic node\'s COMPUTE_IMAGE_TYPE_* '
+                'traits (its capability traits) and its ironic driver '
+                'replaces every other trait of the provider with the Ironic '
+                'node\'s; leave it at nova-compute'
+                % capabilities.compute_driver)
         if settings.volume_only and capabilities.formats:
             raise exceptions.ConfigError(
                 '[virt_capabilities] volume_only = True, but nova-compute '
@@ -75,8 +88,8 @@ class NodePlan:
         plan = cls(conf, settings, capabilities, refs, provider_needed,
                    tuple(config_files), tuple(config_dirs))
         # report refuses a state file that is not its own: show too.
-        ownership_state.check(plan.state_file)
-        if plan.custom_traits and not plan.state_file:
+        ownership_state.read_document(settings.state_file)
+        if plan.custom_traits and not settings.state_file:
             LOG.warning('no [DEFAULT] state_path: which custom traits this '
                         'reporter set is not remembered across restarts, so '
                         'one dropped from custom_traits while it is stopped '
@@ -101,14 +114,6 @@ class NodePlan:
             else frozenset())
 
     @property
-    def state_file(self):
-        return self.settings.state_file
-
-    @property
-    def status_file(self):
-        return self.settings.status_file
-
-    @property
     def reporter_name(self):
         """This reporter's name in the state file: the option, else the
         absolute paths of the files, then the directories (a trailing
@@ -123,7 +128,16 @@ class NodePlan:
 
     @property
     def owns_image_types(self):
-        return self.settings.owns_image_types
+        """Does the reporter keep the COMPUTE_IMAGE_TYPE_* traits?"""
+        return _owns_image_types(self.settings)
+
+    @property
+    def on_ironic_node(self):
+        """Whether the traits are kept on the Ironic node rather than on
+        the provider (``ironic_node_traits``): nova-compute's driver
+        replaces the provider's traits with those
+        (``drivers.Driver.replaces_provider_traits``: ironic's alone)."""
+        return self.driver.replaces_provider_traits
 
     @property
     def host_architecture(self):
@@ -226,7 +240,7 @@ class NodePlan:
         custom = ('this reporter keeps them: ' + '; '.join(sources)
                   if sources else
                   'none: [virt_capabilities] custom_traits is empty')
-        if sources and ironic_node_traits.writes_node_traits(driver):
+        if sources and self.on_ironic_node:
             custom += ('; on the Ironic node, which nova-compute copies to '
                        'the provider (it removes any other trait there)')
         return {'image_type_traits': image_type_why,

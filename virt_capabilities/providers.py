@@ -97,15 +97,6 @@ class ProviderNeeded(exceptions.ConfigError):
     """This driver's provider cannot be found from nova.conf alone."""
 
 
-def compute_id_locations(config_files, state_path):
-    """Where nova-compute looks for its ``compute_id`` file, in its order:
-    the directory of each config file, then ``state_path`` (Nova 34's
-    nova/virt/node.py:54-55, ``read_local_node_uuid``; the directories of
-    config dirs are not among them)."""
-    return ([os.path.dirname(f) for f in config_files]
-            + ([state_path] if state_path else []))
-
-
 def read_compute_id(locations):
     """The node uuid nova-compute would read from ``locations``, or None
     when no ``compute_id`` file is there.
@@ -149,8 +140,11 @@ def default_refs(settings, driver, config_files=()):
     ``drivers.Driver`` record) says nova-compute makes it; for drivers
     whose node name only the hypervisor knows, ProviderNeeded.
     """
-    found = read_compute_id(compute_id_locations(config_files,
-                                                 settings.state_path))
+    # nova-compute's order (Nova 34's nova/virt/node.py:54-55,
+    # read_local_node_uuid): config dirs are not among the places.
+    found = read_compute_id([os.path.dirname(f) for f in config_files]
+                            + ([settings.state_path] if settings.state_path
+                               else []))
     if found:
         node_uuid, path = found
         return [ProviderRef(node_uuid, 'compute_id file %s' % path)]

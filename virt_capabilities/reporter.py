@@ -282,28 +282,18 @@ class Reporter:
             return (found or set()) & set(uuids)
         return set()
 
-    def sync(self, uuids, progress=None):
+    def sync(self, uuids):
         """Sync every provider; one failure does not stop the others, a
         state that cannot be saved stops them all (``state_error``)."""
-        uuids = list(dict.fromkeys(uuids))
         self.missing = set()  # Placement may have been upgraded: ask again
-        report = SyncReport(kind=self.store.kind)
-        if self.state is not None:
-            # What the reporters sharing the file recorded since.
-            self.state.refresh()
-        try:
-            if self.state is not None and self.rule.records_anything:
-                # Before anything is written: what it sets must be
-                # remembered. A reporter that sets nothing of its own
-                # (only image types, or nothing) needs no writable state.
-                self.state.prepare()
-            self._sync(uuids, report, progress)
-        except ownership_state.StateNotSaved as exc:
-            report.state_error = exc
+        # A reporter that sets nothing of its own (only image types, or
+        # nothing) needs no writable state.
+        report = self._run(self._sync, list(dict.fromkeys(uuids)),
+                           self.rule.records_anything)
         report.missing_traits = frozenset(self.missing & self.rule.desired)
         return report
 
-    def _sync(self, uuids, report, progress):
+    def _sync(self, uuids, report):
         todo = uuids
         if len(uuids) >= providers.BULK_THRESHOLD:
             in_sync = self.find_in_sync(uuids)
@@ -313,27 +303,33 @@ class Reporter:
                 self.state.record_each({uuid: self.rule.to_record(
                     self._record(uuid), (), self.missing)
                     for uuid in in_sync})
-        self._each(todo, self.sync_provider, report, progress,
-                   'syncing providers')
+        self._each(todo, self.sync_provider, report, 'syncing providers')
 
-    def remove(self, uuids, progress=None):
+    def remove(self, uuids):
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
+        return self._run(lambda uuids, report: self._each(
+            uuids, self.remove_provider, report, 'removing traits'),
+            list(dict.fromkeys(uuids)), True)
+
+    def _run(self, act, uuids, prepare):
+        """``act(uuids, report)`` with the state fresh (what the reporters
+        sharing the file recorded since) and, with ``prepare``, writable
+        before anything is written: what it sets must be remembered."""
         report = SyncReport(kind=self.store.kind)
         if self.state is not None:
             self.state.refresh()
         try:
-            if self.state is not None:
+            if self.state is not None and prepare:
                 self.state.prepare()
-            self._each(list(dict.fromkeys(uuids)), self.remove_provider,
-                       report, progress, 'removing traits')
+            act(uuids, report)
         except ownership_state.StateNotSaved as exc:
             report.state_error = exc
         return report
 
-    def _each(self, uuids, act, report, progress, what):
-        bar = progress or progress_mod.Progress(len(uuids), what)
+    def _each(self, uuids, act, report, what):
+        bar = progress_mod.Progress(len(uuids), what)
         for uuid in uuids:
             self.sleep(0)  # a stop request ends the run here
             try:

@@ -12,24 +12,16 @@
 
 """The report job, one-shot or as a service, and its undo.
 
-A ReportJob is everything one configuration implies: capabilities, the
-owner rule, providers and a client. The service loop runs it every interval
-(jittered so a fleet of nodes does not hit Placement in step), re-reads the
-configuration on SIGHUP, and on SIGTERM or SIGINT stops and exits 0. A
-stop cuts every wait short (the interval, waiting for the provider, a
-back-off) and, from a signal, ends a sync wherever it is, except inside
-a ``control.shielded`` block, which a stop must not cut in two: one
-provider's sync (``Reporter.sync_provider``: its reads, its write and the
-record of what it set, so that no trait is left set and unrecorded) and
-the status file's record of the cycle. The stop is honoured as such a
-block ends, or at once in the reporter's own back-off after a conflict
-(nothing of that try was written); until then, its requests are bounded
-only by the client's timeout and retries. Each Placement write is one
-atomic request, so nothing is left half-written.
-Credentials Keystone or Placement refuse are retried with back-off, the
-configuration re-read before each try (a rotated password arrives in
-nova.conf). Every sync is recorded in the status file (``status_file``).
-``run_remove`` undoes what the reporter set.
+A ReportJob is everything one configuration implies: the plan, the trait
+store and its client, the reporter. ``run_service`` runs it every interval
+(jittered, so a fleet of nodes does not hit Placement in step); how it takes
+signals, outages and refused credentials: doc/source/install/compute.rst
+("As a service"). A stop is honoured at once, except inside a
+``control.shielded`` block, which it must not cut in two: one provider's
+sync (``Reporter.sync_provider``: its reads, its write and the record of
+what it set) and the status file's record of the cycle. There it is
+honoured as the block ends, or in a conflict's back-off (nothing of that
+try was written). ``run_remove`` undoes what the reporter set.
 """
 
 import logging
@@ -69,31 +61,23 @@ class ReportJob:
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
-            self.plan.state_file, name=self.plan.reporter_name)
-        self.on_ironic = ironic_node_traits.writes_node_traits(
-            self.plan.capabilities.compute_driver)
-        if self.on_ironic:
+            self.plan.settings.state_file, name=self.plan.reporter_name)
+        if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
             self.client = client or ironic_node_traits.client_for(
                 self.conf, cloud)
+            store = ironic_node_traits.IronicNodeTraits(self.client)
         else:
             self.client = client or connection.client_for(self.conf, cloud)
+            store = trait_store.PlacementTraits(self.client)
         self.reporter = reporter_mod.Reporter(
             self.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
-            store=self.trait_store())
+            store=store)
         self.sleep = sleep
         self.uuids = None
         self.missing = []
-
-    def trait_store(self):
-        """Where this node's providers' traits are read and written:
-        Placement (``trait_store``), or for an ironic node its Ironic node
-        (``ironic_node_traits``)."""
-        if self.on_ironic:
-            return ironic_node_traits.IronicNodeTraits(self.client)
-        return trait_store.PlacementTraits(self.client)
 
     @property
     def kind(self):
@@ -115,7 +99,7 @@ class ReportJob:
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
         if self.uuids is None or self.missing:
-            if self.on_ironic:
+            if self.plan.on_ironic_node:
                 found = self.reporter.store.resolve_with_wait(
                     self.plan.refs, wait, sleep=self.sleep)
             else:
@@ -143,21 +127,16 @@ class ReportJob:
 
 
 class FailureLog:
-    """Says an outage once, not once a cycle, and says when it is over.
+    """Says an outage once, not once a cycle, and says when it is over
+    (doc/source/install/compute.rst, "As a service").
 
-    A service whose Placement (or the database or Keystone behind it) is
-    down fails every cycle until it is back; a line per cycle buries the
-    one line that matters and floods a fleet's logs. So the first cycle to
-    fail a given way (the error's kind, and the provider for a provider's
-    error) logs it at its level; the same failure again is DEBUG; the first
-    cycle that succeeds after failures says at INFO how many failed. A
-    failure of another kind is news and is logged at once. A one-shot run
-    has no FailureLog: it logs every failure it meets.
-
-    Not quieted, by design: a state that cannot be saved (an ERROR every
-    cycle until it can: each cycle may set traits nobody will remember),
-    and Placement's missing traits or providers (configuration, not an
-    outage).
+    The first cycle to fail a given way (the error's kind, and the provider
+    for a provider's error) logs it at its level; the same failure again is
+    DEBUG; the first cycle that succeeds after failures says at INFO how
+    many failed. A one-shot run has no FailureLog: it logs every failure.
+    Not quieted, by design: a state that cannot be saved (each cycle may
+    set traits nobody will remember), and Placement's missing traits or
+    providers (configuration, not an outage).
     """
 
     def __init__(self):
@@ -218,8 +197,8 @@ def summarize(report, failures=None):
 
 def _record_status(status, job, report=None, error=None):
     """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status.record(job.plan.status_file, job.plan.reporter_name, report,
-                  error)
+    status.record(job.plan.settings.status_file, job.plan.reporter_name,
+                  report, error)
 
 
 def run_once(job_factory, wait):
@@ -391,14 +370,15 @@ def run_remove(job_factory):
     nothing deleted."""
     job = job_factory()
     logs.setup(job.conf)
-    if not job.plan.state_file:
+    state_file = job.plan.settings.state_file
+    if not state_file:
         raise exceptions.ConfigError(
             'remove takes off what the state file says this reporter set, '
             'and this configuration keeps none ([DEFAULT] state_path and '
             '[virt_capabilities] state_file are unset): nothing is known '
             'to be its own')
     if (job.reporter.rule.records_anything
-            and ownership_state.read_document(job.plan.state_file) is None):
+            and ownership_state.read_document(state_file) is None):
         # A one-off container without the state volume: the records of the
         # custom and image-metadata traits it set are elsewhere, and a run
         # here would remove none of them and delete the status file.
@@ -409,7 +389,7 @@ def run_remove(job_factory):
             'is, e.g. in a container with the state volume; if this '
             'reporter never added a trait, or a remove already emptied the '
             'file, nothing is left to remove)'
-            % job.plan.state_file)
+            % state_file)
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:
@@ -432,7 +412,7 @@ def run_remove(job_factory):
         LOG.error('%s', report.state_error)
     if not report.ok:
         return 1
-    status_file.remove(job.plan.status_file)
+    status_file.remove(job.plan.settings.status_file)
     return 0
 
 

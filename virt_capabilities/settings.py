@@ -36,7 +36,6 @@ from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import trait_names
 from image_type_common.conf import loading
-from virt_capabilities.conf import reporter as reporter_conf
 
 STATE_FILE_NAME = 'virt_capabilities.json'
 STATUS_FILE_NAME = 'virt_capabilities_status.json'
@@ -115,11 +114,6 @@ class NodeSettings:
     #: its Architecture names), or None: this machine's
     #: (``NodePlan.host_architecture``).
     host_architecture: str
-
-    @property
-    def owns_image_types(self):
-        """The one owner rule: does the reporter keep COMPUTE_IMAGE_TYPE_*?"""
-        return self.image_type_traits_owner == reporter_conf.REPORTER
 
     @classmethod
     def from_conf(cls, conf):

@@ -13,28 +13,9 @@
 """The last sync, where monitoring reads it: a small JSON file.
 
 Each sync (a one-shot ``report`` or a service's cycle) replaces the file
-whole (``files.write_atomically``), so a reader never sees half of one::
-
-    {"format": "virt-capabilities-status/1",
-     "reporter_name": "/etc/nova/nova.conf",
-     "time": "2026-11-26T10:15:02+00:00",
-     "result": "ok",
-     "error": null,
-     "last_ok": "2026-11-26T10:15:02+00:00",
-     "changed": [{"provider": "<uuid>", "added": ["CUSTOM_TROVE"],
-                  "removed": []}],
-     "failed": []}
-
-``result`` is ``ok`` or ``failed`` (``error`` then says why, in the one
-line the log has); ``last_ok`` is the time of the last sync that succeeded,
-kept across failures (and read back from the file at start), so a check
-can alert when it is too old; ``changed`` lists the providers the sync
-changed and how; ``failed`` the providers it could not sync, each with its
-error. JSON rather than node_exporter's textfile format: it carries what
-changed (trait names, which would be unbounded label values for
-Prometheus), and every monitoring agent reads it (Zabbix, Telegraf's file
-input, a Nagios check with ``jq``); ``report --check`` is the check that
-compares the providers themselves.
+whole (``files.write_atomically``), so a reader never sees half of one.
+Its fields, and why JSON: doc/source/install/compute.rst ("Monitoring");
+what to alert on: doc/source/admin/monitoring.rst.
 """
 
 import datetime

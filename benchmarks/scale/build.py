@@ -28,6 +28,7 @@ import time
 
 from benchmarks.scale import clients
 from benchmarks.scale import shapes
+from placement_runner import writes
 
 SPAWN = multiprocessing.get_context('spawn')
 #: Client processes the build is spread over (each a spawned Python
@@ -51,9 +52,9 @@ def _create_share(endpoint, token, share, threads, shape='flat'):
         root = fleet.create_provider(client, name, root_inventory,
                                      traits=traits)
         if child_inventory:
-            child = client.create_resource_provider(name + '-numa0',
+            child = writes.create_resource_provider(client, name + '-numa0',
                                                     parent=root)
-            client.put_inventories(child['uuid'], child['generation'],
+            writes.put_inventories(client, child['uuid'], child['generation'],
                                    child_inventory)
         return index, root
 

@@ -30,6 +30,7 @@ from benchmarks.scale import queries
 from benchmarks.scale import shapes
 from image_type_common import exceptions
 from image_type_common import image_types
+from placement_runner import writes
 
 CLAIM_TRIES = 3
 PROJECT = uuid_mod.uuid4().hex
@@ -41,7 +42,7 @@ def _boot(client, qs, variant, trait, rng):
     hosts = sorted(queries.hosts_found(body, variant, trait))
     for host in rng.sample(hosts, min(CLAIM_TRIES, len(hosts))):
         try:
-            client.put_allocations(uuid_mod.uuid4(), {
+            writes.put_allocations(client, uuid_mod.uuid4(), {
                 'allocations': {host: {'resources': shapes.RESOURCES}},
                 'project_id': PROJECT, 'user_id': USER,
                 'consumer_generation': None,

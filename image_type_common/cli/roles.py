@@ -23,8 +23,7 @@ allow, with the new defaults and scope enforced, in the project the
 credentials name: Placement's rules for every request this project makes
 pass for ``service`` or ``admin`` (``reader`` and ``member`` pass none);
 an ironic node's reporter writes its Ironic node's traits, which Ironic's
-policy lets ``service`` do; Nova's default policy keeps host aggregates
-(``os_compute_api:os-aggregates:index``), compute services
+policy lets ``service`` do; Nova's default policy keeps compute services
 (``os_compute_api:os-services:list``) and other projects' servers to
 ``admin``, and ``candidates`` reads them with ``--server``, ``--image`` or
 ``--flavor``.
@@ -61,8 +60,8 @@ ROLES = {
     ('image-type-filter', 'status'): (Need(SERVICE, _PLACEMENT),),
     ('image-type-filter', 'candidates'): (
         Need(SERVICE, _PLACEMENT),
-        Need(ADMIN, 'Nova\'s default policy keeps host aggregates, compute '
-             'services and other projects\' servers to admin',
+        Need(ADMIN, 'Nova\'s default policy keeps compute services and '
+             'other projects\' servers to admin',
              ('--server', '--image', '--flavor'))),
     ('image-type-filter', 'demo'): (
         Need(NONE, 'its own embedded Placement, no Keystone'),),

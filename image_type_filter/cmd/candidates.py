@@ -25,23 +25,21 @@ from image_type_common.cli import exit_codes
 from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
-from image_type_filter.client import nova_query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
+from image_type_filter.diagnostics import as_scheduler
 from image_type_filter.diagnostics import cloud
 from image_type_filter.diagnostics import explain
-from image_type_filter.diagnostics import nova_explain
 from image_type_filter.diagnostics import nova_input
-from image_type_filter.diagnostics import nova_scheduler
 from image_type_filter.diagnostics import survey
 
 LOG = logging.getLogger(__name__)
 #: Exit code when Placement offers no host at all (the reason is on stderr).
 NO_VALID_HOST = 3
 #: take_action's column names for the --server/--image/--flavor document.
-DOCUMENT = ('query', 'queries', 'parameters', 'terms', 'nova', 'subject',
+DOCUMENT = ('query', 'queries', 'parameters', 'nova', 'subject',
             'request_filters', 'not_covered', 'explains', 'placement',
             'no_valid_host', 'hosts')
 WHOLE_DOCUMENT = ('json', 'yaml')
@@ -54,43 +52,43 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
 
     For a real server (--server, in ERROR or ACTIVE), an image (--image),
     a flavor (--flavor) or both, it asks Placement the query nova-scheduler
-    asks: Nova's own request filters (all fourteen of Nova 34, each built
-    like Nova or named as not covered), the flavor's resources, traits and
-    hw: specs Nova turns into resources or traits, the image's traits and
-    properties Nova turns into traits (vTPM, secure boot, memory
-    encryption ...), and this project's filters when nova.conf loads them.
-    The server, flavor and image are read from Nova and Glance with your
-    own cloud credentials (--os-cloud, clouds.yaml or OS_*; admin role),
-    the image as Glance has it now; nova-scheduler's options from the
-    nova.conf given with --config-file (without one, Nova's defaults). The
-    Nova release is the compute API's (--nova-release overrides), and
-    whether OWNER_NOVA is required is read from the compute nodes'
-    providers (--owner-nova overrides). Every compute host is judged, the
-    term of the query that left it out named with what put it there; the
-    server's own host with its allocation given back. The output says
-    what it does not explain: nova-scheduler's host filters, and the parts
-    of Nova's query not rebuilt. -f json gives the query (the URL
-    nova-scheduler sends), the terms and their sources, the request
-    filters, and a verdict per host.
+    asks, built by Nova's own code: it runs where Nova is installed (the
+    scheduler's host), with nova-scheduler's nova.conf given with
+    --config-file, whose databases it reads. A server's request spec is
+    the one Nova keeps; an image (read from Glance) and a flavor make one
+    as nova-api does. Nova's request filters run on it, this project's
+    among them when nova.conf's available_filters loads them, and Nova
+    builds the query (with the VCPU fallback query for
+    hw:cpu_policy=dedicated). The server, the image and the compute
+    services are read from Nova and Glance with your own cloud credentials
+    (--os-cloud, clouds.yaml or OS_*; admin role). Every compute host is
+    judged, the term of the query that left it out named; the server's own
+    host with its allocation given back. The output says what it does not
+    explain: nova-scheduler's host filters, and what Nova does not keep in
+    a request spec. -f json gives the queries (the URLs nova-scheduler
+    sends), their parameters, the request filters with what each did, and
+    a verdict per host.
 
     With --disk-format instead, it asks for an image of that format with
     this project's filters only (the image-type filter on whatever the
     config file says; [image_isolation], [image_metadata_prefilter] and
     [scheduler_client] from --config-file, or --family) and --resources;
-    --explain lists the hosts left out and why: a missing image trait (and
-    which formats the host boots), a forbidden trait, or capacity (with
-    what it has free). Input Glance or Nova would refuse, drop or ignore is
-    a WARNING naming it (with --strict, exit 2 before anything is asked): a
-    disk format Glance does not know, an image property Nova has no field
-    for (or spelt in another case), trait:X with a value other than
-    exactly "required" or with a group suffix, a value Nova refuses for an
-    image-metadata property, and an [image_isolation] rule nova-scheduler
-    would refuse at start-up.
+    --explain judges each host left out as --server does, naming the terms
+    of the query it fails: a trait it lacks (for the image's, the formats
+    it boots) or carries (with the rule or image property that asked), a
+    resource it has no room for (with what it has free). Input Glance or
+    Nova would refuse, drop or ignore is a WARNING naming it (with
+    --strict, exit 2 before anything is asked): a disk format Glance does
+    not know, an image property Nova has no field for (or spelt in another
+    case), trait:X with a value other than exactly "required" or with a
+    group suffix, a value Nova refuses for an image-metadata property, and
+    an [image_isolation] rule nova-scheduler would refuse at start-up.
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement, Nova, Glance
-    (or Keystone) error; 2 bad configuration, credentials or usage, or no
-    such server, image or flavor.
+    (or Keystone) error; 2 bad configuration, credentials or usage, no
+    such server, image or flavor, or (--server, --image, --flavor) no Nova
+    to import or no nova.conf.
     """
 
     _epilog = roles.epilog('image-type-filter', 'candidates')
@@ -99,8 +97,9 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(
             parser, self, cloud_also='; with --server, --image or --flavor '
-            'it also reads the server, flavor and image from Nova and '
-            'Glance (always through openstacksdk: this entry, else OS_*)')
+            'it also reads the server and the compute services from Nova '
+            'and the image from Glance (always through openstacksdk: this '
+            'entry, else OS_*)')
         what = parser.add_mutually_exclusive_group()
         what.add_argument('--server', metavar='NAME_OR_ID',
                           help='A server (any status): its boot\'s query.')
@@ -117,7 +116,9 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                                  '(with --image, or with no image). Not '
                                  'with --server or --disk-format.')
         nova = parser.add_argument_group(
-            'nova-scheduler', 'For --server, --image and --flavor.')
+            'nova-scheduler', 'For --server, --image and --flavor, which '
+            'need Nova installed and nova-scheduler\'s nova.conf '
+            '(--config-file).')
         nova.add_argument('--availability-zone', metavar='AZ',
                           help='The availability zone the boot asks for '
                                '(--image/--flavor; a server\'s own is '
@@ -126,19 +127,6 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                           help='The project that boots (--image/--flavor; '
                                'default: your token\'s; a server\'s own '
                                'is read).')
-        nova.add_argument('--nova-release', type=int, metavar='N',
-                          choices=nova_query.RELEASES,
-                          help='Build the query as this Nova release does '
-                               '(%s), not the compute API\'s.' % ', '.join(
-                                   map(str, nova_query.RELEASES)))
-        nova.add_argument('--owner-nova', default=nova_scheduler.AUTO,
-                          choices=(nova_scheduler.AUTO,
-                                   nova_scheduler.REQUIRED,
-                                   nova_scheduler.NOT_REQUIRED),
-                          help='Whether nova-scheduler requires OWNER_NOVA '
-                               '(Nova 34, once every nova-compute reports '
-                               'service version 73); auto (default): when '
-                               'every compute node provider carries it.')
         parser.add_argument('--resources', default=common.DEFAULT_RESOURCES,
                             help='Requested resources, CLASS=AMOUNT,... '
                                  '(default %(default)s): with '
@@ -186,8 +174,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                 raise exceptions.ConfigError(
                     'give --server, --image, --flavor or --disk-format')
             _only_with(parsed_args, '--server, --image or --flavor',
-                       availability_zone=None, project=None,
-                       nova_release=None, owner_nova=nova_scheduler.AUTO)
+                       availability_zone=None, project=None)
             parse_properties(parsed_args.image_property)
             return
         if parsed_args.server and (parsed_args.image or parsed_args.flavor):
@@ -204,30 +191,37 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --server, --image, --flavor --------------------------------------
 
     def as_nova_scheduler(self, parsed_args):
-        conf, placement = self.conf_and_client(parsed_args)
-        options, ours, where = nova_scheduler.read_options(
-            parsed_args.config_file, parsed_args.config_dir)
-        nova_settings = nova_explain.Settings(
-            options=options, options_from=where, ours_loaded=ours,
-            filter_settings=settings.FilterSettings.from_conf(conf),
-            nova_release=parsed_args.nova_release,
-            owner_nova=parsed_args.owner_nova)
+        ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
+        _, placement = self.conf_and_client(parsed_args)
         compute, images = self.cloud_apis(parsed_args)
+        server, notes = None, []
         if parsed_args.server:
-            subject = nova_explain.for_server(compute, images,
-                                              parsed_args.server)
+            server, spec = as_scheduler.for_server(ctxt, compute,
+                                                   parsed_args.server)
         else:
-            subject = nova_explain.for_image_and_flavor(
-                compute, images, parsed_args.image, parsed_args.flavor,
+            if not parsed_args.flavor:
+                notes.append('no --flavor: a flavor of %s, no extra specs'
+                             % parsed_args.resources)
+            if not parsed_args.image:
+                notes.append('no --image: a boot whose image asks nothing')
+            spec = as_scheduler.for_image_and_flavor(
+                ctxt, images, parsed_args.image, parsed_args.flavor,
                 common.parse_resources(parsed_args.resources),
                 parsed_args.availability_zone,
                 parsed_args.project or compute.project_id())
-        document = nova_explain.explain(subject, compute, placement,
-                                        nova_settings)
+        document = as_scheduler.explain(
+            ctxt, spec, compute, placement, ', '.join(
+                list(parsed_args.config_file or ()) +
+                list(parsed_args.config_dir or ())), server, notes)
         if document['no_valid_host']:
             LOG.error('No valid host: %s', document['no_valid_host'])
             self.exit_code = NO_VALID_HOST
         return DOCUMENT, document
+
+    def load_nova(self, parsed_args):
+        """Nova, configured from --config-file: an admin context."""
+        return as_scheduler.load_nova(parsed_args.config_file,
+                                      parsed_args.config_dir)
 
     def cloud_apis(self, parsed_args):
         """(Compute, Image) through openstacksdk: --os-cloud, else OS_*."""
@@ -271,16 +265,16 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             refused, found = exc, scheduler_client.Candidates([], '', [])
         def describe(trait):
             return sched.pipeline.describe_trait(trait, spec)
-        fleet = verdicts = None
-        if parsed_args.explain or not found.provider_uuids:
+        verdicts = None
+        if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)
-        if parsed_args.explain:
             verdicts = explain.explain(client, fleet, spec,
-                                       set(found.provider_uuids), describe)
+                                       found.provider_uuids, describe,
+                                       found.query)
         if not found.provider_uuids:
             LOG.error('No valid host: %s', refused or
                       explain.no_valid_host_reason(
-                          client, fleet, spec, describe, verdicts))
+                          client, fleet, spec, verdicts=verdicts))
             self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']
@@ -310,10 +304,10 @@ def _only_with(parsed_args, mode, **unset):
 
 
 def emit_document(formatter, stdout, parsed_args, document):
-    """json and yaml: the whole document. table: the query, its terms
-    and where each came from, the request filters, the hosts and what is
-    not covered. value and csv: the hosts table alone. -c picks columns of
-    the hosts table."""
+    """json and yaml: the whole document. table: the queries and their
+    parameters, the request filters, the hosts and what is not covered.
+    value and csv: the hosts table alone. -c picks columns of the hosts
+    table."""
     if parsed_args.formatter in WHOLE_DOCUMENT:
         if parsed_args.columns:
             raise exceptions.ConfigError(
@@ -336,12 +330,10 @@ def emit_document(formatter, stdout, parsed_args, document):
         formatter.emit_list(columns, hosts, stdout, parsed_args)
         return 0
     nova = document['nova']
-    stdout.write('nova-scheduler: %s; options from %s; this project\'s '
-                 'filters %s\n' % (
-                     nova['release_known_by'], nova['options_from'],
-                     'loaded' if nova['image_type_filter_loaded']
-                     else 'not loaded'))
-    stdout.write('OWNER_NOVA: %s\n' % nova['owner_nova'])
+    stdout.write('Nova %s; options from %s; this project\'s filters %s\n'
+                 % (nova['version'], nova['options_from'],
+                    'loaded' if nova['image_type_filter_loaded']
+                    else 'not loaded'))
     for note in document['subject']['notes']:
         stdout.write('Note: %s\n' % note)
     if document['queries']:
@@ -351,13 +343,12 @@ def emit_document(formatter, stdout, parsed_args, document):
             'the hosts of both)', ''.join(
                 'GET %s\n' % parse.unquote(url)
                 for url in document['queries'])))
-        formatter.emit_list(('query', 'parameter', 'term', 'from'), [
-            (t['query'], t['parameter'], t['term'],
-             column_types.ListColumn(t['from']))
-            for t in document['terms']], stdout, parsed_args)
+        formatter.emit_list(('query', 'parameter', 'value'), [
+            (p['query'], p['parameter'], p['value'])
+            for p in document['parameters']], stdout, parsed_args)
     stdout.write('\nNova\'s request filters (and this project\'s):\n')
-    formatter.emit_list(('filter', 'coverage', 'result', 'detail'), [
-        (f['name'], f['coverage'], f['result'], f['detail'])
+    formatter.emit_list(('filter', 'result', 'detail'), [
+        (f['name'], f['result'], f['detail'])
         for f in document['request_filters']], stdout, parsed_args)
     if document['hosts']:
         answered = document['placement'] or {}

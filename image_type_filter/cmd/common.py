@@ -34,7 +34,8 @@ class ConnectsLikeNova:
 
     def conf_and_client(self, parsed_args):
         """(conf, PlacementClient)."""
-        return arguments.client_from_args(parsed_args, register=register_all)
+        return arguments.client_from_args(parsed_args,
+                                          register=itf_conf.register_opts)
 
 
 def add_connection_arguments(parser, command, cloud_also=''):
@@ -43,10 +44,6 @@ def add_connection_arguments(parser, command, cloud_also=''):
     arguments.add_config_argument(parser)
     if command.takes_os_cloud:
         arguments.add_cloud_argument(parser, cloud_also)
-
-
-def register_all(conf):
-    itf_conf.register_opts(conf)
 
 
 #: Placement's largest amount (a signed 32-bit integer).

@@ -36,8 +36,8 @@ from image_type_common import text
 from image_type_common import tls
 from image_type_common.cli import yaml_types
 from image_type_common.conf import loading
+from image_type_filter import conf as itf_conf
 from image_type_filter.cmd import candidates
-from image_type_filter.cmd import common
 from image_type_filter.cmd import status
 from image_type_filter.diagnostics import cloud
 
@@ -79,7 +79,8 @@ class _OnTheOpenstackClient:
         # client's App.
         library_logs.quiet_libraries(self.app.options)
         yaml_types.register()
-        conf = loading.load(parsed_args.config_file, common.register_all,
+        conf = loading.load(parsed_args.config_file,
+                            itf_conf.register_opts,
                             config_dirs=parsed_args.config_dir)
         if conf.placement.auth_type:
             return conf, connection.client_for(conf)

@@ -18,8 +18,6 @@ only the request filters' options to Nova's own CONF, so nova.conf alone
 configures them and no second ConfigOpts has to be loaded.
 """
 
-from oslo_config import cfg
-
 from image_type_common.conf import groups
 from image_type_common.conf import placement
 from image_type_filter.conf import image_isolation
@@ -48,19 +46,4 @@ def register_nova_opts(conf):
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
     return groups.merged_list_opts(MODULES)
-
-
-def new_conf(**overrides):
-    """A parsed ConfigOpts of these options, with overrides.
-
-    Keys are ``group__option``, for example
-    ``new_conf(scheduler__filter_hosts_by_image_type_support=True)``.
-    """
-    conf = cfg.ConfigOpts()
-    register_opts(conf)
-    conf([])
-    for key, value in overrides.items():
-        group, _, name = key.partition('__')
-        conf.set_override(name, value, group)
-    return conf
 

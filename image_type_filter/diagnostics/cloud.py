@@ -10,24 +10,23 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Read a server, flavor or image as the operator's ``openstack`` reads it.
+"""Read a server, an image and the compute services as the operator's
+``openstack`` reads them.
 
 Nova's and Glance's APIs through keystoneauth1 adapters built from the
 operator's own credentials (openstacksdk: ``--os-cloud``, clouds.yaml,
-``OS_*``; or the ``openstack`` client's session): a server with its
-embedded flavor (compute API 2.47 and later), its pinned availability
-zone (2.96) and server groups (2.71); a flavor with its extra specs
-(2.61); an image as Glance has it *now* (its properties split from
-Glance's base attributes by Glance's own image schema, as Nova's Glance
-client does); the host aggregates with their metadata and uuids (2.41);
-the compute services; the compute API's maximum microversion.
+``OS_*``; or the ``openstack`` client's session): a server (by id, or by
+name in any project), the compute services and compute nodes, the compute
+API's maximum microversion, and an image as Glance has it (its properties
+split from Glance's base attributes by Glance's own image schema, as
+Nova's Glance client does).
 
 Every request has a timeout and goes through the one Session of the
 credentials, with their TLS settings (``image_type_common.tls``). A
-server, flavor or image that does not exist is NotFound (exit 2, one
-line); a refusal of the credentials or of a certificate is a ConfigError
-naming the API and the role or the setting; anything else a CloudError
-(exit 1) naming the service and its URL.
+server or image that does not exist is NotFound (exit 2, one line); a
+refusal of the credentials or of a certificate is a ConfigError naming
+the API and the role or the setting; anything else a CloudError (exit 1)
+naming the service and its URL.
 """
 
 import logging
@@ -44,14 +43,12 @@ from image_type_common import tls
 
 LOG = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 30
-#: The microversion asked for: every field read here (pinned_availability_
-#: zone is 2.96), and no newer one than Nova 31 (2.100) knows.
+#: The microversion asked for: no newer one than Nova 31 (2.100) knows.
 COMPUTE_MICROVERSION = (2, 100)
-FLAVOR_EXTRA_SPECS = (2, 61)
 
 
 class NotFound(exceptions.ConfigError):
-    """No such server, flavor or image."""
+    """No such server, flavor or image (Nova's own lookups say which)."""
 
 
 class CloudError(exceptions.Error):
@@ -107,8 +104,8 @@ class _Api:
         if resp.status_code in (401, 403):
             raise exceptions.ConfigError(
                 '%s refused the credentials (%d) on %s: reading servers of '
-                'any project, flavors, aggregates and services needs the '
-                'admin role' % (self.service, resp.status_code, where))
+                'any project and compute services needs the admin role'
+                % (self.service, resp.status_code, where))
         if resp.status_code != 200:
             raise CloudError('%s at %s answered %d to %s' % (
                 self.service, self._where(), resp.status_code, where))
@@ -178,31 +175,12 @@ class Compute(_Api):
             return matches[0]
         return found['server']
 
-    def flavor(self, name_or_id):
-        if self.max_version() < FLAVOR_EXTRA_SPECS:
-            raise CloudError('the compute API (maximum %d.%d) shows no '
-                             'flavor extra specs (2.61)' % self.max_version())
-        found = self._get('/flavors/%s' % _quote(name_or_id),
-                          ok_missing=True)
-        if found is not None:
-            return found['flavor']
-        listed = self._get('/flavors/detail?is_public=None')
-        matches = [f for f in listed.get('flavors', [])
-                   if f.get('name') == name_or_id]
-        if not matches:
-            raise NotFound('no flavor %s in Nova' % text.safe_repr(
-                name_or_id))
-        return matches[0]
-
     def project_id(self):
         """The project the credentials are scoped to, or None."""
         try:
             return self.adapter.get_project_id()
         except ks_exc.ClientException:
             return None
-
-    def aggregates(self):
-        return self._get('/os-aggregates').get('aggregates', [])
 
     def compute_services(self):
         return self._get('/os-services?binary=nova-compute').get(

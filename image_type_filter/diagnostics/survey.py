@@ -50,10 +50,6 @@ class Survey:
     found_by: str = BY_TRAIT  # how compute nodes were told apart
 
     @property
-    def not_reporting(self):
-        return sorted(h.name for h in self.hosts.values() if not h.formats)
-
-    @property
     def flat(self):
         """Every tree is one provider and nothing is shared: ``required``
         then selects the same hosts as ``root_required``."""

@@ -10,32 +10,24 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Host by host, which term of nova-scheduler's query left the host out.
+"""Host by host, which term of an allocation-candidates query left the
+host out.
 
-Placement answers the query (``nova_query.Query``) with the hosts it
-offers; for every other compute host this module checks each term of the
-query, in the query's order, and names those the host fails, each with the
-flavor extra spec, image property or request filter that put it there:
-
-- ``root_required``: a trait the root provider lacks, or a forbidden one
-  it carries (``!COMPUTE_STATUS_DISABLED``: its compute service is
-  disabled, with the reason Nova keeps);
-- ``resources``: a class no provider of the host's tree has room for, with
-  what it has free (the server's own allocation given back on the host it
-  runs on);
-- ``required``: a trait no provider of the tree carries, or a forbidden one;
-- ``member_of``: an aggregate the host is not in, or a forbidden one it is;
-- each granular group (``resourcesN``/``requiredN``): no single provider
-  of the tree satisfies it.
-
-A host that passes every term but is not offered was cut by ``limit``
-(when Placement returned that many) or left out for what this module does
-not model (sharing providers, resources split across a tree). The number
-of requests is fixed per term of the queries, plus two reads for each host
-short of a resource.
+Placement answers the query (nova-scheduler's query string for
+``candidates --server``, this project's for ``--disk-format``, read by
+``Query.parse``) with the hosts it offers; for every other compute host
+this module checks each term of the query, in the query's order, and
+names those the host fails (the terms and their wording:
+doc/source/admin/troubleshooting.rst's "Why did this server find no
+host?"). A host that passes every term but is not offered was cut by
+``limit`` or left out for what this module does not model (sharing
+providers, resources split across a tree, ``same_subtree``, ``in_tree``).
+The number of requests is fixed per term of the queries, plus two reads
+for each host short of a resource.
 """
 
 import dataclasses
+from urllib import parse
 
 from image_type_common import exceptions
 from image_type_common import image_types
@@ -78,9 +70,68 @@ class _Fleet:
             return []
 
 
-def _sources(query, param, value):
-    found = query.sources(param, value)
-    return ' (from %s)' % '; '.join(found) if found else ''
+@dataclasses.dataclass
+class Group:
+    resources: dict = dataclasses.field(default_factory=dict)
+    required: set = dataclasses.field(default_factory=set)
+    forbidden: set = dataclasses.field(default_factory=set)
+    #: ``in:A,B`` terms of ``required``: one of them.
+    any_of: list = dataclasses.field(default_factory=list)
+    member_of: list = dataclasses.field(default_factory=list)
+    forbidden_aggregates: set = dataclasses.field(default_factory=set)
+
+
+@dataclasses.dataclass
+class Query:
+    """The terms of an allocation-candidates query string."""
+
+    root_required: set = dataclasses.field(default_factory=set)
+    root_forbidden: set = dataclasses.field(default_factory=set)
+    #: suffix ('' for the unsuffixed group) -> Group.
+    groups: dict = dataclasses.field(default_factory=dict)
+    limit: int = None
+
+    @classmethod
+    def parse(cls, querystring):
+        query = cls()
+        for key, value in parse.parse_qsl(querystring):
+            if key == 'limit':
+                query.limit = int(value)
+                continue
+            if key == 'root_required':
+                for trait in value.split(','):
+                    if trait.startswith('!'):
+                        query.root_forbidden.add(trait[1:])
+                    else:
+                        query.root_required.add(trait)
+                continue
+            for param in ('resources', 'required', 'member_of'):
+                if key.startswith(param):
+                    group = query.groups.setdefault(key[len(param):],
+                                                    Group())
+                    _add(group, param, value)
+        return query
+
+
+def _add(group, param, value):
+    if param == 'resources':
+        for part in value.split(','):
+            rc, _, amount = part.partition(':')
+            group.resources[rc] = int(amount)
+    elif param == 'member_of':
+        if value.startswith('!'):
+            group.forbidden_aggregates.update(
+                value.lstrip('!').replace('in:', '', 1).split(','))
+        else:
+            group.member_of.append(value.replace('in:', '', 1).split(','))
+    elif value.startswith('in:'):
+        group.any_of.append(value)
+    else:
+        for trait in value.split(','):
+            if trait.startswith('!'):
+                group.forbidden.add(trait[1:])
+            else:
+                group.required.add(trait)
 
 
 def _free(inventory, used):
@@ -91,12 +142,32 @@ def _free(inventory, used):
     return capacity - used, inventory.get('max_unit', inventory['total'])
 
 
+def shortfall(amount, inventory, used, given=''):
+    """Why ``amount`` of a class does not fit ``inventory`` with ``used``
+    of it taken: none of it, more than one allocation may take, or too
+    little free (``given``: what was given back to count it)."""
+    free, max_unit = _free(inventory, used)
+    if not inventory:
+        return 'needs %d, has none' % amount
+    if amount > max_unit and free >= amount:
+        return 'needs %d, at most %d per allocation' % (amount, max_unit)
+    return 'needs %d, has %d free%s' % (amount, free, given)
+
+
+def _because(why):
+    """What asked for a trait, after its reason: ', for KEY=VALUE ...',
+    anything else in parentheses."""
+    if not why:
+        return ''
+    return ', ' + why if why.startswith('for ') else ' (%s)' % why
+
+
 class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
 
     def __init__(self, client, survey, query, give_back, services, fleet,
-                 reads):
+                 reads, why):
         self.client = client
         self.survey = survey
         self.query = query
@@ -104,6 +175,7 @@ class _Judge:
         self.give_back = give_back or {}
         self.services = services or {}
         self._reads = reads
+        self.why = why or (lambda trait: None)
 
     def holders(self, key, **filters):
         key = (key, tuple(sorted(filters.items())))
@@ -119,34 +191,37 @@ class _Judge:
                                 self.client.get_usages(uuid))
         return self._reads[key]
 
+    def roots_with(self, trait):
+        return {rp['uuid'] for rp in self.holders(('trait', trait),
+                                                  required=trait)}
+
+    def _lacks(self, host, trait):
+        """After "lacks it": which formats the host boots (for an image
+        type) and what asked for the trait."""
+        boots = ''
+        if image_types.is_image_type_trait(trait):
+            boots = ' (boots: %s)' % (', '.join(sorted(host.formats)) or
+                                      'nothing reported')
+        return boots + _because(self.why(trait))
+
     def root_traits(self, host):
         reasons = []
         for trait in sorted(self.query.root_required):
-            roots = {rp['uuid'] for rp in self.holders(
-                ('trait', trait), required=trait)}
-            if host.uuid not in roots:
-                boots = ''
-                if image_types.is_image_type_trait(trait):
-                    boots = ' (boots: %s)' % (', '.join(
-                        sorted(host.formats)) or 'nothing reported')
-                reasons.append('root_required %s: lacks it%s%s' % (
-                    trait, boots, _sources(self.query, 'root_required',
-                                           trait)))
+            if host.uuid not in self.roots_with(trait):
+                reasons.append('root_required %s: lacks it%s' % (
+                    trait, self._lacks(host, trait)))
         for trait in sorted(self.query.root_forbidden):
-            roots = {rp['uuid'] for rp in self.holders(
-                ('trait', trait), required=trait)}
-            if host.uuid in roots:
+            if host.uuid in self.roots_with(trait):
                 extra = ''
                 if trait == 'COMPUTE_STATUS_DISABLED':
                     service = self.services.get(host.name)
                     extra = ' (its compute service is disabled%s)' % (
                         ': %s' % service if service else '')
                 reasons.append('root_required !%s: carries it%s%s' % (
-                    trait, extra, _sources(self.query, 'root_required',
-                                           '!' + trait)))
+                    trait, extra, _because(self.why(trait))))
         return reasons
 
-    def _room(self, rc, amount, host, suffix=''):
+    def _room(self, rc, amount, host):
         roots = self.fleet.tree_roots(self.holders(
             ('room', rc, amount), resources='%s:%d' % (rc, amount)))
         if host.uuid in roots:
@@ -166,47 +241,39 @@ class _Judge:
         if inventory and own and free >= amount and amount <= max_unit:
             return None  # fits once the server's own allocation is back
         given = ' with the server\'s own %d given back' % own if own else ''
-        if not inventory:
-            why = 'needs %d, has none' % amount
-        elif amount > max_unit and free >= amount:
-            why = 'needs %d, at most %d per allocation' % (amount, max_unit)
-        else:
-            why = 'needs %d, has %d free%s' % (amount, free, given)
-        return 'resources%s %s:%d: %s%s' % (
-            suffix, rc, amount, why, _sources(self.query, 'resources' +
-                                              suffix, rc))
+        return 'resources %s:%d: %s' % (
+            rc, amount, shortfall(amount, inventory, used - own, given))
 
     def unsuffixed(self, host):
-        group = self.query.groups.get(None)
+        group = self.query.groups.get('')
         if group is None:
             return []
         reasons = [r for rc, amount in sorted(group.resources.items())
                    for r in [self._room(rc, amount, host)] if r]
+        tree = self.fleet.tree_roots
         for trait in sorted(group.required):
-            roots = self.fleet.tree_roots(self.holders(('trait', trait),
-                                                       required=trait))
-            if host.uuid not in roots:
+            if host.uuid not in tree(self.holders(('trait', trait),
+                                                  required=trait)):
                 reasons.append('required %s: lacks it%s' % (
-                    trait, _sources(self.query, 'required', trait)))
+                    trait, self._lacks(host, trait)))
         for trait in sorted(group.forbidden):
-            roots = self.fleet.tree_roots(self.holders(('trait', trait),
-                                                       required=trait))
-            if host.uuid in roots:
+            if host.uuid in tree(self.holders(('trait', trait),
+                                              required=trait)):
                 reasons.append('required !%s: carries it%s' % (
-                    trait, _sources(self.query, 'required', '!' + trait)))
+                    trait, _because(self.why(trait))))
+        for term in group.any_of:
+            if host.uuid not in tree(self.holders(('trait', term),
+                                                  required=term)):
+                reasons.append('required %s: has none of them' % term)
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
-            roots = self.fleet.tree_roots(self.holders(
-                ('member_of', term), member_of=term))
-            if host.uuid not in roots:
-                reasons.append('member_of %s: in none of them%s' % (
-                    term, _sources(self.query, 'member_of', term)))
+            if host.uuid not in tree(self.holders(('member_of', term),
+                                                  member_of=term)):
+                reasons.append('member_of %s: in none of them' % term)
         for uuid in sorted(group.forbidden_aggregates):
-            roots = self.fleet.tree_roots(self.holders(
-                ('member_of', uuid), member_of='in:' + uuid))
-            if host.uuid in roots:
-                reasons.append('member_of !in:%s: in it%s' % (
-                    uuid, _sources(self.query, 'member_of', '!' + uuid)))
+            if host.uuid in tree(self.holders(('member_of', uuid),
+                                              member_of='in:' + uuid)):
+                reasons.append('member_of !in:%s: in it' % uuid)
         return reasons
 
     def granular(self, host):
@@ -224,17 +291,9 @@ class _Judge:
             roots = self.fleet.tree_roots(self.holders(
                 ('group', suffix), **filters))
             if host.uuid not in roots:
-                terms = ' '.join('%s%s=%s' % (k, suffix, v)
-                                 for k, v in sorted(filters.items()))
-                sources = sorted({s for rc in group.resources
-                                  for s in self.query.sources(
-                                      'resources' + suffix, rc)} |
-                                 {s for t in traits for s in
-                                  self.query.sources('required' + suffix,
-                                                     t)})
-                reasons.append('%s: no provider of the host has all of it%s'
-                               % (terms, ' (from %s)' % '; '.join(sources)
-                                  if sources else ''))
+                reasons.append('%s: no provider of the host has all of it'
+                               % ' '.join('%s%s=%s' % (k, suffix, v) for k, v
+                                          in sorted(filters.items())))
         return reasons
 
     def reasons(self, host):
@@ -243,7 +302,7 @@ class _Judge:
 
 
 def judge(client, survey, queries, offered, give_back=None, services=None,
-          current_host=None):
+          current_host=None, why=None):
     """A Verdict per compute host of ``survey``, offered ones first.
 
     ``queries``: the queries nova-scheduler sends for the request (two for
@@ -252,11 +311,12 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     returned to any of them; ``give_back``: provider uuid -> {class:
     amount} of the server's own allocation; ``services``: host name -> why
     its compute service is disabled; ``current_host``: the provider uuid
-    the server runs on.
+    the server runs on; ``why``: trait -> what in the request asked
+    for or forbade it (a request filter's rule), or None.
     """
     fleet, reads = _Fleet(client), {}
-    judges = [_Judge(client, survey, q, give_back, services, fleet, reads)
-              for q in queries]
+    judges = [_Judge(client, survey, q, give_back, services, fleet, reads,
+                     why) for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
                                     'VCPU fallback')

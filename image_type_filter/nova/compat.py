@@ -13,22 +13,14 @@
 """The Nova internals this package uses, found at start-up or named as
 missing.
 
-Nova promises none of them: ``ALL_REQUEST_FILTERS``,
-``trace_request_filter``, ``RequestFilterFailed``, ``RequestSpec``'s
-``root_required``, ``ImageMetaProps`` and the rest are internals that a
-Nova release may move. Every one is looked up here, once, when
-nova-scheduler loads ``image_type_filter.nova.all_filters``; nothing of
-Nova is imported at module level anywhere in this package, so a Nova where
-one moved gets one log line naming the Nova release and what is missing
-(``Nova.report``), never an ImportError's traceback. What the scheduler
-then does is ``integration``'s choice.
-
-Each name belongs to one part: without a ``CORE`` name nothing can run
-(not even the options can be read); without a ``REQUEST_FILTERS`` name
-the request filters cannot be added, without a ``HOST_FILTER`` name the
-rebuild filter cannot be built; an ``OPTIONAL`` name has a fallback that
-loses only what ``LOST`` says. ``NOVA_FIELDS`` (the object fields the
-filters read, ``spec_fields``) are checked on Nova's objects too.
+Every one is looked up here, once, when nova-scheduler loads
+``image_type_filter.nova.all_filters``; nothing of Nova is imported at
+module level anywhere in this package, so a Nova where one moved gets one
+log line naming the Nova release and what is missing (``Nova.report``),
+never an ImportError's traceback. Which part needs which name (``NEEDS``)
+and what the scheduler then does (``integration``) are
+doc/source/install/scheduler.rst's "A Nova this release was not tested
+with".
 """
 
 import dataclasses

@@ -11,19 +11,9 @@
 # under the License.
 
 """ImageTypeRebuildFilter: the check Nova skips on a rebuild, and the
-check that Nova ran the request filters.
-
-nova-scheduler runs no request filter on a rebuild with a new image, and
-only host filters with ``RUN_ON_REBUILD``. On a rebuild this one refuses
-the server's host if it cannot boot the new image or the image breaks an
-isolation rule: one read of that host's traits. Nova sends a rebuild to
-the server's own host alone, and a host filter's False gives the server's
-fault no reason ("There are not enough hosts available"): so when it
-refuses every host of a rebuild, it raises Nova's ``NoValidHost`` with
-the reason instead, as Nova's conductor does for a rebuild's image traits,
-and the fault says why. On every other request it checks, without a
-Placement read, that nova-scheduler really ran this project's request
-filters on it (``integration.request_check``).
+check that Nova ran the request filters (``integration.request_check``).
+What it refuses and why it raises Nova's ``NoValidHost`` for a rebuild is
+doc/source/install/scheduler.rst's.
 
 The class is built at start-up on the ``BaseHostFilter`` ``compat`` found:
 this module imports nothing of Nova, so a Nova that moved it gets a log

@@ -13,32 +13,15 @@
 """Put this project's request filters into nova-scheduler, once, and keep
 reserved hosts reserved whatever Nova does with them.
 
-The filters are built from Nova's CONF (nova.conf alone configures them)
-and added to ``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one
-entry, ``image_type_filter.request_filters``, after Nova's own: they run on
-every boot, after Nova's own image-type filter (when on) has added its
-trait. A request that cannot be placed fails the way Nova expects:
-``RequestFilterFailed``, which nova-scheduler turns into NoValidHost with
-the reason in the server's fault. Under ``[image_type_filter] enforce =
-False`` the entry changes nothing and logs what it would have done
-(``scheduler.log_only``).
-
-None of the Nova names used is a promise (``compat``). The choices, for a
-Nova this release was not tested with:
-
-* a name missing at start-up: one ERROR line naming the Nova release and
-  the names. If isolation is enforced, nova-scheduler stops there
-  (``compat.NovaIncompatible``): a scheduler without the isolation filter
-  would put other servers on reserved hosts. Otherwise it runs without
-  this project's filters, as Nova alone.
-* a Nova that no longer runs ``ALL_REQUEST_FILTERS``: the entry marks each
-  request it runs on, and ImageTypeRebuildFilter, which Nova calls for
-  every host of every request, checks the mark (``request_check``). An
-  unmarked request gets an ERROR line; if isolation is enforced, every host
-  is refused for it, so the boot ends in "No valid host" instead of on a
-  reserved host. Isolation therefore needs ImageTypeRebuildFilter in
-  ``[filter_scheduler] enabled_filters``: without it nova-scheduler does
-  not start.
+The filters are built from Nova's CONF and added to
+``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one entry,
+``image_type_filter.request_filters``, after Nova's own; a request that
+cannot be placed raises Nova's ``RequestFilterFailed``. Under
+``[image_type_filter] enforce = False`` the entry changes nothing and logs
+what it would have done (``scheduler.log_only``). What happens in a Nova
+where a name is missing, or that no longer runs ``ALL_REQUEST_FILTERS``
+(``request_check``), is doc/source/install/scheduler.rst's "A Nova this
+release was not tested with".
 """
 
 import dataclasses
@@ -182,11 +165,17 @@ def _report_the_rest(nova):
                     nova.version, nova_releases.RANGE)
 
 
-def _check_host_filter(conf, settings):
+def _enabled_filters(conf):
+    """``[filter_scheduler] enabled_filters``, or None in a Nova without
+    the option."""
     try:
-        enabled = list(conf.filter_scheduler.enabled_filters)
+        return list(conf.filter_scheduler.enabled_filters)
     except Exception:  # noqa: BLE001 - a Nova without the option
-        enabled = None
+        return None
+
+
+def _check_host_filter(conf, settings):
+    enabled = _enabled_filters(conf)
     if enabled is not None and HOST_FILTER in enabled:
         return
     what = ('rebuilds with a new image are not checked, and nothing checks '
@@ -211,12 +200,8 @@ def _host_guests(nova, conf):
     scatter = nova.get(compat.SCATTER_GATHER)
     cell_failed = nova.get(compat.CELL_FAILED)
     by_uuids = nova.get(compat.COMPUTE_NODES_BY_UUIDS)
-    try:
-        enabled = list(conf.filter_scheduler.enabled_filters)
-    except Exception:  # noqa: BLE001 - a Nova without the option
-        enabled = []
     if None in (scatter, cell_failed, by_uuids) or \
-            IMAGE_PROPERTIES_FILTER not in enabled:
+            IMAGE_PROPERTIES_FILTER not in (_enabled_filters(conf) or ()):
         return None
 
     def host_guests(ctxt, uuids):
@@ -323,17 +308,11 @@ def rebuild_check(host_uuid, spec_obj):
 
 def rebuild_refusal(host_uuid, spec_obj):
     """Why this host cannot take the rebuild's new image, as the server's
-    fault gives it, or None when it can. One Placement read.
-
-    A refusal is also one WARNING line naming the server, the image and
-    the host. When the host's traits cannot be read (Placement down, a 403
-    for nova-scheduler's user), one line names Placement and the server,
-    and the answer is what the operator asked for: with isolation enforced
-    the host is refused, since a reserved host must never take an image
-    unchecked (the rebuild fails with "No valid host" and the server keeps
-    its image); otherwise the rebuild goes through, as with Nova alone.
-    The fault's reason names no host and no Placement detail: the user
-    sees it, the log line has the rest.
+    fault gives it, or None when it can. One Placement read; a refusal is
+    also one WARNING line naming the server, the image and the host, and
+    an unreadable host is ``_unchecked_rebuild``'s. The fault's reason
+    names no host and no Placement detail: the user sees it, the log line
+    has the rest.
     """
     installed = _installed
     if installed is None or installed.pipeline is None:

@@ -12,30 +12,12 @@
 
 """Request filter: the image-metadata prefilter, each property on its own.
 
-Configured by ``[image_metadata_prefilter] families``. Nova's own
-``[scheduler] image_metadata_prefilter`` builds each trait name by string
-concatenation and, when one name is not in os-traits, returns before adding
-any, so the image's other properties ask for nothing either (the request's
-other constraints stay); it spells two families wrong (``COMPUTE_VIOMMU_X``,
-``HW_ARCH_ARMV7L``) and makes an i686 image skip x86_64 hosts. Here each
-property is read on its own against the catalogue
-(``image_type_common.image_metadata``):
-
-- a value with an os-traits trait Placement knows requires it on the root
-  provider; "No valid host" names it when no host carries it;
-- an architecture forbids the other ``HW_ARCH_*`` traits instead: an
-  i686 image boots on I686 or X86_64 hosts (Nova's ``root_required`` has no
-  any-of), and ironic and z/VM hosts report no ``HW_ARCH_*`` at all, so
-  every architecture leaves them to Nova's ImagePropertiesFilter, i686 and
-  aarch64 alike. When no host carries a trait that boots the value, the
-  boot could land only on such hosts: with none of them (one Placement
-  query), or inside Nova with ImagePropertiesFilter enabled and none of
-  them running the image's architecture by Nova's own compute-node records
-  (``host_guests``, the ``supported_instances`` that filter reads), "No
-  valid host" names the trait instead of ending as Nova's bare one;
-- a value with no such trait adds nothing and is logged once; the other
-  properties keep their constraints.
-
+Configured by ``[image_metadata_prefilter] families``; each property is
+read on its own against the catalogue
+(``image_type_common.image_metadata``). What it asks of Placement per
+family, where it differs from Nova's own ``[scheduler]
+image_metadata_prefilter``, and when "No valid host" names an
+architecture's trait (``host_guests``): doc/source/admin/image-metadata.rst.
 Volume-backed requests are read too: Nova puts the volume's image metadata
 in ``request_spec.image``.
 """

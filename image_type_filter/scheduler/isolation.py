@@ -11,17 +11,12 @@
 # under the License.
 
 """Image-property isolation: reserved hosts get only the requests meant for
-them.
+them (doc/source/admin/isolation.rst).
 
 Each rule reserves a CUSTOM trait. A request asks for it when its image or
-flavor requires it in Nova's own spelling (``trait_grammar``: the image's
-``trait:CUSTOM_X=required``, the flavor's
-``trait[SUFFIX]:CUSTOM_X=required``), or when a rule
-``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a request requires
-the trait on the root provider; every other request forbids it. So tagged
-requests go only to tagged hosts and nothing else lands there, which
-AggregateImagePropertiesIsolation (an untagged image fits anywhere) cannot
-promise.
+flavor requires it in Nova's own spelling (``trait_grammar``), or when a
+rule ``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a request
+requires the trait on the root provider; every other request forbids it.
 
 Works the same on plain property dicts (this project's RequestSpec, the
 CLI) and on Nova's objects; no image, key, value or missing field raises.

@@ -89,12 +89,6 @@ def flavor_traits(extra_specs):
             if e.kind == TRAIT and e.value in TRAIT_VALUES]
 
 
-def flavor_ignored_traits(extra_specs):
-    """The trait entries Nova ignores (any other value)."""
-    return [e for e in flavor_entries(extra_specs)
-            if e.kind == TRAIT and e.value not in TRAIT_VALUES]
-
-
 def flavor_required_traits(extra_specs):
     """The traits the flavor requires, in any group."""
     return {e.name for e in flavor_traits(extra_specs)
@@ -126,15 +120,6 @@ def image_required_traits(properties):
     return {str(key)[len(IMAGE_PREFIX):]
             for key, value in list(properties.items())
             if str(key).startswith(IMAGE_PREFIX) and str(value) == REQUIRED}
-
-
-def aggregate_required_traits(metadata):
-    """The traits a host aggregate's metadata requires of a request, or
-    the aggregate is left out (``isolate_aggregates``): ``trait:NAME``
-    keys whose value is ``required``, the image properties' spelling."""
-    if not isinstance(metadata, collections.abc.Mapping):
-        return set()
-    return image_required_traits(metadata)
 
 
 def image_ignored_traits(properties):

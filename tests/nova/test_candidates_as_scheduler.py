@@ -17,7 +17,8 @@ conductor, scheduler with this project's filters, fake computes, a real
 Placement); every ``GET /allocation_candidates`` the scheduler sends is
 recorded on its way to Placement. Then the library under ``candidates
 --server`` reads each server back through the real compute API (admin
-credentials, the microversion the tool asks for), builds its query and asks
+credentials, the microversion the tool asks for) and its request spec from
+Nova's database, runs Nova's request filters and query code on it and asks
 Placement: the query must be the one the scheduler sent, character for
 character; an ACTIVE server's host must be offered (or fit once its own
 allocation is given back); a server in ERROR must have its cause named,
@@ -40,16 +41,15 @@ from keystoneauth1 import noauth  # noqa: E402
 from keystoneauth1 import session as ks_session  # noqa: E402
 from keystoneauth1 import token_endpoint  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
+from nova import context as nova_context  # noqa: E402
+from nova.scheduler import request_filter  # noqa: E402
 
 from image_type_common import connection  # noqa: E402
+from image_type_common import exceptions  # noqa: E402
 from image_type_common.cli import app as cli_app  # noqa: E402
-from image_type_filter import settings as settings_mod  # noqa: E402
-from image_type_filter.client import nova_query  # noqa: E402
-from image_type_filter.client import nova_request_filters  # noqa: E402
 from image_type_filter.cmd import candidates  # noqa: E402
+from image_type_filter.diagnostics import as_scheduler  # noqa: E402
 from image_type_filter.diagnostics import cloud  # noqa: E402
-from image_type_filter.diagnostics import nova_explain  # noqa: E402
-from image_type_filter.diagnostics import nova_scheduler  # noqa: E402
 from image_type_filter.diagnostics import verdicts  # noqa: E402
 from tests.nova import base  # noqa: E402
 
@@ -102,6 +102,7 @@ class Harness(base.InsideNova):
         self.placement_client = self.new_placement_client()
         self.compute_api = self.compute_as('reader,member,admin')
         self.images = HarnessGlance(self.glance)
+        self.ctxt = nova_context.get_admin_context()
         self._start_compute('host2')
 
     def compute_as(self, roles):
@@ -120,25 +121,18 @@ class Harness(base.InsideNova):
             ks_session.Session(auth=token_endpoint.Token(endpoint, 'admin')),
             service_type='placement', endpoint_override=endpoint))
 
-    def settings(self):
-        """nova-scheduler's settings as a nova.conf gives them."""
-        options = {(group, name): CONF[group][name]
-                   for group, name in nova_request_filters.NOVA_OPTIONS}
-        return nova_explain.Settings(
-            options=options, options_from='the harness\'s nova.conf',
-            ours_loaded=nova_scheduler.OUR_FILTERS in
-            CONF.filter_scheduler.available_filters,
-            filter_settings=settings_mod.FilterSettings.from_conf(CONF))
+    def explain(self, spec, server=None, compute=None, placement=None):
+        return as_scheduler.explain(
+            self.ctxt, spec, compute or self.compute_api,
+            placement or self.placement_client, 'the harness\'s nova.conf',
+            server)
 
     def boot_and_explain(self, image, flavor_id=None, expected='ACTIVE'):
         self.sent.clear()
-        server = self.boot(image, flavor_id=flavor_id, expected=expected)
-        subject = nova_explain.for_server(self.compute_api, self.images,
-                                          server['id'])
-        document = nova_explain.explain(subject, self.compute_api,
-                                        self.placement_client,
-                                        self.settings())
-        return server, document
+        booted = self.boot(image, flavor_id=flavor_id, expected=expected)
+        server, spec = as_scheduler.for_server(
+            self.ctxt, self.compute_api, booted['id'])
+        return server, self.explain(spec, server)
 
     def assert_same_query(self, document):
         """The queries of the last boot, in the order sent."""
@@ -174,9 +168,11 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assert_same_query(document)
         self.assertEqual('compute', server['OS-EXT-SRV-ATTR:host'])
         (reason,) = self.hosts(document)['host2']['reasons']
-        self.assertIn('!COMPUTE_STATUS_DISABLED', reason)
-        self.assertIn('maintenance', reason)
-        self.assertIn('compute_status_filter', reason)
+        self.assertEqual('root_required !COMPUTE_STATUS_DISABLED: carries '
+                         'it (its compute service is disabled: '
+                         'maintenance)', reason)
+        ran = {f['name']: f['result'] for f in document['request_filters']}
+        self.assertEqual(as_scheduler.APPLIED, ran['compute_status_filter'])
 
     def test_a_flavor_with_extra_specs_no_host_has(self):
         flavor = self._create_flavor(
@@ -194,7 +190,6 @@ class TestCandidatesAsTheScheduler(Harness):
         for host in document['hosts']:
             reasons = ' | '.join(host['reasons'])
             self.assertIn('query 1 (PCPU): resources PCPU:2', reasons)
-            self.assertIn('hw:cpu_policy=dedicated', reasons)
             self.assertIn('query 2 (VCPU fallback): required '
                           'HW_CPU_X86_AVX2', reasons)
         self.assertIn('PCPU', document['no_valid_host'])
@@ -216,9 +211,9 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assertIsNone(document['query'])
         self.assertIn('vhd', document['no_valid_host'])
         failed = [f['name'] for f in document['request_filters']
-                  if f['result'] == nova_request_filters.FAILS]
-        self.assertEqual(['image_type_filter.require_image_type_support'],
-                         failed)
+                  if f['result'] == as_scheduler.FAILS]
+        self.assertEqual(['image_type_filter.request_filters'], failed)
+        self.assertEqual([], document['hosts'])
 
     def test_an_image_and_a_flavor_ask_what_their_boot_asked(self):
         flavor = self._create_flavor(name='gold', memory_mb=512, vcpu=1,
@@ -227,13 +222,12 @@ class TestCandidatesAsTheScheduler(Harness):
         image = self.image('raw', os_secure_boot='required')
         self.sent.clear()
         self.boot(image, flavor_id=flavor, expected='ERROR')
-        subject = nova_explain.for_image_and_flavor(
-            self.compute_api, self.images, image=image, flavor='gold',
+        spec = as_scheduler.for_image_and_flavor(
+            self.ctxt, self.images, image=image, flavor='gold',
             project_id=self.api.project_id)
-        document = nova_explain.explain(subject, self.compute_api,
-                                        self.placement_client,
-                                        self.settings())
+        document = self.explain(spec)
         self.assert_same_query(document)
+        self.assertEqual('image and flavor', document['subject']['kind'])
         self.assertIn('COMPUTE_SECURITY_TPM_1_2', document['query'])
         self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', document['query'])
 
@@ -241,23 +235,20 @@ class TestCandidatesAsTheScheduler(Harness):
         self._create_flavor(name='shared', memory_mb=512, vcpu=1, disk=1,
                             extra_spec={'hw:cpu_policy': 'shared'})
         image = self.image('raw', hw_cpu_policy='dedicated')
-        subject = nova_explain.for_image_and_flavor(
-            self.compute_api, self.images, image=image, flavor='shared')
-        placement = self.new_placement_client()
-        with self.assertRaises(nova_query.NovaRefuses) as caught:
-            nova_explain.explain(subject, self.compute_api, placement,
-                                 self.settings())
+        with self.assertRaises(exceptions.ConfigError) as caught:
+            as_scheduler.for_image_and_flavor(
+                self.ctxt, self.images, image=image, flavor='shared')
         self.assertEqual(2, caught.exception.exit_code)
-        self.assertIn('hw_cpu_policy=dedicated', str(caught.exception))
-        self.assertIsNone(placement.microversion)  # nothing was sent
+        self.assertIn('nova-api refuses this boot', str(caught.exception))
+        self.assertIn('hw_cpu_policy', str(caught.exception))
 
     def test_without_the_admin_role_nova_refuses_in_one_line(self):
         server = self.boot(base.RAW_IMAGE)
         member = self.compute_as('reader,member')
-        subject = nova_explain.for_server(member, self.images, server['id'])
+        server, spec = as_scheduler.for_server(self.ctxt, member,
+                                               server['id'])
         with self.assertRaises(Exception) as caught:
-            nova_explain.explain(subject, member, self.placement_client,
-                                 self.settings())
+            self.explain(spec, server, compute=member)
         message = str(caught.exception)
         self.assertEqual(2, caught.exception.exit_code)
         self.assertIn('Nova refused the credentials (403)', message)
@@ -266,10 +257,10 @@ class TestCandidatesAsTheScheduler(Harness):
 
     def test_a_server_or_flavor_that_does_not_exist_is_one_line(self):
         for lookup in (
-                lambda: nova_explain.for_server(
-                    self.compute_api, self.images, 'no-such-server'),
-                lambda: nova_explain.for_image_and_flavor(
-                    self.compute_api, self.images, flavor='no-such-flavor')):
+                lambda: as_scheduler.for_server(
+                    self.ctxt, self.compute_api, 'no-such-server'),
+                lambda: as_scheduler.for_image_and_flavor(
+                    self.ctxt, self.images, flavor='no-such-flavor')):
             with self.assertRaises(cloud.NotFound) as caught:
                 lookup()
             self.assertEqual(2, caught.exception.exit_code)
@@ -296,7 +287,8 @@ class TestTheCommand(Harness):
     """``image-type-filter candidates --server`` itself, in this process
     (the harness's APIs answer only here): nova.conf written as the
     scheduler's, Nova and Glance through the harness's own endpoints in
-    place of openstacksdk's catalogue."""
+    place of openstacksdk's catalogue, and Nova as the harness configured
+    it (``load_nova``'s own run is in test_load_nova)."""
 
     def run_command(self, *args):
         path = os.path.join(self.useFixture(fixtures.TempDir()).path,
@@ -306,6 +298,11 @@ class TestTheCommand(Harness):
         self.useFixture(fixtures.MonkeyPatch(
             'image_type_filter.cmd.candidates.Candidates.cloud_apis',
             lambda command, parsed_args: (self.compute_api, self.images)))
+        # Nova is configured already, by the harness: its databases are
+        # the harness's own, which no nova.conf can name.
+        self.useFixture(fixtures.MonkeyPatch(
+            'image_type_filter.cmd.candidates.Candidates.load_nova',
+            lambda command, parsed_args: self.ctxt))
         out, err = io.StringIO(), io.StringIO()
         app = cli_app.App('image-type-filter', 'test',
                           'image_type_filter.commands')
@@ -332,8 +329,9 @@ class TestTheCommand(Harness):
         self.assertEqual(len(candidates.DOCUMENT), len(document))
         self.assertTrue(document['nova']['image_type_filter_loaded'])
         names = [f['name'] for f in document['request_filters']]
-        self.assertEqual([f.name for f in nova_request_filters.FILTERS],
-                         names[:14])
+        self.assertEqual([f.__name__ for f in
+                          request_filter.ALL_REQUEST_FILTERS], names)
+        self.assertEqual('image_type_filter.request_filters', names[-1])
 
     def test_no_valid_host_is_exit_3_with_the_reason(self):
         image = self.image('raw', os_secure_boot='required')
@@ -343,8 +341,24 @@ class TestTheCommand(Harness):
         self.assertIn('No valid host', err)
         self.assertIn('COMPUTE_SECURITY_UEFI_SECURE_BOOT', err)
         self.assertIn('GET /allocation_candidates?limit=1000&', out)
-        self.assertIn('os_secure_boot=required', out)
+        self.assertIn('required COMPUTE_SECURITY_UEFI_SECURE_BOOT: lacks it',
+                      out)
         self.assertIn('host filters', out)
+
+    def test_an_image_with_resources_asks_what_that_flavor_asked(self):
+        flavor = self._create_flavor(memory_mb=512, vcpu=1, disk=1,
+                                     ephemeral=0)
+        self.sent.clear()
+        self.boot(base.RAW_IMAGE, flavor_id=flavor)
+        sent = list(self.sent)
+        code, out, err = self.run_command(
+            '--image', base.RAW_IMAGE, '--resources',
+            'VCPU=1,MEMORY_MB=512,DISK_GB=1', '-f', 'json')
+        self.assertEqual(0, code, err)
+        document = json.loads(out)
+        self.assertEqual(sent, document['queries'])
+        self.assertEqual('image and flavor', document['subject']['kind'])
+        self.assertIn('no --flavor', ' '.join(document['subject']['notes']))
 
     def test_a_missing_server_is_one_line_and_exit_2(self):
         code, out, err = self.run_command('--server', 'no-such-server')
@@ -370,7 +384,7 @@ class TestLogOnly(Harness):
         self.assertNotIn('COMPUTE_IMAGE_TYPE_RAW', document['query'])
         self.assertNotIn('CUSTOM_TROVE', document['query'])
         (ours,) = [f for f in document['request_filters']
-                   if f['name'] == 'image_type_filter']
-        self.assertEqual(nova_request_filters.LOG_ONLY, ours['result'])
+                   if f['name'] == 'image_type_filter.request_filters']
+        self.assertEqual(as_scheduler.NOT_APPLIED, ours['result'])
         self.assertIn('COMPUTE_IMAGE_TYPE_RAW', ours['detail'])
         self.assertIn('CUSTOM_TROVE', ours['detail'])

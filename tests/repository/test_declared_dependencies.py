@@ -18,7 +18,8 @@ the product) and image-type-filter-demo (demo/pyproject.toml: the demo and
 the embedded Placement). What nova-scheduler loads (``image_type_filter.nova``
 and everything it imports, read from the source) may use only
 image-type-filter's install_requires, and install_requires is exactly what
-it uses; the rest of the product may also use the ``cli`` extra; the demo
+it uses; the rest of the product may also use the ``cli`` extra (and
+``candidates --server``'s module Nova, where the command runs); the demo
 distribution's packages what it requires, and the benchmarks its ``bench``
 extra.
 """
@@ -46,9 +47,13 @@ DEMO_PACKAGES = {'placement_runner': ('scale',), 'image_type_demo': ()}
 #: Not in either distribution: run from the repository, on the demo
 #: distribution's bench extra.
 BENCHMARKS_EXTRA = 'bench'
-#: Provided by the program that loads us: nova-scheduler runs
-#: image_type_filter.nova.
-HOST_PROVIDED = {'image_type_filter.nova': {'nova'}}
+#: Provided by the program that loads us: Nova, where it runs: inside
+#: nova-scheduler, and for ``candidates --server``, which runs Nova's own
+#: code on the scheduler's host, RPC (Nova's oslo.messaging) set up as
+#: nova-scheduler sets it up.
+HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
+                 'image_type_filter.diagnostics.as_scheduler': {
+                     'nova', 'oslo_messaging'}}
 
 
 def requirement_names(lines):

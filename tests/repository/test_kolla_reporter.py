@@ -39,6 +39,7 @@ import uuid
 
 import pytest
 
+from placement_runner import writes
 from tests import helpers
 from tests.repository import test_config_blocks
 
@@ -156,7 +157,7 @@ def deployed(tmp_path, placement, unique):
     installed as documented, and the container started."""
     client = placement.client()
     node_uuid = str(uuid.uuid4())
-    client.create_resource_provider('kolla-node-%s' % unique,
+    writes.create_resource_provider(client, 'kolla-node-%s' % unique,
                                     uuid=node_uuid)
     custom = 'CUSTOM_KOLLA_%s' % unique.upper()
     container = Container(tmp_path)
@@ -305,7 +306,7 @@ def test_a_central_reporter_reports_for_the_node_it_names(tmp_path,
     writes) and its custom trait, and nothing of this machine's."""
     client = placement.client()
     node_uuid = str(uuid.uuid4())
-    client.create_resource_provider('compute-07-%s' % unique,
+    writes.create_resource_provider(client, 'compute-07-%s' % unique,
                                     uuid=node_uuid)
     before, _ = client.get_provider_traits(node_uuid)
     conf = tmp_path / 'compute-07.conf'

@@ -100,8 +100,6 @@ def test_the_gates_newest_series_runs_the_newest_nova():
 
 
 def test_the_range_is_the_majors_between_the_ends():
-    assert nova_releases.MAJORS[0] == nova_releases.OLDEST.major
-    assert nova_releases.MAJORS[-1] == nova_releases.NEWEST.major
     assert [m for m in range(25, 45) if nova_releases.supports(m)] == list(
-        nova_releases.MAJORS)
+        range(nova_releases.OLDEST.major, nova_releases.NEWEST.major + 1))
     assert not nova_releases.supports(None)

@@ -12,8 +12,8 @@
 
 """``virt-capabilities report``: sync the traits, once or as a service."""
 
-import functools
 import math
+import time
 
 from cliff import lister
 
@@ -177,21 +177,17 @@ class Report(lister.Lister):
                     else 'a sync lists nothing'))
 
     def sync(self, parsed_args):
+        def job_factory(sleep=time.sleep):
+            return self.new_job(parsed_args, sleep)
         if parsed_args.interval:
-            return service.run_service(
-                lambda sleep: service.ReportJob(
-                    parsed_args.config_file, parsed_args.provider,
-                    parsed_args.os_cloud, sleep=sleep,
-                    config_dirs=parsed_args.config_dir),
-                parsed_args.interval, parsed_args.wait, self.app.control)
-        return service.run_once(functools.partial(
-            service.ReportJob, parsed_args.config_file, parsed_args.provider,
-            parsed_args.os_cloud, config_dirs=parsed_args.config_dir),
-            parsed_args.wait)
+            return service.run_service(job_factory, parsed_args.interval,
+                                       parsed_args.wait, self.app.control)
+        return service.run_once(job_factory, parsed_args.wait)
 
-    def new_job(self, parsed_args):
+    def new_job(self, parsed_args, sleep=time.sleep):
         return service.ReportJob(parsed_args.config_file,
                                  parsed_args.provider, parsed_args.os_cloud,
+                                 sleep=sleep,
                                  config_dirs=parsed_args.config_dir)
 
     def take_action(self, parsed_args):

@@ -34,6 +34,7 @@ cycles, and each renewal a line it logs.
 
 import pytest
 
+from placement_runner import writes
 from tests import helpers
 from tests import identity_standin
 from tests import tls_cloud
@@ -102,9 +103,9 @@ def openstack_credentials(cloud, user):
 def test_the_service_role_alone_runs_every_command(cloud, tmp_path, unique):
     admin = cloud.client(ADMIN)
     host = 'lp-node-' + unique
-    provider = admin.create_resource_provider(host)
+    provider = writes.create_resource_provider(admin, host)
     uuid = provider['uuid']
-    admin.put_inventories(uuid, provider['generation'], {
+    writes.put_inventories(admin, uuid, provider['generation'], {
         'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
         'DISK_GB': {'total': 100}})
     custom = 'CUSTOM_LP_' + unique.upper()
@@ -150,7 +151,7 @@ def test_a_user_without_the_role_gets_one_line_naming_it(cloud, tmp_path,
     user = 'lp-' + role
     admin = cloud.client(ADMIN)
     host = 'lp-%s-%s' % (role, unique)
-    uuid = admin.create_resource_provider(host)['uuid']
+    uuid = writes.create_resource_provider(admin, host)['uuid']
     custom = 'CUSTOM_LP_%s' % unique.upper()
     conf = node_conf(tmp_path, cloud, user, host, custom=custom)
     remove = ['virt_capabilities.cmd.main', 'remove', '--config-file', conf]
@@ -196,7 +197,7 @@ def test_a_reporter_service_asks_for_one_token_not_one_a_cycle(
     user = cloud.add_user('lp-steady-' + unique, ('service',))
     admin = cloud.client(ADMIN)
     host = 'lp-steady-' + unique
-    admin.create_resource_provider(host)
+    writes.create_resource_provider(admin, host)
     conf = node_conf(tmp_path, cloud, user, host)
     with helpers.Child.module('virt_capabilities.cmd.main', 'report',
                               '--config-file', conf, '--interval',
@@ -214,7 +215,7 @@ def test_each_token_renewal_is_a_debug_line(cloud, tmp_path, unique):
                           token_lifetime=60)
     admin = cloud.client(ADMIN)
     host = 'lp-short-' + unique
-    admin.create_resource_provider(host)
+    writes.create_resource_provider(admin, host)
     code, _, lines = run('virt_capabilities.cmd.main', '-v', 'report',
                          '--config-file', node_conf(tmp_path, cloud, user,
                                                     host))

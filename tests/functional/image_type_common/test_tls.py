@@ -27,6 +27,7 @@ import ssl
 
 import pytest
 
+from placement_runner import writes
 from tests import helpers
 from tests import identity_standin
 from tests import tls_cloud
@@ -82,7 +83,7 @@ def one_error(lines, *wanted):
 
 def test_with_cafile_the_reporter_and_status_work(cloud, tmp_path, unique):
     admin = cloud.client('tls-admin')
-    uuid = admin.create_resource_provider('tls-node-' + unique)['uuid']
+    uuid = writes.create_resource_provider(admin, 'tls-node-' + unique)['uuid']
     trait = 'CUSTOM_TLS_' + unique.upper()
     conf = node_conf(tmp_path, cloud.placement_section(USER),
                      host='tls-node-' + unique, custom=trait)
@@ -122,7 +123,8 @@ def test_without_cafile_placement_is_one_line_naming_tls_and_cafile(
 
 def test_insecure_works_and_is_one_warning(cloud, tmp_path, unique):
     admin = cloud.client('tls-admin')
-    uuid = admin.create_resource_provider('tls-insecure-' + unique)['uuid']
+    uuid = writes.create_resource_provider(
+        admin, 'tls-insecure-' + unique)['uuid']
     trait = 'CUSTOM_TLS_INSECURE_' + unique.upper()
     section = cloud.placement_section(USER, tls=False, extra=(
         'insecure = True\ncertfile = %s\nkeyfile = %s\n'

@@ -30,6 +30,7 @@ from image_type_common import image_types
 from image_type_demo import cmd as demo_cmd
 from image_type_demo import fleet
 from placement_runner import embedded
+from placement_runner import writes
 from tests import helpers
 from tests.helpers import clean_env
 
@@ -163,8 +164,10 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
     assert set(rows) == {h.name for h in hosts}
     assert rows['parallels-1']['result'] == 'candidate'
     assert rows['vmware-1']['result'] == 'excluded'
+    # The term of the query it fails: ploop's trait (os-traits), and the
+    # formats the host boots (Nova's VMware driver: iso and vmdk).
     assert rows['vmware-1']['reasons'] == [
-        'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)']
+        'root_required COMPUTE_IMAGE_TYPE_PLOOP: lacks it (boots: iso, vmdk)']
     # Too big for any host: the resource class that is short, and what each
     # host has free; no host at all is "No valid host" and exit code 3.
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
@@ -173,13 +176,13 @@ def test_candidates_explain_names_each_reason(demo_fleet, tmp_path):
     assert proc.returncode == 3, proc.stderr
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['parallels-1']['reasons'] == [
-        'lacks DISK_GB: needs 501, has 500 free']
+        'resources DISK_GB:501: needs 501, has 500 free']
     assert rows['vmware-1']['reasons'] == [
-        'lacks COMPUTE_IMAGE_TYPE_PLOOP (boots: iso, vmdk)',
-        'lacks DISK_GB: needs 501, has 500 free']
+        'root_required COMPUTE_IMAGE_TYPE_PLOOP: lacks it (boots: iso, vmdk)',
+        'resources DISK_GB:501: needs 501, has 500 free']
     assert 'No valid host: none of' in proc.stderr
-    assert 'parallels-1: lacks DISK_GB: needs 501, has 500 free' in \
-        proc.stderr
+    assert 'parallels-1: resources DISK_GB:501: needs 501, has 500 free' \
+        in proc.stderr
 
 
 def test_candidates_no_valid_host_says_why(demo_fleet, tmp_path):
@@ -311,7 +314,7 @@ def test_status_exit_codes(tmp_path):
         traits, generation = client.get_provider_traits(uuid)
         client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
                                    generation)
-        client.create_resource_class('CUSTOM_BAREMETAL_GOLD')
+        writes.create_resource_class(client, 'CUSTOM_BAREMETAL_GOLD')
         fleet.create_provider(client, 'ironic-node', {
             'CUSTOM_BAREMETAL_GOLD': {'total': 1}})
         code, rows, proc = status(conf)
@@ -322,7 +325,7 @@ def test_status_exit_codes(tmp_path):
         client.put_provider_traits(uuid, traits | {'COMPUTE_IMAGE_TYPE_RAW'},
                                    generation)
         # A nested tree while the "required" form is configured: warning.
-        client.create_resource_provider('numa0', parent=hosts[0].uuid)
+        writes.create_resource_provider(client, 'numa0', parent=hosts[0].uuid)
         conf.write_text(server.nova_conf_section() + '[scheduler_client]\n'
                         'image_type_trait_parameter = required\n')
         proc = cli('status', '--config-file', str(conf))

@@ -27,6 +27,7 @@ from image_type_filter import exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import pipeline as filter_pipeline
+from placement_runner import writes
 
 GUARD = 120  # seconds: only a broken test ever waits this long
 ASSOCIATED = '/traits?associated=true'
@@ -64,7 +65,7 @@ class HeldAdapter:
 def host_with(placement, traits):
     client = placement.client()
     uuid_ = str(uuid.uuid4())
-    client.create_resource_provider('concurrent-%s' % uuid_[:8], uuid_)
+    writes.create_resource_provider(client, 'concurrent-%s' % uuid_[:8], uuid_)
     add_traits(client, uuid_, traits)
     return uuid_
 

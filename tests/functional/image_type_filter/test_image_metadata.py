@@ -237,12 +237,13 @@ def test_explain_names_the_property_and_family(fresh_placement, tmp_path):
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['kvm-x86']['result'] == 'candidate'
     assert rows['vmware']['reasons'] == [
-        'lacks COMPUTE_STORAGE_BUS_SCSI for hw_disk_bus=scsi, '
-        'image_metadata_prefilter family storage_bus']
+        'root_required COMPUTE_STORAGE_BUS_SCSI: lacks it, for '
+        'hw_disk_bus=scsi, image_metadata_prefilter family storage_bus']
     assert rows['kvm-arm']['reasons'] == [
-        'has forbidden HW_ARCH_AARCH64 for hw_architecture=i686 (boots on '
-        'HW_ARCH_I686 or HW_ARCH_X86_64 or a host with no HW_ARCH_* trait), '
-        'image_metadata_prefilter family architecture']
+        'root_required !HW_ARCH_AARCH64: carries it, for '
+        'hw_architecture=i686 (boots on HW_ARCH_I686 or HW_ARCH_X86_64 or a '
+        'host with no HW_ARCH_* trait), image_metadata_prefilter family '
+        'architecture']
     # --family tries a family the file does not enable.
     proc = cli('candidates', '--config-file', str(conf), '--disk-format',
                'qcow2', '--image-property', 'hw_vif_model=e1000',

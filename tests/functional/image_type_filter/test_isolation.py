@@ -90,7 +90,8 @@ def test_explain_names_the_rule(demo_fleet, tmp_path):
     assert proc.returncode == 0, proc.stderr
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['trove-1']['reasons'] == [
-        'has forbidden CUSTOM_TROVE (image_isolation rule CUSTOM_TROVE)']
+        'root_required !CUSTOM_TROVE: carries it '
+        '(image_isolation rule CUSTOM_TROVE)']
     proc = subprocess.run(
         [sys.executable, '-m', 'image_type_filter.cmd.main', 'candidates',
          '--config-file', str(conf), '--disk-format', 'qcow2', '--explain',
@@ -99,8 +100,8 @@ def test_explain_names_the_rule(demo_fleet, tmp_path):
         capture_output=True, text=True, env=clean_env(), timeout=120)
     rows = {r['name']: r for r in json.loads(proc.stdout)}
     assert rows['trove-1']['result'] == 'candidate'
-    assert 'lacks CUSTOM_TROVE (image_isolation rule CUSTOM_TROVE)' in \
-        rows['libvirt-qcow2-1']['reasons']
+    assert 'root_required CUSTOM_TROVE: lacks it (image_isolation rule ' \
+        'CUSTOM_TROVE)' in rows['libvirt-qcow2-1']['reasons']
 
 
 def test_dropping_a_custom_trait_removes_it_and_nothing_else(

@@ -24,6 +24,7 @@ from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
+from placement_runner import writes
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
@@ -185,8 +186,8 @@ def test_auto_parameter_follows_the_fleet_shape(fresh_placement, unique):
     assert 'root_required' not in flat.query
     assert 'required=COMPUTE_IMAGE_TYPE_VMDK' in flat.query
     assert names(hosts, flat.provider_uuids) == vmware
-    server.client().create_resource_provider('numa-child',
-                                             parent=hosts[0].uuid)
+    writes.create_resource_provider(server.client(), 'numa-child',
+                                    parent=hosts[0].uuid)
     # Cached until the interval passes, then the nested tree is seen.
     again = sched.get_candidates(rs.RequestSpec.for_boot('vmdk', RESOURCES))
     assert 'root_required' not in again.query

@@ -41,6 +41,7 @@ from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import rebuild
+from placement_runner import writes
 
 
 def client_with_roles(placement, roles):
@@ -63,7 +64,7 @@ def test_the_service_role_alone_does_all_the_filters_do(placement, unique,
     reserved = 'CUSTOM_ROLE_%s' % unique.upper()
     host = str(uuid.uuid4())
     admin = placement.client()
-    admin.create_resource_provider('role-%s' % unique, host)
+    writes.create_resource_provider(admin, 'role-%s' % unique, host)
     admin.put_provider_traits(host, {'COMPUTE_IMAGE_TYPE_RAW'},
                               admin.get_provider_traits(host)[1])
     client = client_with_roles(placement, 'service')

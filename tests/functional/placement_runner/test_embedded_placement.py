@@ -28,6 +28,7 @@ import requests
 from image_type_common import exceptions
 from placement_runner import embedded
 from placement_runner import server as embedded_server
+from placement_runner import writes
 from tests import helpers
 
 INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
@@ -35,8 +36,8 @@ INVENTORY = {'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 8192},
 
 
 def _node(client, name, traits):
-    rp = client.create_resource_provider(name)
-    gen = client.put_inventories(rp['uuid'], rp['generation'],
+    rp = writes.create_resource_provider(client, name)
+    gen = writes.put_inventories(client, rp['uuid'], rp['generation'],
                                  INVENTORY)['resource_provider_generation']
     client.put_provider_traits(rp['uuid'], traits, gen)
     return rp['uuid']
@@ -53,7 +54,7 @@ def test_candidates_filtered_by_required_trait(placement, client, unique):
 
 
 def test_stale_generation_is_a_conflict(client, unique):
-    rp = client.create_resource_provider('stale-' + unique)
+    rp = writes.create_resource_provider(client, 'stale-' + unique)
     client.put_provider_traits(rp['uuid'], {'COMPUTE_IMAGE_TYPE_RAW'},
                                rp['generation'])
     with pytest.raises(exceptions.ConcurrentUpdate):
@@ -64,7 +65,7 @@ def test_stale_generation_is_a_conflict(client, unique):
 
 
 def test_openstacksdk_connection_reaches_it(placement, unique):
-    placement.client().create_resource_provider('sdk-' + unique)
+    writes.create_resource_provider(placement.client(), 'sdk-' + unique)
     names = {rp.name for rp in placement.connection().placement
              .resource_providers()}
     assert 'sdk-' + unique in names
@@ -112,11 +113,11 @@ def test_a_patched_placement_is_served_and_answers(tmp_path, monkeypatch):
             assert 'in_filtered_anchors(root_id) or rp_id in sharing' in \
                 f.read()
         client = server.client()
-        with_trait = client.create_resource_provider('with-trait')
-        without = client.create_resource_provider('without')
+        with_trait = writes.create_resource_provider(client, 'with-trait')
+        without = writes.create_resource_provider(client, 'without')
         for rp, traits in ((with_trait, {'CUSTOM_MARK'}), (without, set())):
-            generation = client.put_inventories(
-                rp['uuid'], rp['generation'], {'VCPU': {'total': 4}})[
+            generation = writes.put_inventories(
+                client, rp['uuid'], rp['generation'], {'VCPU': {'total': 4}})[
                 'resource_provider_generation']
             if traits:
                 client.create_trait('CUSTOM_MARK')
@@ -233,7 +234,7 @@ def test_postgresql_backend_is_real_and_stops_everything(unique):
         assert 'postgresql+psycopg2://' in conf
         assert 'sync_on_startup = False' in conf
         client = server.client()
-        uuid = client.create_resource_provider('pg-' + unique)['uuid']
+        uuid = writes.create_resource_provider(client, 'pg-' + unique)['uuid']
         assert client.get_provider_traits(uuid) == (set(), 0)
         # Several API workers: requests are served by different processes.
         assert len(_gunicorn_workers(started)) == 2
@@ -382,8 +383,8 @@ def test_existing_database_url_is_used_and_kept(unique):
     try:
         with embedded.EmbeddedPlacement(database_url=url,
                                         workers=1) as first:
-            uuid = first.client().create_resource_provider(
-                'kept-' + unique)['uuid']
+            uuid = writes.create_resource_provider(
+                first.client(), 'kept-' + unique)['uuid']
             # A URL may carry a password: never on anybody's command line.
             for pid in [first.pid] + helpers.descendants(first.pid):
                 with open('/proc/%d/cmdline' % pid, 'rb') as f:

@@ -39,6 +39,7 @@ from prometheus_client import parser as prometheus_parser
 import promql_parser
 import pytest
 
+from placement_runner import writes
 from tests import helpers
 from tests import monitoring_page
 
@@ -79,7 +80,7 @@ class Node:
         self.client = placement.client()
         self.name = 'monitored-' + unique
         self.trait = 'CUSTOM_MONITORED_' + unique.upper()
-        rp = self.client.create_resource_provider(self.name)
+        rp = writes.create_resource_provider(self.client, self.name)
         self.uuid = rp['uuid']
         self.conf = tmp_path / 'nova.conf'
         self.conf.write_text(
@@ -306,8 +307,8 @@ def test_a_failing_reporter_says_only_lines_the_page_lists(
         'one-shot, state not saved': oneshot_lines(
             'virt_capabilities.cmd.main', 'report', '--config-file',
             node_conf(tmp_path / 'd', placement.nova_conf_section(),
-                      host=placement.client().create_resource_provider(
-                          'unsaved-' + unique)['name'],
+                      host=writes.create_resource_provider(
+                          placement.client(), 'unsaved-' + unique)['name'],
                       extra='state_file = /proc/nonexistent/state.json\n')),
     }
     for run, lines in runs.items():

@@ -29,6 +29,7 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
 from placement_runner import embedded
+from placement_runner import writes
 from tests import helpers
 from tests.helpers import clean_env
 from virt_capabilities import reporter as reporter_mod
@@ -79,7 +80,7 @@ def with_bystanders(client, name):
     Call it before any reporter can see the provider: it writes with the
     generation the create returned.
     """
-    rp = client.create_resource_provider(name)
+    rp = writes.create_resource_provider(client, name)
     for trait in UNRELATED:
         client.create_trait(trait)
     client.put_provider_traits(rp['uuid'], UNRELATED | {T['vmdk']},
@@ -333,7 +334,7 @@ def test_provider_names_cannot_reach_another_url(fresh_placement, tmp_path,
                                                  name, unique):
     placement = fresh_placement  # every request line counts: its own server
     client = placement.client()
-    uuid = client.create_resource_provider(name + unique)['uuid']
+    uuid = writes.create_resource_provider(client, name + unique)['uuid']
     port = int(placement.endpoint.rsplit(':', 1)[1])
     before = len(placement.requests_seen())
     code, _, err = finish(report('--config-file',

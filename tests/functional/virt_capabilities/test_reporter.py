@@ -28,6 +28,7 @@ from image_type_common import backoff
 from image_type_common import control as control_mod
 from image_type_common import image_types
 from image_type_common import placement_client
+from placement_runner import writes
 from tests import helpers
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
@@ -56,7 +57,7 @@ def write_conf(write_conf):
 
 
 def make_provider(client, name, traits=()):
-    rp = client.create_resource_provider(name)
+    rp = writes.create_resource_provider(client, name)
     for trait in traits:
         if trait.startswith('CUSTOM_'):
             client.create_trait(trait)

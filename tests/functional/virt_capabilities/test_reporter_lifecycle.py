@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 from image_type_common import image_types
+from placement_runner import writes
 from tests import helpers
 from virt_capabilities import ownership_state
 
@@ -44,7 +45,7 @@ def node(tmp_path, placement, name, extra='', file='nova.conf'):
 
 
 def provider(client, name, traits=()):
-    rp = client.create_resource_provider(name)
+    rp = writes.create_resource_provider(client, name)
     for trait in traits:
         if trait.startswith('CUSTOM_'):
             client.create_trait(trait)

@@ -20,6 +20,7 @@ import sys
 import pytest
 
 from image_type_common import image_types
+from placement_runner import writes
 from tests import helpers
 
 T = image_types.TRAIT_BY_FORMAT
@@ -49,7 +50,7 @@ def test_compute_id_beside_nova_conf_names_the_provider(placement, tmp_path,
     """Where deployment tools put it (Nova's docs point there): nova-compute
     reads it before state_path, so the reporter does too."""
     client = placement.client()
-    uuid = client.create_resource_provider('by-uuid-' + unique)['uuid']
+    uuid = writes.create_resource_provider(client, 'by-uuid-' + unique)['uuid']
     etc, _, conf = node_files(tmp_path, placement.nova_conf_section())
     (etc / 'compute_id').write_text(uuid + '\n')
     proc = run_cli('report', '--config-file', conf)
@@ -77,7 +78,7 @@ def test_a_misspelt_host_architecture_is_refused_and_the_trait_stays(
     is exit 2 with nothing sent, not a sync that drops the trait."""
     client = placement.client()
     name = 'arm-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
+    uuid = writes.create_resource_provider(client, name)['uuid']
     _, _, conf = node_files(tmp_path, placement.nova_conf_section(),
                             'host_architecture = armv7l\n')
     proc = run_cli('report', '--config-file', conf, '--provider', name)

@@ -24,6 +24,7 @@ import pytest
 from image_type_common import exceptions
 from image_type_common import image_types
 from image_type_common import placement_client
+from placement_runner import writes
 from tests import helpers
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
@@ -65,8 +66,8 @@ def test_reporters_of_two_drivers_sharing_a_state_path(placement, write_conf,
     node's image-metadata traits off removes them."""
     client = placement.client()
     vm, kvm = 'vm-' + unique, 'kvm-' + unique
-    vm_uuid = client.create_resource_provider(vm)['uuid']
-    kvm_uuid = client.create_resource_provider(kvm)['uuid']
+    vm_uuid = writes.create_resource_provider(client, vm)['uuid']
+    kvm_uuid = writes.create_resource_provider(client, kvm)['uuid']
     vmware_on = write_conf(VMWARE + REPORTER_OWNS, placement)
     libvirt = write_conf(LIBVIRT + REPORTER_OWNS +
                          'custom_traits = CUSTOM_KVM_%s\n' % unique.upper(),
@@ -97,7 +98,7 @@ def test_two_reporters_of_one_provider_keep_their_own_records(
     it was; a trait both set stays until both have dropped it."""
     client = placement.client()
     name = 'shared-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
+    uuid = writes.create_resource_provider(client, name)['uuid']
     mine, theirs, both = ('CUSTOM_%s_%s' % (who, unique.upper())
                           for who in ('A', 'B', 'BOTH'))
     shared = tmp_path / 'shared' / 'state.json'
@@ -136,7 +137,7 @@ def test_a_record_written_while_a_reporter_waits_is_honoured(
     others' records, so a trait another reporter recorded meanwhile stays,
     also where this one's own record held it."""
     client = placement.client()
-    uuid = client.create_resource_provider('since-' + unique)['uuid']
+    uuid = writes.create_resource_provider(client, 'since-' + unique)['uuid']
     shared = 'CUSTOM_SINCE_%s' % unique.upper()
     path = str(tmp_path / 'state.json')
     state = ownership_state.OwnershipState(path, name='a')
@@ -168,7 +169,7 @@ def test_a_write_whose_answer_was_lost_is_recorded(placement, tmp_path,
     recorded before the write, so once dropped from the configuration the
     next sync removes it, and only it."""
     setup = placement.client()
-    uuid = setup.create_resource_provider('lost-' + unique)['uuid']
+    uuid = writes.create_resource_provider(setup, 'lost-' + unique)['uuid']
     lost, theirs = ('CUSTOM_%s_%s' % (what, unique.upper())
                     for what in ('LOST', 'THEIRS'))
     setup.create_trait(theirs)
@@ -192,7 +193,7 @@ def test_a_state_that_cannot_be_saved_fails_naming_the_file(
     one ERROR line naming the file, and the provider is left as it was."""
     client = placement.client()
     name = 'unsaved-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
+    uuid = writes.create_resource_provider(client, name)['uuid']
     path = write_conf(LIBVIRT + REPORTER_OWNS + 'custom_traits = CUSTOM_U\n'
                       'state_file = /proc/nonexist/x.json\n', placement)
     proc = run_cli('report', '--config-file', path, '--provider', name)
@@ -207,7 +208,7 @@ def test_as_a_service_an_error_each_cycle_until_it_can_be_saved(
         placement, write_conf, tmp_path, unique):
     client = placement.client()
     name = 'later-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
+    uuid = writes.create_resource_provider(client, name)['uuid']
     blocker = tmp_path / 'not-yet'
     blocker.write_text('a file where the state directory will be\n')
     path = write_conf(LIBVIRT + REPORTER_OWNS + 'custom_traits = CUSTOM_L\n'
@@ -251,7 +252,7 @@ def test_a_reporter_that_sets_nothing_of_its_own_needs_no_writable_state(
     record is ever needed, so an unwritable state_file is no failure."""
     client = placement.client()
     name = 'plain-' + unique
-    uuid = client.create_resource_provider(name)['uuid']
+    uuid = writes.create_resource_provider(client, name)['uuid']
     path = write_conf('compute_driver = zvm.ZVMDriver\n' + REPORTER_OWNS +
                       'state_file = /proc/nonexist/x.json\n', placement)
     report(path, name)

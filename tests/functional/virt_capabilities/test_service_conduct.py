@@ -17,6 +17,7 @@ import signal
 
 import pytest
 
+from placement_runner import writes
 from tests import helpers
 
 LATIN1_HOST = b'host = caf\xe9\n'
@@ -146,7 +147,7 @@ def test_a_non_utf8_config_is_exit_2_naming_the_file(listener, tmp_path):
 def test_sighup_with_an_unreadable_config_keeps_the_previous_one(
         placement, tmp_path, unique):
     client = placement.client()
-    uuid = client.create_resource_provider('hup-' + unique)['uuid']
+    uuid = writes.create_resource_provider(client, 'hup-' + unique)['uuid']
     path = tmp_path / 'nova.conf'
     path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = '
                     'hup-%s\nstate_path = %s\n%s%s' % (
@@ -169,7 +170,7 @@ def test_sighup_with_an_unreadable_config_keeps_the_previous_one(
 def test_split_config_in_a_nova_conf_d_directory(placement, tmp_path,
                                                  unique):
     client = placement.client()
-    uuid = client.create_resource_provider('split-' + unique)['uuid']
+    uuid = writes.create_resource_provider(client, 'split-' + unique)['uuid']
     conf_d = tmp_path / 'nova.conf.d'
     conf_d.mkdir()
     (conf_d / '10-nova.conf').write_text(
@@ -192,7 +193,7 @@ def test_split_config_in_a_nova_conf_d_directory(placement, tmp_path,
 
 def test_nova_conf_log_options_are_obeyed(placement, tmp_path, unique):
     client = placement.client()
-    client.create_resource_provider('logs-' + unique)
+    writes.create_resource_provider(client, 'logs-' + unique)
     log_file = tmp_path / 'virt-capabilities.log'
     path = tmp_path / 'nova.conf'
     path.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = '
@@ -205,7 +206,7 @@ def test_nova_conf_log_options_are_obeyed(placement, tmp_path, unique):
 
 def test_state_is_kept_only_under_state_path(placement, tmp_path, unique):
     client = placement.client()
-    client.create_resource_provider('state-' + unique)
+    writes.create_resource_provider(client, 'state-' + unique)
     body = ('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = state-%s\n'
             '%%s[virt_capabilities]\ncustom_traits = CUSTOM_STATE_%s\n%s'
             % (unique, unique.upper(), placement.nova_conf_section()))
@@ -245,7 +246,7 @@ def test_sighup_ends_a_stuck_sync_and_uses_the_new_configuration(
     """Placement was misconfigured (an endpoint answering 503, retried for
     an hour); the fixed nova.conf and a SIGHUP take effect at once."""
     client = placement.client()
-    uuid = client.create_resource_provider('hup2-' + unique)['uuid']
+    uuid = writes.create_resource_provider(client, 'hup2-' + unique)['uuid']
     stuck = ('[placement]\nauth_type = admin_token\nendpoint = %s\n'
              'token = admin\nstatus_code_retries = 120\n'
              'status_code_retry_delay = 30\n' % listener.endpoint)

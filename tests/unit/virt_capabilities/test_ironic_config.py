@@ -38,8 +38,7 @@ def test_the_guides_block_reaches_ironic_as_nova_compute(tmp_path):
     path = tmp_path / 'nova.conf'
     path.write_text(ironic_block().replace('/var/lib/nova', str(tmp_path)))
     plan = plan_mod.NodePlan.from_files([str(path)], ['trove-node-1'])
-    assert ironic_node_traits.writes_node_traits(
-        plan.capabilities.compute_driver)
+    assert plan.on_ironic_node
     assert plan.traits == {'CUSTOM_TROVE'}
     adapter = ironic_node_traits.adapter_from_conf(plan.conf)
     assert isinstance(adapter.auth, generic.Password)

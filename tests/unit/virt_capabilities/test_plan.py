@@ -33,7 +33,7 @@ def plan_for(tmp_path, text):
 ])
 def test_state_file_only_under_state_path_or_where_told(tmp_path, text,
                                                         expected):
-    assert plan_for(tmp_path, text).state_file == expected
+    assert plan_for(tmp_path, text).settings.state_file == expected
 
 
 def test_without_state_path_compute_id_is_still_read_beside_nova_conf(

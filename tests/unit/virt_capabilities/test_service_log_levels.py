@@ -69,8 +69,9 @@ SERVICE_SCRIPT = textwrap.dedent('''
 
     class Job:
         conf = conf
-        plan = types.SimpleNamespace(traits=frozenset(), status_file=None,
-                                     reporter_name='test')
+        plan = types.SimpleNamespace(
+            traits=frozenset(), reporter_name='test',
+            settings=types.SimpleNamespace(status_file=None))
 
         def sync(self, wait):
             cycles.append(wait)

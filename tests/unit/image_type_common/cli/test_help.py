@@ -121,7 +121,7 @@ def test_a_module_of_ours_missing_is_not_called_an_extra():
 def test_os_cloud_names_every_service_the_command_reaches_with_it(
         name, command, reaches, not_reached):
     """candidates --server/--image/--flavor read Nova and Glance through
-    openstacksdk (nova_explain's cloud APIs); an ironic node's reporter
+    openstacksdk (diagnostics.cloud's APIs); an ironic node's reporter
     reaches Ironic; status only Placement."""
     code, out, err = run(name, command, '--help')
     assert code == 0, err

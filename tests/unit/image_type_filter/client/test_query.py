@@ -22,12 +22,12 @@ import pytest
 
 from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
-from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
 from image_type_filter.client import query
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import image_type_support
+from tests import scheduler_conf
 
 read = settings_mod.FilterSettings.from_conf
 
@@ -104,7 +104,7 @@ def test_invalid_input_never_reaches_the_url(bad):
 
 
 def _filter_conf():
-    return itf_conf.new_conf(
+    return scheduler_conf.new_conf(
         scheduler__filter_hosts_by_image_type_support=True)
 
 

@@ -30,6 +30,7 @@ from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import image_metadata_prefilter as prefilter
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import trait_catalog
+from tests import scheduler_conf
 
 ALL = list(image_metadata.NAMES)
 
@@ -83,7 +84,7 @@ class FakePlacement:
 
 
 def make(families=ALL, placement=None):
-    conf = itf_conf.new_conf(image_metadata_prefilter__families=families)
+    conf = scheduler_conf.new_conf(image_metadata_prefilter__families=families)
     return prefilter.ImageMetadataPrefilter(
         settings_mod.FilterSettings.from_conf(conf), placement=placement)
 
@@ -102,7 +103,7 @@ def test_each_property_requires_its_os_traits_trait(prop, value, trait):
 
 
 def test_off_by_default():
-    conf = itf_conf.new_conf()
+    conf = scheduler_conf.new_conf()
     f = prefilter.ImageMetadataPrefilter(
         settings_mod.FilterSettings.from_conf(conf))
     request = spec({'hw_disk_bus': 'scsi', 'hw_architecture': 'aarch64'})
@@ -297,7 +298,7 @@ def test_an_unknown_family_is_a_one_line_config_error(tmp_path):
 
 def test_the_default_pipeline_runs_it_with_one_shared_catalogue():
     placement = FakePlacement()
-    conf = itf_conf.new_conf(
+    conf = scheduler_conf.new_conf(
         image_metadata_prefilter__families=['storage_bus'],
         scheduler__filter_hosts_by_image_type_support=True)
     pipeline = filter_pipeline.RequestFilterPipeline.from_settings(

@@ -103,10 +103,10 @@ def test_rebuild_lines_match_the_pattern():
 
 
 def test_enforce_is_read_from_the_config_and_defaults_to_true():
-    from image_type_filter import conf as itf_conf
+    from tests import scheduler_conf
 
-    assert settings.FilterSettings.from_conf(itf_conf.new_conf()).enforce
-    off = settings.FilterSettings.from_conf(itf_conf.new_conf(
+    assert settings.FilterSettings.from_conf(scheduler_conf.new_conf()).enforce
+    off = settings.FilterSettings.from_conf(scheduler_conf.new_conf(
         image_type_filter__enforce=False, image_isolation__enabled=True,
         image_isolation__rules=['CUSTOM_TROVE']))
     assert off.enforce is False

@@ -27,6 +27,7 @@ from image_type_filter import settings as settings_mod
 from image_type_filter.client import request_spec as rs
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import pipeline as filter_pipeline
+from tests import scheduler_conf
 
 read = settings_mod.FilterSettings.from_conf
 
@@ -39,7 +40,7 @@ def make(conf):
 
 @pytest.fixture
 def conf():
-    return itf_conf.new_conf(
+    return scheduler_conf.new_conf(
         scheduler__filter_hosts_by_image_type_support=True)
 
 
@@ -54,7 +55,7 @@ def test_the_settings_write_no_default_of_their_own():
         assert [f.name for f in dataclasses.fields(cls)
                 if f.default is not dataclasses.MISSING
                 or f.default_factory is not dataclasses.MISSING] == []
-    conf = itf_conf.new_conf()
+    conf = scheduler_conf.new_conf()
     assert settings_mod.FilterSettings.defaults() == read(conf)
     assert settings_mod.ClientSettings.defaults() == \
         settings_mod.ClientSettings.from_conf(conf)

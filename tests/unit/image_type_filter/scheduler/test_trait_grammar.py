@@ -45,8 +45,7 @@ def test_flavor_traits_keep_their_group_and_value():
 def test_a_flavor_trait_with_another_value_is_ignored(value):
     specs = {'trait:CUSTOM_A': value}
     assert grammar.flavor_traits(specs) == []
-    assert [e.name for e in grammar.flavor_ignored_traits(specs)] == [
-        'CUSTOM_A']
+    assert [e.name for e in grammar.flavor_entries(specs)] == ['CUSTOM_A']
 
 
 def test_a_suffix_longer_than_64_is_no_trait_key():
