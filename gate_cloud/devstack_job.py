@@ -150,11 +150,8 @@ def _lay_out_root():
     stack = ROOTFS / 'opt/stack'
     stack.mkdir(parents=True, exist_ok=True)
     trees = ROOTFS / TREES.lstrip('/')
-    archive = sources.snapshot(sources.SERIES[SERIES]['snapshots'][
-        'devstack'])
-    devstack = sources.unpack(archive, trees)
-    shutil.copytree(devstack, stack / 'devstack', symlinks=True)
-    sources.commit_snapshot(stack / 'devstack', archive)
+    sources.snapshot_tree(sources.SERIES[SERIES]['snapshots']['devstack'],
+                          stack / 'devstack')
     # tempest's job definitions (devstack-tempest), for local.conf.
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
@@ -349,22 +346,31 @@ def _phase(box, name, module, dest=DEST):
     """One phase on the node (``python3 -m MODULE`` as root, this
     checkout's gate_cloud on its path); its ``[name]`` lines printed, its
     log kept."""
-    env = node_code(box, dest)
-    log = LOGS / ('phase-%s.log' % name)
+    logged_run(box.command([node.PYTHON, '-m', module],
+                           env=node_code(box, dest)),
+               LOGS / ('phase-%s.log' % name), 'phase %s' % name,
+               lambda line: line.startswith('[%s]' % name) and line,
+               tail=15, timeout=PHASE_TIMEOUT)
+
+
+def logged_run(command, log, label, show, tail, timeout):
+    """``command``'s output in ``log``, each line ``show`` turns into text
+    printed; a failure prints its last ``tail`` lines and raises naming
+    ``label``, its exit code, its last line and the log. Its lines."""
     with open(log, 'wb') as out:
-        rc = subprocess.run(
-            box.command([node.PYTHON, '-m', module], env=env),
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            timeout=PHASE_TIMEOUT).returncode
+        rc = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out,
+                            stderr=subprocess.STDOUT,
+                            timeout=timeout).returncode
     lines = log.read_text(errors='replace').splitlines()
     for line in lines:
-        if line.startswith('[%s]' % name):
-            print(line, flush=True)
+        if text := show(line):
+            print(text, flush=True)
     if rc != 0:
-        print('\n'.join(['-- phase %s: its last lines --' % name]
-                        + lines[-15:]))
-        raise GateError('phase %s failed (exit %d): %s; its log: %s' % (
-            name, rc, lines[-1] if lines else 'no output', log))
+        print('\n'.join(['-- %s: its last lines --' % label]
+                        + lines[-tail:]))
+        raise GateError('%s failed (exit %d): %s; its log: %s' % (
+            label, rc, lines[-1] if lines else 'no output', log))
+    return lines
 
 
 def run(keep=False):
@@ -393,15 +399,13 @@ def running(box, keep, started):
     unless ``keep``."""
     try:
         yield
-    except BaseException:
+    finally:
         if not keep:
             box.stop()
-        raise
     if keep:
         print('# the container runs: python3 -m gate_cloud devstack '
               'shell; stop it: python3 -m gate_cloud devstack down')
     else:
-        box.stop()
         _step('container stopped, its network rules removed', started)
 
 

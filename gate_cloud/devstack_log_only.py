@@ -83,9 +83,6 @@ class Verdicts:
         return [(verdict, detail) for server, verdict, detail in self.lines
                 if server == server_id]
 
-    def refusals(self):
-        return [line for line in self.lines if line[1] == self.refuse]
-
 
 def read_verdicts(python, log_lines):
     """Verdicts of ``log_lines``, read by ``python`` (an interpreter

@@ -313,29 +313,26 @@ class Cloud:
         operator does) and deleted again."""
         path = '/servers/%s' % server_id
         end = time.monotonic() + deadline
-        while True:
-            if not _gone(self.compute, 'DELETE', path):
-                return
-            again = min(end, time.monotonic() + RE_DELETE)
-            while True:
-                server = self.find_server(server_id)
-                if server is None:
-                    return
-                if time.monotonic() >= again:
-                    break
-                time.sleep(0.5)
-            if time.monotonic() >= end:
+        again = time.monotonic() + RE_DELETE
+        asked = _gone(self.compute, 'DELETE', path)
+        while asked and (server := self.find_server(server_id)):
+            now = time.monotonic()
+            if now >= end:
                 raise GateError('server %s not deleted after %d s (%s, '
                                 'task %s)' % (
                                     server_id, deadline, server['status'],
                                     server.get('OS-EXT-STS:task_state')))
+            if now < again:
+                time.sleep(0.5)
+                continue
+            again = now + RE_DELETE
             if server.get('OS-EXT-STS:task_state') == 'deleting':
                 print('server %s still deleting %d s after its delete: '
                       'state reset, deleted again' % (server_id, RE_DELETE),
                       flush=True)
-                if not _gone(self.compute, 'POST', path + '/action',
-                             {'os-resetState': {'state': 'error'}}):
-                    return
+                asked = _gone(self.compute, 'POST', path + '/action',
+                              {'os-resetState': {'state': 'error'}})
+            asked = asked and _gone(self.compute, 'DELETE', path)
 
     def find_server(self, server_id):
         """The server, or None once Nova no longer has it."""
@@ -347,18 +344,15 @@ class Cloud:
                 return None
             raise
 
-    def compute_service(self, host):
-        for service in self.compute('GET', '/os-services?binary=nova-compute'
-                                    '&host=%s' % host)[2]['services']:
-            return service['id']
-        raise GateError('no nova-compute service on host %s' % host)
-
     def set_compute_service(self, host, enabled, reason=None):
+        services = self.compute('GET', '/os-services?binary=nova-compute'
+                                '&host=%s' % host)[2]['services']
+        if not services:
+            raise GateError('no nova-compute service on host %s' % host)
         body = {'status': 'enabled' if enabled else 'disabled'}
         if reason:
             body['disabled_reason'] = reason
-        self.compute('PUT', '/os-services/%s' % self.compute_service(host),
-                     body)
+        self.compute('PUT', '/os-services/%s' % services[0]['id'], body)
 
 
 def _gone(call, *args):

@@ -62,16 +62,6 @@ def prepare(log=None):
                                 log or gate.LOGS / 'prepare.log')
 
 
-def _snapshot_tree(prefix, dest):
-    """An upstream snapshot as a one-commit repository at ``dest``."""
-    archive = sources.snapshot(prefix)
-    scratch = gate.ROOTFS / 'opt/gate-trees/unpacked'
-    tree = sources.unpack(archive, scratch / pathlib.Path(dest).name)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(tree), str(dest))
-    sources.commit_snapshot(dest, archive)
-
-
 def _clone(repository, branch, dest):
     subprocess.run(['git', '-c', 'safe.directory=*', 'clone', '-q', '-b',
                     branch, 'file://%s' % repository, str(dest)],
@@ -99,12 +89,12 @@ def _lay_out_root():
             'tempest'], trees)
     for side, series in (('old', '2026.1'), ('new', '2026.2')):
         base = gate.ROOTFS / BASES[side].lstrip('/')
-        _snapshot_tree(spec[series]['devstack'], base / 'devstack')
+        sources.snapshot_tree(spec[series]['devstack'], base / 'devstack')
         gate._project_tree(base / 'image-type-filter')
         for name in PLACED:
             _clone(git_base / 'openstack' / (name + '.git'),
                    sources.SERIES[series]['devstack_branch'], base / name)
-    _snapshot_tree('grenade-', gate.ROOTFS / GRENADE_DIR.lstrip('/'))
+    sources.snapshot_tree('grenade-', gate.ROOTFS / GRENADE_DIR.lstrip('/'))
     (gate.ROOTFS / 'opt/stack/save').mkdir(parents=True, exist_ok=True)
     image = gate.ROOTFS / gate.IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
@@ -139,23 +129,14 @@ def _render(box):
 def _as_stack(box, name, command, env=None, timeout=GRENADE_TIMEOUT):
     """``command`` (bash) as the stack user, its output in
     ``.gate/logs/NAME.log``; a failure raises with its last lines."""
-    log = gate.LOGS / ('%s.log' % name)
-    with open(log, 'wb') as out:
-        rc = subprocess.run(
-            box.command(['bash', '-c', command], user='stack', env=env),
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            timeout=timeout).returncode
-    lines = log.read_text(errors='replace').splitlines()
-    for line in lines:
+    def show(line):
         if not line.startswith('+') and (
                 any(mark in line for mark in CLOSING)
                 or 'image-type-filter resources' in line):
-            print(line.split('| ', 1)[-1], flush=True)
-    if rc != 0:
-        print('\n'.join(['-- %s: its last lines --' % name] + lines[-30:]))
-        raise GateError('%s failed (exit %d): %s; its log: %s' % (
-            name, rc, lines[-1] if lines else 'no output', log))
-    return lines
+            return line.split('| ', 1)[-1]
+    return gate.logged_run(
+        box.command(['bash', '-c', command], user='stack', env=env),
+        gate.LOGS / ('%s.log' % name), name, show, tail=30, timeout=timeout)
 
 
 def _resources(box, phase, side=''):

@@ -163,6 +163,16 @@ def _bare_repository(tree, dest, branch, tag=None, then=None):
     _git(git + ['clone', '-q', '--bare', str(tree), str(dest)])
 
 
+def snapshot_tree(prefix, dest):
+    """The newest snapshot named ``prefix`` as a one-commit repository
+    at ``dest`` (``commit_snapshot``)."""
+    archive = snapshot(prefix)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=dest.parent) as scratch:
+        unpack(archive, scratch).rename(dest)
+    commit_snapshot(dest, archive)
+
+
 def commit_snapshot(tree, archive):
     """Make ``tree`` (unpacked from a ``git archive`` snapshot) a git
     repository of one commit that names the upstream commit (the
