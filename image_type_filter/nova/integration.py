@@ -119,12 +119,10 @@ def install():
         _report_the_rest(nova)
         _check_host_filter(conf, settings)
         client = placement.client(nova.get(compat.REPORT_CLIENT))
-        props = nova.get(compat.IMAGE_META_PROPS)
         try:
             pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-                settings, placement=client,
-                image_property_names=(frozenset(props.fields)
-                                      if props is not None else None),
+                settings, placement=client, image_property_names=frozenset(
+                    nova.get(compat.IMAGE_META_PROPS).fields),
                 host_guests=_host_guests(nova, conf))
         except exceptions.ConfigError as exc:
             LOG.error('image-type-filter: %s', exc)
@@ -151,9 +149,6 @@ def _stop(nova, line):
 
 def _report_the_rest(nova):
     """What is missing but has a fallback, and a Nova outside the range."""
-    if nova.missing_fields:
-        LOG.error('image-type-filter in %s: the filters read nothing from '
-                  'these fields', nova.report())
     for loss in nova.optional_losses():
         LOG.warning('image-type-filter: Nova %s has no %s', nova.version,
                     loss)

@@ -100,10 +100,10 @@ def needs(properties, families):
     for family in families:
         for prop in family.properties:
             current = image_metadata.LEGACY_PROPERTIES.get(prop)
-            if current and spec_fields.image_property(
+            if current and spec_fields.field(
                     properties, current) is not None:
                 continue
-            raw = spec_fields.image_property(properties, prop)
+            raw = spec_fields.field(properties, prop)
             if raw is None:
                 continue
             value = image_metadata.canonical(prop, raw)

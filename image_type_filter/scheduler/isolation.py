@@ -51,7 +51,7 @@ class Rule:
     def matches(self, properties):
         if self.key is None:
             return False
-        found = spec_fields.image_property(properties, self.key)
+        found = spec_fields.field(properties, self.key)
         if found is None:
             return False
         return self.value is None or str(found).strip().lower() == \

@@ -42,6 +42,8 @@ import collections.abc
 import dataclasses
 import re
 
+from image_type_filter.scheduler import spec_fields
+
 #: ResourceRequest.XS_KEYPAT, literally.
 FLAVOR_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$")
 RESOURCES, TRAIT = 'resources', 'trait'
@@ -95,24 +97,13 @@ def flavor_required_traits(extra_specs):
             if e.value == REQUIRED}
 
 
-def _is_nova_object(properties):
-    return isinstance(getattr(type(properties), 'fields', None),
-                      collections.abc.Mapping)
-
-
 def image_required_traits(properties):
     """The traits an image's properties require: ``trait:NAME=required``
     in a dict (Glance's properties), or the ``traits_required`` Nova's
     ImageMetaProps already holds. A set of names."""
-    if properties is None:
-        return set()
     if not isinstance(properties, collections.abc.Mapping):
         # ImageMetaProps (or an object shaped like it): Nova parsed it.
-        if _is_nova_object(properties) and (
-                IMAGE_FIELD not in type(properties).fields or
-                not properties.obj_attr_is_set(IMAGE_FIELD)):
-            return set()
-        found = getattr(properties, IMAGE_FIELD, None) or ()
+        found = spec_fields.field(properties, IMAGE_FIELD) or ()
         if isinstance(found, (str, bytes)) or not isinstance(
                 found, collections.abc.Iterable):
             return set()
