@@ -29,6 +29,7 @@ from importlib import metadata
 import re
 
 from image_type_common import nova_releases
+from image_type_filter.scheduler import pipeline
 
 CORE = 'core'
 REQUEST_FILTERS = 'request filters'
@@ -62,8 +63,7 @@ NEEDS = {
     # The fields the filters and the rebuild check read or write: an oslo
     # versioned object's field is a property of its class.
     **{'nova.objects.request_spec:RequestSpec.' + field: REQUEST_FILTERS
-       for field in ('root_required', 'root_forbidden', 'image', 'flavor',
-                     'is_bfv', 'instance_uuid')},
+       for field in ('root_required', 'root_forbidden', *pipeline.READ)},
     **{'nova.objects.image_meta:ImageMeta.' + field: REQUEST_FILTERS
        for field in ('id', 'disk_format', 'properties')},
     IMAGE_META_PROPS: REQUEST_FILTERS,
