@@ -295,11 +295,6 @@ def request_check(spec_obj):
     return not enforced
 
 
-def rebuild_check(host_uuid, spec_obj):
-    """Can this host take the rebuild's new image? (``rebuild_refusal``)"""
-    return rebuild_refusal(host_uuid, spec_obj) is None
-
-
 def rebuild_refusal(host_uuid, spec_obj):
     """Why this host cannot take the rebuild's new image, as the server's
     fault gives it, or None when it can. One Placement read; a refusal is
