@@ -52,10 +52,6 @@ class Family:
     absent_means_unknown: bool = False
 
     @functools.cached_property
-    def _accepted(self):
-        return frozenset(self.values)
-
-    @functools.cached_property
     def traits(self):
         """Every trait of the family that os-traits knows, sorted."""
         return tuple(sorted(os_traits.get_traits(prefix=self.prefix)))
@@ -63,7 +59,7 @@ class Family:
     def trait_for(self, value):
         """The os-traits trait for a canonical value, or None: only the
         values Nova accepts, so no other string can reach a trait name."""
-        if value not in self._accepted:
+        if value not in self.values:
             return None
         name = self.spelling.get(value)
         if name is None:

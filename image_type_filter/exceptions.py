@@ -23,7 +23,3 @@ class NoValidHost(exceptions.Error):
     """
 
     exit_code = 3
-
-
-class UnknownImageFormat(NoValidHost):
-    """``[image_type_filter] unknown_format = reject``, unknown format."""

@@ -126,14 +126,8 @@ class App(app.App):
         return code
 
     def clean_up(self, cmd, result, err):
+        # Read by run(), which runs the command (run_subcommand).
         self._error = err
-
-    def run_subcommand(self, argv):
-        self._error = None
-        result = super().run_subcommand(argv)
-        if isinstance(self._error, exceptions.Error):
-            return self._error.exit_code
-        return result
 
 
 def main_for(name, description, namespace, argv=None):

@@ -47,14 +47,12 @@ class Need:
 
 
 _PLACEMENT = 'Placement\'s default policy'
+_WRITES_TRAITS = (Need(SERVICE, _PLACEMENT + '; on an ironic node, Ironic\'s '
+                       'for its node\'s traits'),)
 #: (command line, command) -> what it needs, the command itself first.
 ROLES = {
-    ('virt-capabilities', 'report'): (
-        Need(SERVICE, _PLACEMENT + '; on an ironic node, Ironic\'s for its '
-             'node\'s traits'),),
-    ('virt-capabilities', 'remove'): (
-        Need(SERVICE, _PLACEMENT + '; on an ironic node, Ironic\'s for its '
-             'node\'s traits'),),
+    ('virt-capabilities', 'report'): _WRITES_TRAITS,
+    ('virt-capabilities', 'remove'): _WRITES_TRAITS,
     ('virt-capabilities', 'show'): (
         Need(NONE, 'it talks to no service'),),
     ('image-type-filter', 'status'): (Need(SERVICE, _PLACEMENT),),

@@ -17,10 +17,10 @@ Every one is looked up here, once, when nova-scheduler loads
 ``image_type_filter.nova.all_filters``; nothing of Nova is imported at
 module level anywhere in this package, so a Nova where one moved gets one
 log line naming the Nova release and what is missing (``Nova.report``),
-never an ImportError's traceback. Which part needs which name (``NEEDS``)
-and what the scheduler then does (``integration``) are
-doc/source/install/scheduler.rst's "A Nova this release was not tested
-with".
+never an ImportError's traceback. Which part needs which name (``NEEDS``),
+what runs without the others (``LOST``) and what the scheduler then does
+(``integration``) are doc/source/install/scheduler.rst's "A Nova this
+release was not tested with".
 """
 
 import dataclasses
@@ -29,12 +29,11 @@ from importlib import metadata
 import re
 
 from image_type_common import nova_releases
-from image_type_filter.scheduler import spec_fields
+from image_type_filter.scheduler import pipeline
 
 CORE = 'core'
 REQUEST_FILTERS = 'request filters'
 HOST_FILTER = 'host filter'
-OPTIONAL = 'optional'
 
 # Each name is ``module:attribute[.attribute]``, said with dots.
 CONF = 'nova.conf:CONF'
@@ -55,36 +54,27 @@ HOST_GUESTS_LOST = (
     'the HW_ARCH_* trait in "No valid host" when only hosts with no '
     'HW_ARCH_* trait could take the boot and none runs its architecture')
 
-#: Where spec_fields.NOVA_FIELDS' objects live.
-OBJECT_MODULES = {
-    'RequestSpec': 'nova.objects.request_spec',
-    'ImageMeta': 'nova.objects.image_meta',
-    'ImageMetaProps': 'nova.objects.image_meta',
-    'Flavor': 'nova.objects.flavor',
-}
-
 #: Every name looked up -> the part that needs it, in the order reported.
 NEEDS = {
     CONF: CORE,
     REPORT_CLIENT: CORE,
     ALL_REQUEST_FILTERS: REQUEST_FILTERS,
     REQUEST_FILTER_FAILED: REQUEST_FILTERS,
-    'nova.objects.request_spec:RequestSpec.root_required': REQUEST_FILTERS,
-    'nova.objects.request_spec:RequestSpec.root_forbidden': REQUEST_FILTERS,
+    # The fields the filters and the rebuild check read or write: an oslo
+    # versioned object's field is a property of its class.
+    **{'nova.objects.request_spec:RequestSpec.' + field: REQUEST_FILTERS
+       for field in ('root_required', 'root_forbidden', *pipeline.READ)},
+    **{'nova.objects.image_meta:ImageMeta.' + field: REQUEST_FILTERS
+       for field in ('id', 'disk_format', 'properties')},
+    IMAGE_META_PROPS: REQUEST_FILTERS,
+    'nova.objects.image_meta:ImageMetaProps.traits_required': REQUEST_FILTERS,
+    'nova.objects.flavor:Flavor.extra_specs': REQUEST_FILTERS,
     BASE_HOST_FILTER: HOST_FILTER,
     REQUEST_IS_REBUILD: HOST_FILTER,
-    TRACE_REQUEST_FILTER: OPTIONAL,
-    IMAGE_META_PROPS: OPTIONAL,
-    SCATTER_GATHER: OPTIONAL,
-    CELL_FAILED: OPTIONAL,
-    COMPUTE_NODES_BY_UUIDS: OPTIONAL,
-    NO_VALID_HOST: OPTIONAL,
 }
-#: For each OPTIONAL name: what runs without it.
+#: Every name looked up that nothing needs -> what runs without it.
 LOST = {
     TRACE_REQUEST_FILTER: 'Nova\'s debug line timing the request filters',
-    IMAGE_META_PROPS: 'the start-up check that [image_isolation] rules key '
-                      'on image properties Nova keeps',
     SCATTER_GATHER: HOST_GUESTS_LOST,
     CELL_FAILED: HOST_GUESTS_LOST,
     COMPUTE_NODES_BY_UUIDS: HOST_GUESTS_LOST,
@@ -141,10 +131,8 @@ class Nova:
     found: dict
     #: Missing name -> why, for names whose module imports.
     missing: dict
-    #: The object fields spec_fields reads that Nova's objects lack.
-    missing_fields: tuple = ()
     #: Module that does not import -> why (its names are all missing).
-    broken: dict = dataclasses.field(default_factory=dict)
+    broken: dict
 
     @property
     def supported(self):
@@ -164,10 +152,9 @@ class Nova:
 
     def report(self):
         """One line: the Nova release, and what is missing with why: a
-        module that does not import once, a name or a field each."""
+        module that does not import once, a name each."""
         items = ['module %s (%s)' % item for item in self.broken.items()]
         items += ['%s (%s)' % item for item in self.missing.items()]
-        items += ['field %s' % field for field in self.missing_fields]
         return ('Nova %s (image-type-filter supports %s, tested with %s): '
                 'missing %s' % (self.version, nova_releases.RANGE,
                                 nova_releases.TESTED,
@@ -178,23 +165,11 @@ class Nova:
                 for name, lost in LOST.items() if self._lost(name)]
 
 
-def _missing_fields(broken):
-    missing = []
-    for object_name, names in spec_fields.NOVA_FIELDS.items():
-        module = _import(OBJECT_MODULES[object_name], broken)
-        if module is None:
-            continue  # reported as a module that does not import
-        fields = getattr(getattr(module, object_name, None), 'fields', {})
-        missing += ['%s.%s' % (object_name, name) for name in names
-                    if name not in fields]
-    return tuple(missing)
-
-
 def resolve():
     """Look every Nova name up; never raises (a Nova module that fails to
     import makes its names missing, with the error's first line)."""
     found, missing, broken = {}, {}, {}
-    for name in NEEDS:
+    for name in (*NEEDS, *LOST):
         module, attrs = name.split(':')
         value = _import(module, broken)
         if value is None:
@@ -209,5 +184,4 @@ def resolve():
             missing[dotted(name)] = 'is not a list'
             continue
         found[name] = value
-    return Nova(nova_version(), found, missing, _missing_fields(broken),
-                broken)
+    return Nova(nova_version(), found, missing, broken)

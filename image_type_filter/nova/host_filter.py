@@ -36,7 +36,8 @@ def build(base_host_filter, request_is_rebuild, no_valid_host=None):
 
     def host_passes(self, host_state, spec_obj):
         if request_is_rebuild(spec_obj):
-            return integration.rebuild_check(host_state.uuid, spec_obj)
+            return integration.rebuild_refusal(host_state.uuid,
+                                               spec_obj) is None
         return integration.request_check(spec_obj)
 
     def filter_all(self, filter_obj_list, spec_obj):

@@ -85,7 +85,6 @@ def install():
     rule, isolation without ImageTypeRebuildFilter) or NovaIncompatible,
     each after one ERROR line, to stop nova-scheduler at start-up.
     """
-    global _installed
     with _install_lock:
         nova = compat.resolve()
         conf = nova.get(compat.CONF)
@@ -94,54 +93,53 @@ def install():
                   % nova.report())
         itf_conf.register_nova_opts(conf)
         try:
-            settings = settings_mod.FilterSettings.from_conf(conf)
+            _add_filters(nova, conf)
         except exceptions.ConfigError as exc:
             LOG.error('image-type-filter: %s', exc)
             raise
-        missing = nova.lacks(compat.REQUEST_FILTERS, compat.HOST_FILTER)
-        if missing:
-            line = 'image-type-filter cannot add its filters in %s' % (
-                nova.report())
-            if settings.isolation_enforced:
-                _stop(nova, line + '; [image_isolation] is enforced, so '
-                      'nova-scheduler stops here rather than place other '
-                      'servers on reserved hosts (install an image-type-'
-                      'filter release that supports this Nova, or set '
-                      '[image_type_filter] enforce = False to start without '
-                      'isolation)')
-            LOG.error('%s; nova-scheduler runs without them, as Nova '
-                      'alone: no host is filtered by image type, isolation '
-                      'or image metadata, and rebuilds are not checked',
-                      line)
-            _remove_entries(nova)
-            _installed = Installed(nova, settings)
-            return nova
-        _report_the_rest(nova)
-        _check_host_filter(conf, settings)
-        client = placement.client(nova.get(compat.REPORT_CLIENT))
-        props = nova.get(compat.IMAGE_META_PROPS)
-        try:
-            pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
-                settings, placement=client,
-                image_property_names=(frozenset(props.fields)
-                                      if props is not None else None),
-                host_guests=_host_guests(nova, conf))
-        except exceptions.ConfigError as exc:
-            LOG.error('image-type-filter: %s', exc)
-            raise
-        _installed = Installed(nova, settings, pipeline, client)
-        filters = nova.get(compat.ALL_REQUEST_FILTERS)
-        # One assignment: a request iterating the list meanwhile sees it
-        # before or after, never without our entry.
-        filters[:] = [f for f in filters if not getattr(f, MARK, False)] + [
-            _as_nova_filter(nova)]
-        LOG.info('image-type-filter request filters added to nova-scheduler '
-                 '(Nova %s): %s; %s', nova.version,
-                 ', '.join(name for name, _ in pipeline.filters),
-                 'enforced' if settings.enforce else
-                 'log-only ([image_type_filter] enforce = False): requests '
-                 'are logged, not changed')
         return nova
+
+
+def _add_filters(nova, conf):
+    global _installed
+    settings = settings_mod.FilterSettings.from_conf(conf)
+    missing = nova.lacks(compat.REQUEST_FILTERS, compat.HOST_FILTER)
+    if missing:
+        line = 'image-type-filter cannot add its filters in %s' % (
+            nova.report())
+        if settings.isolation_enforced:
+            _stop(nova, line + '; [image_isolation] is enforced, so '
+                  'nova-scheduler stops here rather than place other '
+                  'servers on reserved hosts (install an image-type-'
+                  'filter release that supports this Nova, or set '
+                  '[image_type_filter] enforce = False to start without '
+                  'isolation)')
+        LOG.error('%s; nova-scheduler runs without them, as Nova '
+                  'alone: no host is filtered by image type, isolation '
+                  'or image metadata, and rebuilds are not checked',
+                  line)
+        _remove_entries(nova)
+        _installed = Installed(nova, settings)
+        return
+    _report_the_rest(nova)
+    _check_host_filter(conf, settings)
+    client = placement.client(nova.get(compat.REPORT_CLIENT))
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+        settings, placement=client, image_property_names=frozenset(
+            nova.get(compat.IMAGE_META_PROPS).fields),
+        host_guests=_host_guests(nova, conf))
+    _installed = Installed(nova, settings, pipeline, client)
+    filters = nova.get(compat.ALL_REQUEST_FILTERS)
+    # One assignment: a request iterating the list meanwhile sees it
+    # before or after, never without our entry.
+    filters[:] = [f for f in filters if not getattr(f, MARK, False)] + [
+        _as_nova_filter(nova)]
+    LOG.info('image-type-filter request filters added to nova-scheduler '
+             '(Nova %s): %s; %s', nova.version,
+             ', '.join(name for name, _ in pipeline.filters),
+             'enforced' if settings.enforce else
+             'log-only ([image_type_filter] enforce = False): requests '
+             'are logged, not changed')
 
 
 def _stop(nova, line):
@@ -151,9 +149,6 @@ def _stop(nova, line):
 
 def _report_the_rest(nova):
     """What is missing but has a fallback, and a Nova outside the range."""
-    if nova.missing_fields:
-        LOG.error('image-type-filter in %s: the filters read nothing from '
-                  'these fields', nova.report())
     for loss in nova.optional_losses():
         LOG.warning('image-type-filter: Nova %s has no %s', nova.version,
                     loss)
@@ -181,11 +176,10 @@ def _check_host_filter(conf, settings):
     what = ('rebuilds with a new image are not checked, and nothing checks '
             'that nova-scheduler runs the request filters')
     if settings.isolation_enforced:
-        line = ('[image_isolation] is enforced but %s is not in '
-                '[filter_scheduler] enabled_filters: %s, so reserved hosts '
-                'could take other servers; add it' % (HOST_FILTER, what))
-        LOG.error('image-type-filter: %s', line)
-        raise exceptions.ConfigError(line)
+        raise exceptions.ConfigError(
+            '[image_isolation] is enforced but %s is not in '
+            '[filter_scheduler] enabled_filters: %s, so reserved hosts '
+            'could take other servers; add it' % (HOST_FILTER, what))
     LOG.warning('image-type-filter: %s is not in [filter_scheduler] '
                 'enabled_filters: %s', HOST_FILTER, what)
 
@@ -299,11 +293,6 @@ def request_check(spec_obj):
                 'without this project\'s filters)' if enforced else
                 'requests are scheduled without them (logged once)')
     return not enforced
-
-
-def rebuild_check(host_uuid, spec_obj):
-    """Can this host take the rebuild's new image? (``rebuild_refusal``)"""
-    return rebuild_refusal(host_uuid, spec_obj) is None
 
 
 def rebuild_refusal(host_uuid, spec_obj):

@@ -90,30 +90,6 @@ class Need:
             self, boots_on, self.family.name)
 
 
-def needs(properties, families):
-    """A Need per image property of the enabled families that is set.
-
-    ``properties`` is a dict or Nova's ImageMetaProps; a legacy name is read
-    only when its current one is unset, as Nova's ImageMeta does.
-    """
-    found = []
-    for family in families:
-        for prop in family.properties:
-            current = image_metadata.LEGACY_PROPERTIES.get(prop)
-            if current and spec_fields.image_property(
-                    properties, current) is not None:
-                continue
-            raw = spec_fields.image_property(properties, prop)
-            if raw is None:
-                continue
-            value = image_metadata.canonical(prop, raw)
-            serving = (family.serving_traits(value) if value is not None
-                       else ())
-            found.append(Need(family, prop, value if value is not None
-                              else text.safe_repr(raw), serving))
-    return found
-
-
 class ImageMetadataPrefilter:
     """Require (or forbid) the traits the image's properties need.
 
@@ -140,10 +116,29 @@ class ImageMetadataPrefilter:
             LOG.warning(NOVAS_PREFILTER_BESIDE)
 
     def needs(self, request_spec):
-        if not self.families:
-            return []
-        return needs(spec_fields.image_properties(request_spec),
-                     self.families)
+        """A Need per image property of the enabled families that is set.
+
+        The properties are a dict or Nova's ImageMetaProps; a legacy name
+        is read only when its current one is unset, as Nova's ImageMeta
+        does.
+        """
+        properties = spec_fields.image_properties(request_spec)
+        found = []
+        for family in self.families:
+            for prop in family.properties:
+                current = image_metadata.LEGACY_PROPERTIES.get(prop)
+                if current and spec_fields.field(
+                        properties, current) is not None:
+                    continue
+                raw = spec_fields.field(properties, prop)
+                if raw is None:
+                    continue
+                value = image_metadata.canonical(prop, raw)
+                serving = (family.serving_traits(value) if value is not None
+                           else ())
+                found.append(Need(family, prop, value if value is not None
+                                  else text.safe_repr(raw), serving))
+        return found
 
     def __call__(self, ctxt, request_spec):
         added = False

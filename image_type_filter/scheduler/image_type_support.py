@@ -77,7 +77,7 @@ class RequireImageTypeSupport:
 
         None when the image does not constrain the host: volume-backed, no
         image, or an unknown format under ``ignore``. Under ``reject`` an
-        unknown format raises UnknownImageFormat.
+        unknown format raises NoValidHost.
         """
         if spec_fields.field(request_spec, 'is_bfv'):
             return None
@@ -92,7 +92,7 @@ class RequireImageTypeSupport:
 
     def _unknown_format(self, disk_format):
         if self.settings.rejects_unknown_format:
-            raise exceptions.UnknownImageFormat(
+            raise exceptions.NoValidHost(
                 'image disk_format %s is not a known image type; known: %s'
                 % (text.safe_repr(disk_format),
                    ', '.join(image_types.FORMATS)))

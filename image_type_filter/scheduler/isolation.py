@@ -51,7 +51,7 @@ class Rule:
     def matches(self, properties):
         if self.key is None:
             return False
-        found = spec_fields.image_property(properties, self.key)
+        found = spec_fields.field(properties, self.key)
         if found is None:
             return False
         return self.value is None or str(found).strip().lower() == \
@@ -95,16 +95,6 @@ def parse_rules(entries, property_names=None):
     return tuple(rules)
 
 
-def tagged_traits(request_spec):
-    """Traits the image or flavor requires with a trait tag, each in its
-    own grammar as Nova reads it (``trait_grammar``): the image's
-    ``trait:X=required``, the flavor's ``trait[SUFFIX]:X=required``."""
-    return (trait_grammar.image_required_traits(
-                spec_fields.image_properties(request_spec))
-            | trait_grammar.flavor_required_traits(
-                spec_fields.extra_specs(request_spec)))
-
-
 class IsolateImageProperties:
     """The isolation filter, image-property isolation's request filter
     (configured in ``[image_isolation]``; the pipeline's log names it
@@ -127,10 +117,15 @@ class IsolateImageProperties:
             self.catalog.ensure(self.traits)
 
     def asked_for(self, request_spec):
-        """The reserved traits this request asks for."""
+        """The reserved traits this request asks for: by a rule on an image
+        property, or by a trait tag on the image or flavor, each in its own
+        grammar as Nova reads it (``trait_grammar``)."""
         properties = spec_fields.image_properties(request_spec)
         asked = {r.trait for r in self.rules if r.matches(properties)}
-        return asked | (tagged_traits(request_spec) & set(self.traits))
+        tagged = (trait_grammar.image_required_traits(properties)
+                  | trait_grammar.flavor_required_traits(
+                      spec_fields.extra_specs(request_spec)))
+        return asked | (tagged & set(self.traits))
 
     def __call__(self, ctxt, request_spec):
         if not self.enabled or not self.rules:

@@ -30,6 +30,8 @@ interface: change it and the gate's count and operators' searches break.
 
 import re
 
+from image_type_filter.scheduler import pipeline
+
 PREFIX = 'image-type-filter log-only'
 ADD, REFUSE, NOTHING = 'would add', 'would refuse', 'would change nothing'
 #: Matches every line this module writes.
@@ -37,8 +39,6 @@ PATTERN = re.compile(
     r'image-type-filter log-only: server (?P<server>\S+): '
     r'(?P<verdict>would add|would refuse|would change nothing)'
     r'(?:: (?P<detail>.*))?$')
-#: The constraints a line can name, in the order it names them.
-CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')
 
 
 def _line(server, verdict, detail=None):
@@ -51,7 +51,7 @@ def boot_line(server, outcome):
     if outcome.refusal is not None:
         return _line(server, REFUSE, outcome.refusal)
     parts = ['%s=%s' % (name, ','.join(outcome.added[name]))
-             for name in CONSTRAINTS if outcome.added.get(name)]
+             for name in pipeline.CONSTRAINTS if outcome.added.get(name)]
     if not parts:
         return _line(server, NOTHING)
     return _line(server, ADD, ' '.join(parts))

@@ -46,7 +46,8 @@ FILTERS = (image_type_support.RequireImageTypeSupport,
 
 
 CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')
-#: What the filters read of a request, copied onto a scratch one.
+#: What the filters read of a request, copied onto a scratch one (and
+#: checked as RequestSpec fields at start-up: ``nova.compat.NEEDS``).
 READ = ('image', 'flavor', 'is_bfv', 'instance_uuid')
 
 

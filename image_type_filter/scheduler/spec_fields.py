@@ -17,21 +17,13 @@ set. A field that is not set is normal (no image, no flavor extra specs),
 and so is an image property Nova's ImageMetaProps has no field for (the
 legacy ``architecture``, an isolation rule's key outside Nova): ``field``
 answers None for either. A field the filters read that Nova's object does
-not declare at all means Nova renamed or dropped it: ``NOVA_FIELDS`` lists
-every such name, ``nova.compat`` checks each on Nova's objects when
-nova-scheduler loads the filters (one ERROR line naming it), and tests/nova
-against Nova's own objects.
+not declare at all means Nova renamed or dropped it: ``nova.compat.NEEDS``
+names every such field, checked on Nova's objects when nova-scheduler loads
+the filters (one ERROR line naming it), and tests/nova against Nova's own
+objects.
 """
 
 import collections.abc
-
-#: Nova object -> the fields the filters and the rebuild check read.
-NOVA_FIELDS = {
-    'RequestSpec': ('image', 'flavor', 'is_bfv', 'instance_uuid'),
-    'ImageMeta': ('id', 'disk_format', 'properties'),
-    'Flavor': ('extra_specs',),
-    'ImageMetaProps': ('traits_required',),
-}
 
 
 def field(container, name):
@@ -46,10 +38,6 @@ def field(container, name):
             name not in fields or not container.obj_attr_is_set(name)):
         return None  # an oslo versioned object: declared, and set
     return getattr(container, name, None)
-
-
-#: An image property, from a dict or Nova's ImageMetaProps.
-image_property = field
 
 
 def image_properties(request_spec):

@@ -20,7 +20,8 @@ Nova does:
   ``trait[SUFFIX]:NAME`` with the value ``required`` or ``forbidden``;
   ``SUFFIX`` (``[a-zA-Z0-9_-]{1,64}``) puts the trait in a granular request
   group, no suffix in the unsuffixed one. Any other value is ignored (Nova
-  logs a warning). ``resources[SUFFIX]:CLASS`` keys share the pattern.
+  logs a warning). ``resources[SUFFIX]:CLASS`` keys share the pattern
+  (Nova's, not read here).
 - **Image properties** (``nova/objects/image_meta.py``,
   ``ImageMetaProps._set_attr_from_trait_names``): only ``trait:NAME`` with
   the value exactly ``required`` (``str(value) == 'required'``). There is no
@@ -42,9 +43,11 @@ import collections.abc
 import dataclasses
 import re
 
+from image_type_filter.scheduler import spec_fields
+
 #: ResourceRequest.XS_KEYPAT, literally.
 FLAVOR_KEY = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$")
-RESOURCES, TRAIT = 'resources', 'trait'
+TRAIT = 'trait'
 REQUIRED, FORBIDDEN = 'required', 'forbidden'
 #: RequestGroup.add_trait's values; any other is ignored.
 TRAIT_VALUES = (REQUIRED, FORBIDDEN)
@@ -55,38 +58,26 @@ IMAGE_FIELD = 'traits_required'
 
 
 @dataclasses.dataclass(frozen=True)
-class FlavorEntry:
-    """One ``resources[S]:X`` or ``trait[S]:X`` extra spec, as Nova splits
-    it: ``group`` is the suffix (None for the unsuffixed group)."""
+class FlavorTrait:
+    """One ``trait[S]:X`` extra spec Nova honours, as Nova splits it:
+    ``group`` is the suffix (None for the unsuffixed group)."""
 
-    kind: str
     group: str
     name: str
-    value: object
-
-    @property
-    def key(self):
-        return '%s%s:%s' % (self.kind, self.group or '', self.name)
+    value: str
 
 
-def flavor_entries(extra_specs):
-    """Every ``resources``/``trait`` extra spec, in the flavor's order."""
+def flavor_traits(extra_specs):
+    """The trait entries Nova honours: value ``required`` or
+    ``forbidden``, any group, in the flavor's order."""
     if not isinstance(extra_specs, collections.abc.Mapping):
         return []
     found = []
     for key, value in list(extra_specs.items()):
         match = FLAVOR_KEY.match(key) if isinstance(key, str) else None
-        if match:
-            kind, group, name = match.groups()
-            found.append(FlavorEntry(kind, group, name, value))
+        if match and match.group(1) == TRAIT and value in TRAIT_VALUES:
+            found.append(FlavorTrait(match.group(2), match.group(3), value))
     return found
-
-
-def flavor_traits(extra_specs):
-    """The trait entries Nova honours: value ``required`` or
-    ``forbidden``, any group."""
-    return [e for e in flavor_entries(extra_specs)
-            if e.kind == TRAIT and e.value in TRAIT_VALUES]
 
 
 def flavor_required_traits(extra_specs):
@@ -95,24 +86,13 @@ def flavor_required_traits(extra_specs):
             if e.value == REQUIRED}
 
 
-def _is_nova_object(properties):
-    return isinstance(getattr(type(properties), 'fields', None),
-                      collections.abc.Mapping)
-
-
 def image_required_traits(properties):
     """The traits an image's properties require: ``trait:NAME=required``
     in a dict (Glance's properties), or the ``traits_required`` Nova's
     ImageMetaProps already holds. A set of names."""
-    if properties is None:
-        return set()
     if not isinstance(properties, collections.abc.Mapping):
         # ImageMetaProps (or an object shaped like it): Nova parsed it.
-        if _is_nova_object(properties) and (
-                IMAGE_FIELD not in type(properties).fields or
-                not properties.obj_attr_is_set(IMAGE_FIELD)):
-            return set()
-        found = getattr(properties, IMAGE_FIELD, None) or ()
+        found = spec_fields.field(properties, IMAGE_FIELD) or ()
         if isinstance(found, (str, bytes)) or not isinstance(
                 found, collections.abc.Iterable):
             return set()

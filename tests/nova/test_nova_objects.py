@@ -30,8 +30,8 @@ from image_type_common import exceptions  # noqa: E402
 from image_type_common import image_metadata  # noqa: E402
 from image_type_filter import conf as itf_conf  # noqa: E402
 import image_type_filter.nova  # noqa: E402
+from image_type_filter.nova import compat  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
-from image_type_filter.scheduler import spec_fields  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -144,13 +144,21 @@ class TestOnNovaObjects(NovaTestCase):
 
 def test_every_field_the_filters_read_is_one_novas_objects_have():
     """A field Nova renamed would make the filters filter nothing by it
-    (said at start-up): the names in spec_fields are Nova's own."""
+    (said at start-up): the object fields compat.NEEDS names are Nova's
+    own objects' fields."""
     objects.register_all()
-    missing = ['%s.%s' % (name, field)
-               for name, fields in spec_fields.NOVA_FIELDS.items()
-               for field in fields
-               if field not in getattr(objects, name).fields]
-    assert missing == []
+    read = [name.split(':')[1].split('.') for name, part in
+            compat.NEEDS.items() if part == compat.REQUEST_FILTERS
+            and name.startswith('nova.objects.') and name.count('.') == 3]
+    assert {name for name, _ in read} == {
+        'RequestSpec', 'ImageMeta', 'ImageMetaProps', 'Flavor'}
+    # root_required and root_forbidden are RequestSpec properties; the
+    # rest are fields.
+    assert [(name, field) for name, field in read
+            if field not in getattr(objects, name).fields] == [
+        ('RequestSpec', 'root_required'), ('RequestSpec', 'root_forbidden')]
+    assert isinstance(objects.RequestSpec.root_required, property)
+    assert isinstance(objects.RequestSpec.root_forbidden, property)
     # And every image property the prefilter reads, but the legacy one
     # nova-api renames before Nova's objects ever hold it.
     props = objects.ImageMetaProps.fields

@@ -144,7 +144,8 @@ def test_no_disk_format_changes_the_query_beyond_one_known_trait(
 def test_reject_policy_is_the_only_exception():
     conf = _filter_conf()
     conf.set_override('unknown_format', 'reject', 'image_type_filter')
-    with pytest.raises(exceptions.UnknownImageFormat):
+    with pytest.raises(exceptions.NoValidHost,
+                       match='not a known image type'):
         image_type_support.RequireImageTypeSupport(read(conf))(None, spec(
             disk_format='qcow2&x'))
 
@@ -163,7 +164,8 @@ def test_reject_policy_raises_only_the_documented_error(disk_format):
     request = spec(disk_format)
     try:
         REJECTING(None, request)
-    except exceptions.UnknownImageFormat as exc:
+    except exceptions.NoValidHost as exc:
+        assert 'is not a known image type' in str(exc)
         assert len(str(exc)) < 400 and '\n' not in str(exc)
         assert request.root_required == set()
     else:

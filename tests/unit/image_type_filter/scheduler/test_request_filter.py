@@ -101,7 +101,8 @@ def test_unknown_format_ignored_with_one_warning(conf, caplog, disk_format):
 
 def test_unknown_format_rejected_names_it_and_the_known_ones(conf):
     conf.set_override('unknown_format', 'reject', 'image_type_filter')
-    with pytest.raises(exceptions.UnknownImageFormat) as err:
+    with pytest.raises(exceptions.NoValidHost,
+                       match='not a known image type') as err:
         Filter(read(conf))(None, spec('qed'))
     assert "'qed'" in str(err.value)
     for fmt in image_types.FORMATS:

@@ -64,9 +64,9 @@ def test_an_image_property_nova_drops_is_none_without_a_word(caplog):
         fields = {'hw_architecture': None}
 
     with caplog.at_level(logging.DEBUG, spec_fields.__name__):
-        assert spec_fields.image_property(Props(), 'architecture') is None
-        assert spec_fields.image_property(
+        assert spec_fields.field(Props(), 'architecture') is None
+        assert spec_fields.field(
             Props(hw_architecture='x86_64'), 'hw_architecture') == 'x86_64'
-        assert spec_fields.image_property({'trove': 'true'},
+        assert spec_fields.field({'trove': 'true'},
                                           'trove') == 'true'
     assert caplog.records == []
