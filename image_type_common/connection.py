@@ -35,32 +35,28 @@ from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_common import text
 from image_type_common import tls
-from image_type_common.conf import placement as placement_conf
+from image_type_common.conf import keystoneauth
 
 LOG = logging.getLogger(__name__)
-GROUP = placement_conf.placement_group.name
+GROUP = keystoneauth.placement.group.name
 
 
-def adapter_from_conf(conf):
-    """A keystoneauth1 Adapter from the ``[placement]`` options."""
-    return adapter_from_section(
-        conf, GROUP, 'Placement',
-        'give nova.conf a [placement] section, or use --os-cloud / OS_* '
-        'environment', check=_check_placement_section)
-
-
-def adapter_from_section(conf, group, service, unset, check=None):
+def adapter_from_conf(conf, group=GROUP, service='Placement',
+                      unset='give nova.conf a [placement] section, or use '
+                            '--os-cloud / OS_* environment'):
     """A keystoneauth1 Adapter from nova.conf's ``[group]`` keystoneauth1
-    options, as nova-compute builds its own to reach ``service``
-    (``[placement]``, ``[ironic]``).
+    options (``[placement]``, ``[ironic]``), as nova-compute builds its
+    own to reach ``service``.
 
     Refused before a token is asked for, in one line naming the option
     (exit 2): auth options the plugin cannot load, no auth plugin
     (``unset`` says what to do instead), an endpoint or ``auth_url`` that
-    is not an http(s) URL, and a CA bundle or client certificate that
-    cannot work (``tls.check_files``). ``insecure`` is one WARNING
-    instead of urllib3's on each connection. ``check(section, session)``:
-    the service's own checks, once the session is built.
+    is not an http(s) URL, an empty token, a CA bundle or client
+    certificate that cannot work (``tls.check_files``), and an identity
+    endpoint that answers version discovery with 401 or 403 (it is not
+    Keystone's public discovery document; keystoneauth1 would then retry
+    authenticated inside its own lock and hang for ever). ``insecure`` is
+    one WARNING instead of urllib3's on each connection.
     """
     try:
         auth = ks_loading.load_auth_from_conf_options(conf, group)
@@ -83,8 +79,11 @@ def adapter_from_section(conf, group, service, unset, check=None):
                     section.keyfile)
     session = ks_loading.load_session_from_conf_options(conf, group, auth=auth)
     tls.warn_if_insecure(session.verify, settings, service)
-    if check is not None:
-        check(section, session)
+    token = _option(section, 'token')
+    if token is not None and not token.strip():
+        raise exceptions.ConfigError('[%s] token is empty' % group)
+    if _option(section, 'auth_url'):
+        _probe_identity(group, section.auth_url, session)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
 
@@ -96,22 +95,6 @@ def _option(group, name):
         return None
 
 
-def _check_placement_section(group, session):
-    """Refuse what can only fail later, before a token is asked for.
-
-    An empty token, and an identity endpoint that answers version
-    discovery with 401 or 403 (it is not Keystone's public discovery
-    document; keystoneauth1 would then retry authenticated inside its own
-    lock and hang for ever). The probe goes through ``session``, so it
-    trusts what every later request trusts.
-    """
-    token = _option(group, 'token')
-    if token is not None and not token.strip():
-        raise exceptions.ConfigError('[placement] token is empty')
-    if _option(group, 'auth_url'):
-        _probe_identity(group.auth_url, session)
-
-
 def is_url(value):
     """Whether an option's value is an http(s) URL with a host: what
     ``[placement]`` and ``[ironic]``'s endpoints and ``auth_url`` must be."""
@@ -119,7 +102,7 @@ def is_url(value):
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
-def _probe_identity(auth_url, session):
+def _probe_identity(group, auth_url, session):
     """One unauthenticated GET of ``auth_url``, through the session every
     request uses (its CA bundle, client certificate and timeout)."""
     try:
@@ -132,15 +115,16 @@ def _probe_identity(auth_url, session):
         return  # unreachable: keystoneauth1 reports and retries that
     if answer.status_code in (401, 403):
         raise exceptions.ConfigError(
-            '[placement] auth_url %s answered %d to version discovery, which '
+            '[%s] auth_url %s answered %d to version discovery, which '
             'Keystone answers without credentials: is it the identity '
-            'endpoint?' % (text.safe_repr(auth_url), answer.status_code))
+            'endpoint?' % (group, text.safe_repr(auth_url),
+                           answer.status_code))
 
 
-def connect(cloud, service, timeout):
+def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
     """An openstacksdk Connection for a clouds.yaml entry or (``cloud``
     None) the ``OS_*`` environment, held to what a nova.conf section is
-    held to (``adapter_from_section``): its TLS files checked before
+    held to (``adapter_from_conf``): its TLS files checked before
     anything is sent, ``verify: false`` one WARNING naming ``service``,
     and ``timeout`` on every request where the cloud config sets no
     ``api_timeout`` (keystoneauth1's own default is none)."""
@@ -170,7 +154,7 @@ def adapter_from_cloud(cloud=None):
     """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
     from openstack import exceptions as sdk_exc
 
-    conn = connect(cloud, 'Placement', placement_conf.DEFAULT_TIMEOUT)
+    conn = connect(cloud, 'Placement')
     auth_url = conn.config.get_auth_args().get('auth_url')
     timeout = conn.session.timeout
     try:
@@ -198,7 +182,7 @@ def adapter_from_cloud(cloud=None):
             otherwise=cloud_error(cloud, exc)) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise cloud_error(cloud, exc) from exc
-    placement_conf.apply_retries(proxy)
+    keystoneauth.apply_retries(proxy)
     return proxy
 
 

@@ -32,7 +32,6 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
 from virt_capabilities import providers
-from virt_capabilities.conf import ironic as ironic_conf
 
 #: The Bare Metal API microversion that added node traits (Queens): the
 #: Ironic must offer it; openstacksdk sends it with every trait request.
@@ -43,7 +42,7 @@ NODE_FIELDS = ('uuid', 'name', 'traits')
 #: How much of Ironic's own error text a message quotes.
 _MAX_FAULT = 200
 #: The TLS settings of nova.conf's [ironic], as a failure names them.
-IRONIC_SECTION = tls.section(ironic_conf.ironic_group.name)
+IRONIC_SECTION = tls.section('ironic')
 
 
 class IronicUnavailable(exceptions.Error):
@@ -185,8 +184,8 @@ class IronicClient:
 
 def adapter_from_conf(conf):
     """A keystoneauth1 Adapter from nova.conf's ``[ironic]`` options."""
-    return connection.adapter_from_section(
-        conf, ironic_conf.ironic_group.name, 'Ironic',
+    return connection.adapter_from_conf(
+        conf, 'ironic', 'Ironic',
         'the reporter of an ironic node reaches Ironic as nova-compute '
         'does, with nova.conf\'s [ironic] section (or give --os-cloud, or '
         'OS_* variables)')
@@ -209,8 +208,8 @@ def client_for(conf, cloud=None):
     ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s)."""
     if cloud or not (conf.ironic.auth_type
                      or not connection.has_cloud_environment()):
-        return IronicClient(connection.connect(
-            cloud, 'Ironic', ironic_conf.DEFAULT_TIMEOUT), tls.CLOUDS_YAML)
+        return IronicClient(connection.connect(cloud, 'Ironic'),
+                            tls.CLOUDS_YAML)
     return IronicClient(connection_from_conf(conf), IRONIC_SECTION)
 
 
