@@ -151,37 +151,14 @@ def cloud_error(cloud, exc):
 
 
 def adapter_from_cloud(cloud=None):
-    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
-    from openstack import exceptions as sdk_exc
-
+    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a
+    cloud, its versions discovered (``NamedServiceAdapter.sdk_proxy``),
+    with the retries ``[placement]`` defaults to where the cloud config
+    sets none."""
     conn = connect(cloud, 'Placement')
-    auth_url = conn.config.get_auth_args().get('auth_url')
-    timeout = conn.session.timeout
-    try:
-        conn.session.get_token()  # Keystone's step (none for admin_token)
-        listed = _listed_placement(conn)
-    except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
-            ks_exc.HttpError, ks_exc.CatalogException) as exc:
-        raise keystone_error(exc, auth_url, timeout, tls.CLOUDS_YAML,
-                             conn.session.cert) from exc
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise cloud_error(cloud, exc) from exc
-    try:
-        proxy = conn.placement  # discovers Placement's versions
-    except ks_exc.ConnectionError as exc:
-        raise connection_error('Placement', listed, exc, timeout,
-                               tls.CLOUDS_YAML, conn.session.cert) from exc
-    except ks_exc.DiscoveryFailure as exc:
-        raise discovery_error(conn.session, listed, tls.CLOUDS_YAML) \
-            from exc
-    except sdk_exc.NotSupported as exc:
-        # "no supported versions" is also what openstacksdk says when
-        # discovery failed (a refused client certificate among others).
-        raise discovery_error(
-            conn.session, listed, tls.CLOUDS_YAML,
-            otherwise=cloud_error(cloud, exc)) from exc
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise cloud_error(cloud, exc) from exc
+    _, proxy, _ = NamedServiceAdapter(
+        conn.config.get_session_client('placement'), tls.CLOUDS_YAML
+    ).sdk_proxy(conn, 'check the catalogue\'s placement entry')
     keystoneauth.apply_retries(proxy)
     return proxy
 
@@ -374,6 +351,39 @@ class NamedServiceAdapter:
                                service=self._service,
                                unavailable=self._unavailable)
 
+    def sdk_proxy(self, conn, unset):
+        """The Keystone steps (``listed_endpoint``), then openstacksdk's
+        proxy of this adapter's service type on ``conn``, which discovers
+        the versions the service's endpoint offers (the service's step).
+        (The endpoint as listed, the proxy, its endpoint data.) An
+        undiscovered adapter (``conn.config.get_session_client``) takes
+        the Keystone steps: ``conn``'s proxy discovers as it is made."""
+        from openstack import exceptions as sdk_exc
+
+        listed = self.listed_endpoint(unset)
+        try:
+            proxy = getattr(conn, self._adapter.service_type)
+            data = proxy.get_endpoint_data()
+        except ks_exc.ConnectionError as exc:
+            raise self.connection_error(listed, exc) from exc
+        except ks_exc.DiscoveryFailure as exc:
+            raise self.discovery_error(listed) from exc
+        except sdk_exc.NotSupported as exc:
+            # "No supported versions" is also what openstacksdk says when
+            # discovery failed (a refused client certificate among others):
+            # one GET of our own says why.
+            raise discovery_error(
+                self._session, listed, self._settings,
+                exceptions.ConfigError('%s at %s: %s' % (
+                    self._service, listed, text.one_line(exc))),
+                self._service, self._unavailable) from exc
+        except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+            raise exceptions.ConfigError('%s at %s: %s' % (
+                self._service, listed, text.one_line(exc))) from exc
+        if data is None or not data.url:
+            raise self.discovery_error(listed)
+        return listed, proxy, data
+
     def placement_url(self):
         """The Keystone steps (``listed_endpoint``), then let keystoneauth1
         discover the versions Placement's own endpoint offers (Placement's
@@ -432,16 +442,6 @@ def client(adapter, settings=tls.NOVA_CONF):
     (where the adapter's session took its TLS files from)."""
     return placement_client.PlacementClient(
         NamedServiceAdapter(adapter, settings))
-
-
-def _listed_placement(conn):
-    """Placement's URL as configured or catalogued, without contacting it."""
-    return (conn.config.get_endpoint('placement')
-            or conn.config.get_auth_args().get('endpoint')
-            or conn.session.get_endpoint(
-                service_type='placement', skip_discovery=True,
-                interface=conn.config.get_interface('placement'))
-            or '(the catalogue\'s placement endpoint)')
 
 
 def has_cloud_environment():

@@ -78,7 +78,7 @@ class IronicClient:
     def __init__(self, conn, settings=IRONIC_SECTION):
         self._conn = conn
         # The Keystone steps go through an undiscovered client of the same
-        # configuration: ``conn.baremetal`` discovers Ironic as it is made.
+        # configuration (``NamedServiceAdapter.sdk_proxy``).
         self._named = connection.NamedServiceAdapter(
             conn.config.get_session_client('baremetal'), settings, 'Ironic',
             IronicUnavailable, IronicUnavailable, IronicRefused)
@@ -92,22 +92,9 @@ class IronicClient:
         microversion 1.37."""
         if self._base:
             return self._base
-        from openstack import exceptions as sdk_exc
-
-        listed = self._named.listed_endpoint(
-            'set [ironic] endpoint_override, or check the catalogue\'s '
-            'baremetal entry')
-        try:
-            proxy = self._conn.baremetal  # discovers Ironic's versions
-            data = proxy.get_endpoint_data()
-        except ks_exc.ConnectionError as exc:
-            raise self._named.connection_error(listed, exc) from exc
-        except (ks_exc.DiscoveryFailure, sdk_exc.NotSupported) as exc:
-            # NotSupported is also what openstacksdk says when discovery
-            # failed: one GET of our own says why.
-            raise self._named.discovery_error(listed) from exc
-        if data is None or not data.url:
-            raise self._named.discovery_error(listed)
+        listed, proxy, data = self._named.sdk_proxy(
+            self._conn, 'set [ironic] endpoint_override, or check the '
+            'catalogue\'s baremetal entry')
         if data.max_microversion and \
                 tuple(data.max_microversion) < _TRAITS_VERSION:
             raise IronicError(
