@@ -83,7 +83,7 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
     if token is not None and not token.strip():
         raise exceptions.ConfigError('[%s] token is empty' % group)
     if _option(section, 'auth_url'):
-        _probe_identity(group, section.auth_url, session)
+        _probe_identity(group, section.auth_url, session, settings)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
 
@@ -102,13 +102,13 @@ def is_url(value):
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
-def _probe_identity(group, auth_url, session):
+def _probe_identity(group, auth_url, session, settings):
     """One unauthenticated GET of ``auth_url``, through the session every
     request uses (its CA bundle, client certificate and timeout)."""
     try:
         answer = _get_unauthenticated(session, auth_url)
     except ks_exc.ConnectionError as exc:
-        failed = tls.failure(exc, tls.NOVA_CONF, session.cert)
+        failed = tls.failure(exc, settings, session.cert)
         if failed is not None:
             raise _unreachable('Keystone', auth_url, failed,
                                exceptions.KeystoneUnavailable) from exc
@@ -175,15 +175,13 @@ def failure_reason(exc, timeout):
     """Why a connection failed, in a few words: no urllib3 internals. The
     cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
     failure is ``tls.failure``'s to word.)"""
-    seen = exc
-    while seen is not None:
-        if isinstance(seen, ks_exc.ConnectTimeout):
-            return ('timed out (no answer within %g s)' % timeout if timeout
-                    else 'timed out')
+    if tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
+        return ('timed out (no answer within %g s)' % timeout if timeout
+                else 'timed out')
+    for seen in tls.chain(exc):
         match = _OS_REASON.search(str(seen))
         if match:
             return match.group(1).strip().lower()
-        seen = seen.__cause__ or seen.__context__
     return 'connection failed (%s)' % type(exc).__name__
 
 
@@ -265,20 +263,15 @@ def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
 
 
 class NamedServiceAdapter:
-    """A keystoneauth1 Adapter whose failures name the service that failed.
-
-    Wraps the Adapter (or openstacksdk proxy) a PlacementClient (or the
-    Ironic client) sends through. The token and the service's endpoint
-    are asked for first, so that a failure there is Keystone's (its URL
-    named) and a failure of the request itself is the service's (its URL
-    named); either is one line with the operating system's reason, or the
-    TLS setting to look at in the words of ``settings`` (where the
-    credentials come from), never urllib3's chain. ``unavailable``,
-    ``keystone_unavailable`` and ``refused``: the errors for no answer
-    from the service, none from Keystone, and refused credentials. Every
-    other attribute is the wrapped adapter's.
-
-    Each Keystone token the auth plugin obtains is one DEBUG line
+    """A keystoneauth1 Adapter (or openstacksdk proxy) whose failures name
+    the service that failed: the token and the endpoint are asked for
+    first, so that a failure there names Keystone and its URL, and one of
+    the request the service and its URL, each in one line
+    (doc/source/install/credentials.rst). ``settings``: where the TLS
+    settings come from; ``unavailable``, ``keystone_unavailable`` and
+    ``refused``: the errors for no answer from the service, none from
+    Keystone, and refused credentials. Every other attribute is the
+    wrapped adapter's. Each token obtained is one DEBUG line
     (``log_tokens``).
     """
 
@@ -292,34 +285,15 @@ class NamedServiceAdapter:
         self._unavailable = unavailable
         self._keystone_unavailable = keystone_unavailable
         self._refused = refused
-        log_tokens(self._auth)
+        self._session = adapter.session
+        auth = adapter.auth or self._session.auth
+        #: Keystone's URL, when the auth plugin has one (admin_token has
+        #: none).
+        self.identity_url = getattr(auth, 'auth_url', None)
+        log_tokens(auth)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
-
-    @property
-    def _session(self):
-        return getattr(self._adapter, 'session', None)
-
-    @property
-    def _timeout(self):
-        return (getattr(self._adapter, 'timeout', None)
-                or getattr(self._session, 'timeout', None))
-
-    @property
-    def _cert(self):
-        return getattr(self._session, 'cert', None)
-
-    @property
-    def _auth(self):
-        return (getattr(self._adapter, 'auth', None)
-                or getattr(self._session, 'auth', None))
-
-    @property
-    def identity_url(self):
-        """Keystone's URL, when the auth plugin has one (admin_token
-        has none)."""
-        return getattr(self._auth, 'auth_url', None)
 
     def listed_endpoint(self, unset):
         """Authenticate if needed and find the service's endpoint as
@@ -337,14 +311,15 @@ class NamedServiceAdapter:
 
     # The module's three errors, for this service and source.
     def keystone_error(self, exc):
-        return keystone_error(exc, self.identity_url, self._timeout,
-                              self._settings, self._cert, self._service,
+        return keystone_error(exc, self.identity_url, self._session.timeout,
+                              self._settings, self._session.cert,
+                              self._service,
                               self._keystone_unavailable, self._refused)
 
     def connection_error(self, url, exc):
-        return connection_error(self._service, url, exc, self._timeout,
-                                self._settings, self._cert,
-                                self._unavailable)
+        return connection_error(self._service, url, exc,
+                                self._session.timeout, self._settings,
+                                self._session.cert, self._unavailable)
 
     def discovery_error(self, url):
         return discovery_error(self._session, url, self._settings,

@@ -35,14 +35,11 @@ from virt_capabilities import providers
 
 #: The Bare Metal API microversion that added node traits (Queens): the
 #: Ironic must offer it; openstacksdk sends it with every trait request.
-TRAITS_MICROVERSION = '1.37'
-_TRAITS_VERSION = (1, 37)
+TRAITS_MICROVERSION = (1, 37)
 #: The node fields read: nothing else of the node is ever looked at.
 NODE_FIELDS = ('uuid', 'name', 'traits')
 #: How much of Ironic's own error text a message quotes.
 _MAX_FAULT = 200
-#: The TLS settings of nova.conf's [ironic], as a failure names them.
-IRONIC_SECTION = tls.section('ironic')
 
 
 class IronicUnavailable(exceptions.Error):
@@ -75,7 +72,7 @@ class IronicClient:
     no answer) are worded as Placement's are
     (``connection.NamedServiceAdapter``), naming Ironic."""
 
-    def __init__(self, conn, settings=IRONIC_SECTION):
+    def __init__(self, conn, settings):
         self._conn = conn
         # The Keystone steps go through an undiscovered client of the same
         # configuration (``NamedServiceAdapter.sdk_proxy``).
@@ -96,11 +93,11 @@ class IronicClient:
             self._conn, 'set [ironic] endpoint_override, or check the '
             'catalogue\'s baremetal entry')
         if data.max_microversion and \
-                tuple(data.max_microversion) < _TRAITS_VERSION:
+                tuple(data.max_microversion) < TRAITS_MICROVERSION:
             raise IronicError(
                 'Ironic at %s offers Bare Metal API microversions up to '
-                '%s.%s: node traits need %s' % (
-                    listed, *data.max_microversion, TRAITS_MICROVERSION))
+                '%s.%s: node traits need %s.%s' % (
+                    listed, *data.max_microversion, *TRAITS_MICROVERSION))
         self._proxy, self._base = proxy, data.url.rstrip('/') + '/'
         return self._base
 
@@ -178,26 +175,23 @@ def adapter_from_conf(conf):
         'OS_* variables)')
 
 
-def connection_from_conf(conf):
-    """An openstacksdk Connection over nova.conf's ``[ironic]``, built as
-    nova-compute's ironic driver builds its own: the section's session
-    (checked as ``adapter_from_conf`` checks it), and its adapter options
-    read by openstacksdk (``oslo_conf``)."""
-    import openstack.connection
-
-    return openstack.connection.Connection(
-        session=adapter_from_conf(conf).session, oslo_conf=conf)
-
-
 def client_for(conf, cloud=None):
     """As the Placement client is chosen: ``--os-cloud`` wins; else
     nova.conf's ``[ironic]`` when it names an auth plugin; else the
-    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s)."""
+    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s).
+    From ``[ironic]``, the openstacksdk Connection is built as
+    nova-compute's ironic driver builds its own: the section's session
+    (checked by ``adapter_from_conf``), and its adapter options read by
+    openstacksdk (``oslo_conf``)."""
+    import openstack.connection
+
     if cloud or not (conf.ironic.auth_type
                      or not connection.has_cloud_environment()):
         return IronicClient(connection.connect(cloud, 'Ironic'),
                             tls.CLOUDS_YAML)
-    return IronicClient(connection_from_conf(conf), IRONIC_SECTION)
+    return IronicClient(openstack.connection.Connection(
+        session=adapter_from_conf(conf).session, oslo_conf=conf),
+        tls.section('ironic'))
 
 
 class IronicNodeTraits:
