@@ -32,14 +32,9 @@ class Backoff:
     cap: float
 
     def delay(self, attempt, cap=None):
-        """Seconds before retry ``attempt`` (0 for the first); ``cap``
+        """Seconds before retry ``attempt`` (0 for the first): uniform
+        between half and all of ``min(cap, base * 2 ** attempt)``; ``cap``
         lowers the ceiling for this wait."""
-        return delay(attempt, self.base,
-                     self.cap if cap is None else min(cap, self.cap))
-
-
-def delay(attempt, base, cap):
-    """Seconds to wait before retry ``attempt`` (0 for the first retry):
-    uniform between half and all of ``min(cap, base * 2 ** attempt)``."""
-    ceiling = min(cap, base * (2 ** min(attempt, 32)))
-    return random.uniform(ceiling / 2, ceiling)
+        cap = self.cap if cap is None else min(cap, self.cap)
+        ceiling = min(cap, self.base * (2 ** min(attempt, 32)))
+        return random.uniform(ceiling / 2, ceiling)

@@ -35,32 +35,28 @@ from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_common import text
 from image_type_common import tls
-from image_type_common.conf import placement as placement_conf
+from image_type_common.conf import keystoneauth
 
 LOG = logging.getLogger(__name__)
-GROUP = placement_conf.placement_group.name
+GROUP = keystoneauth.placement.group.name
 
 
-def adapter_from_conf(conf):
-    """A keystoneauth1 Adapter from the ``[placement]`` options."""
-    return adapter_from_section(
-        conf, GROUP, 'Placement',
-        'give nova.conf a [placement] section, or use --os-cloud / OS_* '
-        'environment', check=_check_placement_section)
-
-
-def adapter_from_section(conf, group, service, unset, check=None):
+def adapter_from_conf(conf, group=GROUP, service='Placement',
+                      unset='give nova.conf a [placement] section, or use '
+                            '--os-cloud / OS_* environment'):
     """A keystoneauth1 Adapter from nova.conf's ``[group]`` keystoneauth1
-    options, as nova-compute builds its own to reach ``service``
-    (``[placement]``, ``[ironic]``).
+    options (``[placement]``, ``[ironic]``), as nova-compute builds its
+    own to reach ``service``.
 
     Refused before a token is asked for, in one line naming the option
     (exit 2): auth options the plugin cannot load, no auth plugin
     (``unset`` says what to do instead), an endpoint or ``auth_url`` that
-    is not an http(s) URL, and a CA bundle or client certificate that
-    cannot work (``tls.check_files``). ``insecure`` is one WARNING
-    instead of urllib3's on each connection. ``check(section, session)``:
-    the service's own checks, once the session is built.
+    is not an http(s) URL, an empty token, a CA bundle or client
+    certificate that cannot work (``tls.check_files``), and an identity
+    endpoint that answers version discovery with 401 or 403 (it is not
+    Keystone's public discovery document; keystoneauth1 would then retry
+    authenticated inside its own lock and hang for ever). ``insecure`` is
+    one WARNING instead of urllib3's on each connection.
     """
     try:
         auth = ks_loading.load_auth_from_conf_options(conf, group)
@@ -83,8 +79,11 @@ def adapter_from_section(conf, group, service, unset, check=None):
                     section.keyfile)
     session = ks_loading.load_session_from_conf_options(conf, group, auth=auth)
     tls.warn_if_insecure(session.verify, settings, service)
-    if check is not None:
-        check(section, session)
+    token = _option(section, 'token')
+    if token is not None and not token.strip():
+        raise exceptions.ConfigError('[%s] token is empty' % group)
+    if _option(section, 'auth_url'):
+        _probe_identity(group, section.auth_url, session, settings)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
 
@@ -96,22 +95,6 @@ def _option(group, name):
         return None
 
 
-def _check_placement_section(group, session):
-    """Refuse what can only fail later, before a token is asked for.
-
-    An empty token, and an identity endpoint that answers version
-    discovery with 401 or 403 (it is not Keystone's public discovery
-    document; keystoneauth1 would then retry authenticated inside its own
-    lock and hang for ever). The probe goes through ``session``, so it
-    trusts what every later request trusts.
-    """
-    token = _option(group, 'token')
-    if token is not None and not token.strip():
-        raise exceptions.ConfigError('[placement] token is empty')
-    if _option(group, 'auth_url'):
-        _probe_identity(group.auth_url, session)
-
-
 def is_url(value):
     """Whether an option's value is an http(s) URL with a host: what
     ``[placement]`` and ``[ironic]``'s endpoints and ``auth_url`` must be."""
@@ -119,28 +102,29 @@ def is_url(value):
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
-def _probe_identity(auth_url, session):
+def _probe_identity(group, auth_url, session, settings):
     """One unauthenticated GET of ``auth_url``, through the session every
     request uses (its CA bundle, client certificate and timeout)."""
     try:
         answer = _get_unauthenticated(session, auth_url)
     except ks_exc.ConnectionError as exc:
-        failed = tls.failure(exc, tls.NOVA_CONF, session.cert)
+        failed = tls.failure(exc, settings, session.cert)
         if failed is not None:
             raise _unreachable('Keystone', auth_url, failed,
                                exceptions.KeystoneUnavailable) from exc
         return  # unreachable: keystoneauth1 reports and retries that
     if answer.status_code in (401, 403):
         raise exceptions.ConfigError(
-            '[placement] auth_url %s answered %d to version discovery, which '
+            '[%s] auth_url %s answered %d to version discovery, which '
             'Keystone answers without credentials: is it the identity '
-            'endpoint?' % (text.safe_repr(auth_url), answer.status_code))
+            'endpoint?' % (group, text.safe_repr(auth_url),
+                           answer.status_code))
 
 
-def connect(cloud, service, timeout):
+def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
     """An openstacksdk Connection for a clouds.yaml entry or (``cloud``
     None) the ``OS_*`` environment, held to what a nova.conf section is
-    held to (``adapter_from_section``): its TLS files checked before
+    held to (``adapter_from_conf``): its TLS files checked before
     anything is sent, ``verify: false`` one WARNING naming ``service``,
     and ``timeout`` on every request where the cloud config sets no
     ``api_timeout`` (keystoneauth1's own default is none)."""
@@ -167,38 +151,15 @@ def cloud_error(cloud, exc):
 
 
 def adapter_from_cloud(cloud=None):
-    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a cloud."""
-    from openstack import exceptions as sdk_exc
-
-    conn = connect(cloud, 'Placement', placement_conf.DEFAULT_TIMEOUT)
-    auth_url = conn.config.get_auth_args().get('auth_url')
-    timeout = conn.session.timeout
-    try:
-        conn.session.get_token()  # Keystone's step (none for admin_token)
-        listed = _listed_placement(conn)
-    except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
-            ks_exc.HttpError, ks_exc.CatalogException) as exc:
-        raise keystone_error(exc, auth_url, timeout, tls.CLOUDS_YAML,
-                             conn.session.cert) from exc
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise cloud_error(cloud, exc) from exc
-    try:
-        proxy = conn.placement  # discovers Placement's versions
-    except ks_exc.ConnectionError as exc:
-        raise connection_error('Placement', listed, exc, timeout,
-                               tls.CLOUDS_YAML, conn.session.cert) from exc
-    except ks_exc.DiscoveryFailure as exc:
-        raise discovery_error(conn.session, listed, tls.CLOUDS_YAML) \
-            from exc
-    except sdk_exc.NotSupported as exc:
-        # "no supported versions" is also what openstacksdk says when
-        # discovery failed (a refused client certificate among others).
-        raise discovery_error(
-            conn.session, listed, tls.CLOUDS_YAML,
-            otherwise=cloud_error(cloud, exc)) from exc
-    except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-        raise cloud_error(cloud, exc) from exc
-    placement_conf.apply_retries(proxy)
+    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a
+    cloud, its versions discovered (``NamedServiceAdapter.sdk_proxy``),
+    with the retries ``[placement]`` defaults to where the cloud config
+    sets none."""
+    conn = connect(cloud, 'Placement')
+    _, proxy, _ = NamedServiceAdapter(
+        conn.config.get_session_client('placement'), tls.CLOUDS_YAML
+    ).sdk_proxy(conn, 'check the catalogue\'s placement entry')
+    keystoneauth.apply_retries(proxy)
     return proxy
 
 
@@ -214,15 +175,13 @@ def failure_reason(exc, timeout):
     """Why a connection failed, in a few words: no urllib3 internals. The
     cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
     failure is ``tls.failure``'s to word.)"""
-    seen = exc
-    while seen is not None:
-        if isinstance(seen, ks_exc.ConnectTimeout):
-            return ('timed out (no answer within %g s)' % timeout if timeout
-                    else 'timed out')
+    if tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
+        return ('timed out (no answer within %g s)' % timeout if timeout
+                else 'timed out')
+    for seen in tls.chain(exc):
         match = _OS_REASON.search(str(seen))
         if match:
             return match.group(1).strip().lower()
-        seen = seen.__cause__ or seen.__context__
     return 'connection failed (%s)' % type(exc).__name__
 
 
@@ -304,20 +263,15 @@ def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
 
 
 class NamedServiceAdapter:
-    """A keystoneauth1 Adapter whose failures name the service that failed.
-
-    Wraps the Adapter (or openstacksdk proxy) a PlacementClient (or the
-    Ironic client) sends through. The token and the service's endpoint
-    are asked for first, so that a failure there is Keystone's (its URL
-    named) and a failure of the request itself is the service's (its URL
-    named); either is one line with the operating system's reason, or the
-    TLS setting to look at in the words of ``settings`` (where the
-    credentials come from), never urllib3's chain. ``unavailable``,
-    ``keystone_unavailable`` and ``refused``: the errors for no answer
-    from the service, none from Keystone, and refused credentials. Every
-    other attribute is the wrapped adapter's.
-
-    Each Keystone token the auth plugin obtains is one DEBUG line
+    """A keystoneauth1 Adapter (or openstacksdk proxy) whose failures name
+    the service that failed: the token and the endpoint are asked for
+    first, so that a failure there names Keystone and its URL, and one of
+    the request the service and its URL, each in one line
+    (doc/source/install/credentials.rst). ``settings``: where the TLS
+    settings come from; ``unavailable``, ``keystone_unavailable`` and
+    ``refused``: the errors for no answer from the service, none from
+    Keystone, and refused credentials. Every other attribute is the
+    wrapped adapter's. Each token obtained is one DEBUG line
     (``log_tokens``).
     """
 
@@ -331,34 +285,15 @@ class NamedServiceAdapter:
         self._unavailable = unavailable
         self._keystone_unavailable = keystone_unavailable
         self._refused = refused
-        log_tokens(self._auth)
+        self._session = adapter.session
+        auth = adapter.auth or self._session.auth
+        #: Keystone's URL, when the auth plugin has one (admin_token has
+        #: none).
+        self.identity_url = getattr(auth, 'auth_url', None)
+        log_tokens(auth)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
-
-    @property
-    def _session(self):
-        return getattr(self._adapter, 'session', None)
-
-    @property
-    def _timeout(self):
-        return (getattr(self._adapter, 'timeout', None)
-                or getattr(self._session, 'timeout', None))
-
-    @property
-    def _cert(self):
-        return getattr(self._session, 'cert', None)
-
-    @property
-    def _auth(self):
-        return (getattr(self._adapter, 'auth', None)
-                or getattr(self._session, 'auth', None))
-
-    @property
-    def identity_url(self):
-        """Keystone's URL, when the auth plugin has one (admin_token
-        has none)."""
-        return getattr(self._auth, 'auth_url', None)
 
     def listed_endpoint(self, unset):
         """Authenticate if needed and find the service's endpoint as
@@ -376,19 +311,53 @@ class NamedServiceAdapter:
 
     # The module's three errors, for this service and source.
     def keystone_error(self, exc):
-        return keystone_error(exc, self.identity_url, self._timeout,
-                              self._settings, self._cert, self._service,
+        return keystone_error(exc, self.identity_url, self._session.timeout,
+                              self._settings, self._session.cert,
+                              self._service,
                               self._keystone_unavailable, self._refused)
 
     def connection_error(self, url, exc):
-        return connection_error(self._service, url, exc, self._timeout,
-                                self._settings, self._cert,
-                                self._unavailable)
+        return connection_error(self._service, url, exc,
+                                self._session.timeout, self._settings,
+                                self._session.cert, self._unavailable)
 
     def discovery_error(self, url):
         return discovery_error(self._session, url, self._settings,
                                service=self._service,
                                unavailable=self._unavailable)
+
+    def sdk_proxy(self, conn, unset):
+        """The Keystone steps (``listed_endpoint``), then openstacksdk's
+        proxy of this adapter's service type on ``conn``, which discovers
+        the versions the service's endpoint offers (the service's step).
+        (The endpoint as listed, the proxy, its endpoint data.) An
+        undiscovered adapter (``conn.config.get_session_client``) takes
+        the Keystone steps: ``conn``'s proxy discovers as it is made."""
+        from openstack import exceptions as sdk_exc
+
+        listed = self.listed_endpoint(unset)
+        try:
+            proxy = getattr(conn, self._adapter.service_type)
+            data = proxy.get_endpoint_data()
+        except ks_exc.ConnectionError as exc:
+            raise self.connection_error(listed, exc) from exc
+        except ks_exc.DiscoveryFailure as exc:
+            raise self.discovery_error(listed) from exc
+        except sdk_exc.NotSupported as exc:
+            # "No supported versions" is also what openstacksdk says when
+            # discovery failed (a refused client certificate among others):
+            # one GET of our own says why.
+            raise discovery_error(
+                self._session, listed, self._settings,
+                exceptions.ConfigError('%s at %s: %s' % (
+                    self._service, listed, text.one_line(exc))),
+                self._service, self._unavailable) from exc
+        except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
+            raise exceptions.ConfigError('%s at %s: %s' % (
+                self._service, listed, text.one_line(exc))) from exc
+        if data is None or not data.url:
+            raise self.discovery_error(listed)
+        return listed, proxy, data
 
     def placement_url(self):
         """The Keystone steps (``listed_endpoint``), then let keystoneauth1
@@ -448,16 +417,6 @@ def client(adapter, settings=tls.NOVA_CONF):
     (where the adapter's session took its TLS files from)."""
     return placement_client.PlacementClient(
         NamedServiceAdapter(adapter, settings))
-
-
-def _listed_placement(conn):
-    """Placement's URL as configured or catalogued, without contacting it."""
-    return (conn.config.get_endpoint('placement')
-            or conn.config.get_auth_args().get('endpoint')
-            or conn.session.get_endpoint(
-                service_type='placement', skip_discovery=True,
-                interface=conn.config.get_interface('placement'))
-            or '(the catalogue\'s placement endpoint)')
 
 
 def has_cloud_environment():

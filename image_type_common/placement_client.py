@@ -19,7 +19,7 @@ every request then pins ``min(server max, ours)``. A client that has not
 negotiated yet does so before its first request, so reading
 ``microversion`` never sends anything. Errors become this project's
 exceptions with a one-line message; retries for connection errors and 5xx
-are keystoneauth1's (see ``image_type_common.conf.placement``), only 409
+are keystoneauth1's (see ``image_type_common.conf.keystoneauth``), only 409
 handling is the caller's. Counting requests is the benchmarks' business
 (a wrapper around the adapter), not this client's.
 """

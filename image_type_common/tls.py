@@ -10,15 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""TLS to Keystone and Placement: the files checked before anything is
-sent, and a failed handshake said in one line naming what to set.
-
-Every request goes through one keystoneauth1 Session, built where the
-credentials come from (nova.conf's ``[placement]``, clouds.yaml and
-``OS_*``, the openstack client's options), which carries the CA bundle,
-the client certificate and ``insecure`` of that source. This module only
-checks the files and words the failures, in the names that source gives
-its settings.
+"""TLS to Keystone and the services: the files checked before anything is
+sent, and a failed handshake said in one line naming the setting to fix,
+in the words of the source of the credentials (``Settings``). Each source
+has one keystoneauth1 Session carrying its TLS settings; what they are and
+how a failure reads: doc/source/install/credentials.rst ("TLS").
 """
 
 import dataclasses
@@ -159,13 +155,17 @@ def ssl_words(error):
     return ' '.join(_SSL_NOISE.match(text).group(1).split())
 
 
-def _in_chain(exc, kinds):
-    seen = exc
-    while seen is not None:
-        if isinstance(seen, kinds):
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
+def chain(exc):
+    """``exc`` and the exceptions it was raised from, outermost first."""
+    while exc is not None:
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def in_chain(exc, kinds):
+    """The first exception of ``kinds`` in ``chain(exc)``, or None."""
+    return next((seen for seen in chain(exc) if isinstance(seen, kinds)),
+                None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,7 +183,7 @@ def failure(exc, settings, client_cert=None):
 
     ``client_cert``: the client certificate the session sends, if any.
     """
-    verify = _in_chain(exc, ssl.SSLCertVerificationError)
+    verify = in_chain(exc, ssl.SSLCertVerificationError)
     if verify is not None:
         words = ssl_words(verify)
         if verify.verify_code in UNTRUSTED:
@@ -191,10 +191,10 @@ def failure(exc, settings, client_cert=None):
                            '%s to the CA bundle that signed it'
                            % (words, settings.cafile), True)
         return Failure('TLS: its certificate was refused (%s)' % words, True)
-    if _in_chain(exc, (ks_exc.SSLError, requests.exceptions.SSLError,
+    if in_chain(exc, (ks_exc.SSLError, requests.exceptions.SSLError,
                        ssl.SSLError)) is None:
         return None
-    cause = _in_chain(exc, (ssl.SSLError, urllib3.exceptions.SSLError))
+    cause = in_chain(exc, (ssl.SSLError, urllib3.exceptions.SSLError))
     words = ssl_words(cause) if cause is not None else 'no detail'
     if client_cert:
         sent = client_cert[0] if isinstance(client_cert, tuple) \

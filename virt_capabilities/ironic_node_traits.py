@@ -32,18 +32,14 @@ from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
 from virt_capabilities import providers
-from virt_capabilities.conf import ironic as ironic_conf
 
 #: The Bare Metal API microversion that added node traits (Queens): the
 #: Ironic must offer it; openstacksdk sends it with every trait request.
-TRAITS_MICROVERSION = '1.37'
-_TRAITS_VERSION = (1, 37)
+TRAITS_MICROVERSION = (1, 37)
 #: The node fields read: nothing else of the node is ever looked at.
 NODE_FIELDS = ('uuid', 'name', 'traits')
 #: How much of Ironic's own error text a message quotes.
 _MAX_FAULT = 200
-#: The TLS settings of nova.conf's [ironic], as a failure names them.
-IRONIC_SECTION = tls.section(ironic_conf.ironic_group.name)
 
 
 class IronicUnavailable(exceptions.Error):
@@ -76,10 +72,10 @@ class IronicClient:
     no answer) are worded as Placement's are
     (``connection.NamedServiceAdapter``), naming Ironic."""
 
-    def __init__(self, conn, settings=IRONIC_SECTION):
+    def __init__(self, conn, settings):
         self._conn = conn
         # The Keystone steps go through an undiscovered client of the same
-        # configuration: ``conn.baremetal`` discovers Ironic as it is made.
+        # configuration (``NamedServiceAdapter.sdk_proxy``).
         self._named = connection.NamedServiceAdapter(
             conn.config.get_session_client('baremetal'), settings, 'Ironic',
             IronicUnavailable, IronicUnavailable, IronicRefused)
@@ -93,28 +89,15 @@ class IronicClient:
         microversion 1.37."""
         if self._base:
             return self._base
-        from openstack import exceptions as sdk_exc
-
-        listed = self._named.listed_endpoint(
-            'set [ironic] endpoint_override, or check the catalogue\'s '
-            'baremetal entry')
-        try:
-            proxy = self._conn.baremetal  # discovers Ironic's versions
-            data = proxy.get_endpoint_data()
-        except ks_exc.ConnectionError as exc:
-            raise self._named.connection_error(listed, exc) from exc
-        except (ks_exc.DiscoveryFailure, sdk_exc.NotSupported) as exc:
-            # NotSupported is also what openstacksdk says when discovery
-            # failed: one GET of our own says why.
-            raise self._named.discovery_error(listed) from exc
-        if data is None or not data.url:
-            raise self._named.discovery_error(listed)
+        listed, proxy, data = self._named.sdk_proxy(
+            self._conn, 'set [ironic] endpoint_override, or check the '
+            'catalogue\'s baremetal entry')
         if data.max_microversion and \
-                tuple(data.max_microversion) < _TRAITS_VERSION:
+                tuple(data.max_microversion) < TRAITS_MICROVERSION:
             raise IronicError(
                 'Ironic at %s offers Bare Metal API microversions up to '
-                '%s.%s: node traits need %s' % (
-                    listed, *data.max_microversion, TRAITS_MICROVERSION))
+                '%s.%s: node traits need %s.%s' % (
+                    listed, *data.max_microversion, *TRAITS_MICROVERSION))
         self._proxy, self._base = proxy, data.url.rstrip('/') + '/'
         return self._base
 
@@ -185,33 +168,30 @@ class IronicClient:
 
 def adapter_from_conf(conf):
     """A keystoneauth1 Adapter from nova.conf's ``[ironic]`` options."""
-    return connection.adapter_from_section(
-        conf, ironic_conf.ironic_group.name, 'Ironic',
+    return connection.adapter_from_conf(
+        conf, 'ironic', 'Ironic',
         'the reporter of an ironic node reaches Ironic as nova-compute '
         'does, with nova.conf\'s [ironic] section (or give --os-cloud, or '
         'OS_* variables)')
 
 
-def connection_from_conf(conf):
-    """An openstacksdk Connection over nova.conf's ``[ironic]``, built as
-    nova-compute's ironic driver builds its own: the section's session
-    (checked as ``adapter_from_conf`` checks it), and its adapter options
-    read by openstacksdk (``oslo_conf``)."""
-    import openstack.connection
-
-    return openstack.connection.Connection(
-        session=adapter_from_conf(conf).session, oslo_conf=conf)
-
-
 def client_for(conf, cloud=None):
     """As the Placement client is chosen: ``--os-cloud`` wins; else
     nova.conf's ``[ironic]`` when it names an auth plugin; else the
-    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s)."""
+    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s).
+    From ``[ironic]``, the openstacksdk Connection is built as
+    nova-compute's ironic driver builds its own: the section's session
+    (checked by ``adapter_from_conf``), and its adapter options read by
+    openstacksdk (``oslo_conf``)."""
+    import openstack.connection
+
     if cloud or not (conf.ironic.auth_type
                      or not connection.has_cloud_environment()):
-        return IronicClient(connection.connect(
-            cloud, 'Ironic', ironic_conf.DEFAULT_TIMEOUT), tls.CLOUDS_YAML)
-    return IronicClient(connection_from_conf(conf), IRONIC_SECTION)
+        return IronicClient(connection.connect(cloud, 'Ironic'),
+                            tls.CLOUDS_YAML)
+    return IronicClient(openstack.connection.Connection(
+        session=adapter_from_conf(conf).session, oslo_conf=conf),
+        tls.section('ironic'))
 
 
 class IronicNodeTraits:

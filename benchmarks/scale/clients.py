@@ -22,13 +22,13 @@ from keystoneauth1 import session
 from keystoneauth1 import token_endpoint
 
 from image_type_common import placement_client
-from image_type_common.conf import placement as placement_conf
+from image_type_common.conf import keystoneauth
 
 
 def new_client(endpoint, token):
     """With the retries the reporter's ``[placement]`` section has by
     default (connection errors and 502/503/504)."""
-    retries = placement_conf.DEFAULT_RETRIES
+    retries = keystoneauth.DEFAULT_RETRIES
     return placement_client.PlacementClient(adapter.Adapter(
         session.Session(auth=token_endpoint.Token(endpoint, token)),
         service_type='placement', connect_retries=retries,

@@ -10,49 +10,99 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A service's section of keystoneauth1 options, as nova.conf has them.
+"""``[placement]`` and ``[ironic]``: keystoneauth1's own auth, session and
+adapter options, as nova.conf has them.
 
-nova-compute reaches Placement (``[placement]``) and Ironic (``[ironic]``)
-with keystoneauth1's own auth, session and adapter options; the reporter
-and the scheduler side read the same sections, registered here once with
-the defaults this project sets on top of keystoneauth1's: the service
-type, internal then public endpoints, a timeout on every request (none by
-default in keystoneauth1) and retries of connection errors and of
-502/503/504 answers (none by default either).
+nova-compute reaches Placement and Ironic with these sections, so the
+reporter and the scheduler side read the same ones and need no second
+credentials file. Both are registered by one ``Section``, with the
+defaults this project sets on top of keystoneauth1's: the service type,
+internal then public endpoints, a timeout on every request
+(``DEFAULT_TIMEOUT``; keystoneauth1's own default, and so nova-compute's,
+is none) and retries of connection errors and of 502/503/504 answers
+(none by default either), with one warning per attempt.
 """
 
+import dataclasses
+
 from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
 
 from image_type_common.conf.groups import fresh_group
 
 RETRIABLE_STATUS_CODES = [502, 503, 504]
-#: keystoneauth1's retry options this project sets.
+#: keystoneauth1's retry options this project sets: how many times it tries
+#: again after a connection error and after a 502/503/504 answer.
 RETRY_OPTIONS = ('connect_retries', 'status_code_retries')
+DEFAULT_RETRIES = 3
+#: Seconds one request may take, to Placement, Ironic, Keystone, Nova or
+#: Glance, unless the configuration sets a timeout: a service that accepts
+#: the connection and never answers ends every command with one line
+#: instead of a hang.
+DEFAULT_TIMEOUT = 30
 
 
-def register_opts(conf, group, service_type, timeout, retries):
-    """Register ``group`` with keystoneauth1's options and our defaults."""
-    conf.register_group(fresh_group(group))
-    ks_loading.register_session_conf_options(conf, group.name)
-    ks_loading.register_auth_conf_options(conf, group.name)
-    ks_loading.register_adapter_conf_options(conf, group.name,
-                                             include_deprecated=False)
-    defaults = {'service_type': service_type,
-                'valid_interfaces': ['internal', 'public'],
-                'timeout': timeout,
-                'retriable_status_codes': RETRIABLE_STATUS_CODES}
-    defaults.update(dict.fromkeys(RETRY_OPTIONS, retries))
-    for name, value in defaults.items():
-        conf.set_default(name, value, group=group.name)
+@dataclasses.dataclass(frozen=True)
+class Section:
+    """One service's section: its group, service type, and the auth
+    plugins whose options the sample config lists."""
+
+    group: cfg.OptGroup
+    service_type: str
+    auth_plugins: tuple
+
+    def register_opts(self, conf):
+        """Register the group with keystoneauth1's options and our
+        defaults."""
+        name = self.group.name
+        conf.register_group(fresh_group(self.group))
+        ks_loading.register_session_conf_options(conf, name)
+        ks_loading.register_auth_conf_options(conf, name)
+        ks_loading.register_adapter_conf_options(conf, name,
+                                                 include_deprecated=False)
+        defaults = {'service_type': self.service_type,
+                    'valid_interfaces': ['internal', 'public'],
+                    'timeout': DEFAULT_TIMEOUT,
+                    'retriable_status_codes': RETRIABLE_STATUS_CODES}
+        defaults.update(dict.fromkeys(RETRY_OPTIONS, DEFAULT_RETRIES))
+        for option, value in defaults.items():
+            conf.set_default(option, value, group=name)
+
+    def list_opts(self):
+        """The group's options for the sample config: the session, auth
+        and adapter options, and those of each named auth plugin."""
+        opts = ks_loading.get_session_conf_options() + \
+            ks_loading.get_auth_common_conf_options()
+        for plugin in self.auth_plugins:
+            opts += ks_loading.get_auth_plugin_conf_options(plugin)
+        opts += ks_loading.get_adapter_conf_options(include_deprecated=False)
+        unique = {opt.dest: opt for opt in opts}
+        return {self.group: sorted(unique.values(), key=lambda o: o.dest)}
 
 
-def list_opts(group, *auth_plugins):
-    """``group``'s options for the sample config: the session, auth and
-    adapter options, and those of each named auth plugin."""
-    opts = ks_loading.get_session_conf_options() + \
-        ks_loading.get_auth_common_conf_options()
-    for plugin in auth_plugins:
-        opts += ks_loading.get_auth_plugin_conf_options(plugin)
-    opts += ks_loading.get_adapter_conf_options(include_deprecated=False)
-    unique = {opt.dest: opt for opt in opts}
-    return {group: sorted(unique.values(), key=lambda o: o.dest)}
+placement = Section(cfg.OptGroup(
+    'placement', title='Placement service options',
+    help='How to reach the Placement API. Any keystoneauth1 auth plugin '
+         'works; without Keystone use ``auth_type = admin_token`` with '
+         '``endpoint`` and ``token``.'), 'placement',
+    ('password', 'admin_token'))
+
+ironic = Section(cfg.OptGroup(
+    'ironic', title='Ironic (Bare Metal) service options',
+    help='How nova-compute\'s ironic driver reaches Ironic, read from its '
+         'own nova.conf. Used only with ``compute_driver = '
+         'ironic.IronicDriver``: the reporter keeps an ironic node\'s '
+         'custom traits as the Ironic node\'s traits, which nova-compute '
+         'copies to the node\'s resource provider. Any keystoneauth1 auth '
+         'plugin works; an Ironic without Keystone takes ``auth_type = '
+         'none`` with ``endpoint_override``.'), 'baremetal',
+    ('password', 'none'))
+
+
+def apply_retries(adapter):
+    """The same retries on an adapter these options did not build
+    (openstacksdk's proxy, from clouds.yaml or ``OS_*``), where its own
+    configuration left them unset."""
+    for name in RETRY_OPTIONS:
+        if getattr(adapter, name, None) is None:
+            setattr(adapter, name, DEFAULT_RETRIES)

@@ -19,7 +19,7 @@ configures them and no second ConfigOpts has to be loaded.
 """
 
 from image_type_common.conf import groups
-from image_type_common.conf import placement
+from image_type_common.conf import keystoneauth
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import image_metadata_prefilter
 from image_type_filter.conf import image_type_filter
@@ -27,7 +27,7 @@ from image_type_filter.conf import scheduler
 from image_type_filter.conf import scheduler_client
 
 MODULES = [scheduler, image_type_filter, scheduler_client, image_isolation,
-           image_metadata_prefilter, placement]
+           image_metadata_prefilter, keystoneauth.placement]
 
 
 def register_opts(conf):

@@ -40,9 +40,9 @@ from image_type_common import connection
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_common import tls
+from image_type_common.conf import keystoneauth
 
 LOG = logging.getLogger(__name__)
-DEFAULT_TIMEOUT = 30
 #: The microversion asked for: no newer one than Nova 31 (2.100) knows.
 COMPUTE_MICROVERSION = (2, 100)
 
@@ -67,7 +67,7 @@ class _Api:
         self.adapter = adapter
         session = getattr(adapter, 'session', None)
         self.timeout = timeout or getattr(session, 'timeout', None) or \
-            DEFAULT_TIMEOUT
+            keystoneauth.DEFAULT_TIMEOUT
         #: Where the TLS settings come from, for a failed handshake.
         self.settings = settings
         self.cert = getattr(session, 'cert', None)
@@ -248,7 +248,7 @@ def from_openstacksdk(cloud=None):
     now, so that a refusal is one line naming Keystone."""
     from openstack import exceptions as sdk_exc
 
-    conn = connection.connect(cloud, 'Nova and Glance', DEFAULT_TIMEOUT)
+    conn = connection.connect(cloud, 'Nova and Glance')
     auth_url = conn.config.get_auth_args().get('auth_url')
     try:
         conn.session.get_token()

@@ -15,16 +15,16 @@ explicit ConfigOpts."""
 
 from image_type_common import exceptions
 from image_type_common.conf import groups
+from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
-from image_type_common.conf import placement
 from virt_capabilities import logs
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
-from virt_capabilities.conf import ironic
 from virt_capabilities.conf import libvirt
 from virt_capabilities.conf import reporter
 
-MODULES = (default, libvirt, compute, reporter, placement, ironic)
+MODULES = (default, libvirt, compute, reporter, keystoneauth.placement,
+           keystoneauth.ironic)
 
 
 def register_opts(conf):

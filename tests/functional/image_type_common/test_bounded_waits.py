@@ -21,16 +21,16 @@ import sys
 import pytest
 
 from image_type_common import connection
+from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
-from image_type_common.conf import placement as placement_conf
 from tests.helpers import clean_env
 
 
 def test_placement_requests_have_a_timeout_by_default(tmp_path):
     path = tmp_path / 'nova.conf'
     path.write_text('[placement]\nauth_type = admin_token\n')
-    conf = loading.load([str(path)], placement_conf.register_opts)
-    assert conf.placement.timeout == placement_conf.DEFAULT_TIMEOUT
+    conf = loading.load([str(path)], keystoneauth.placement.register_opts)
+    assert conf.placement.timeout == keystoneauth.DEFAULT_TIMEOUT
 
 
 def test_openstacksdk_path_is_bounded_as_nova_conf_is(placement, tmp_path,
@@ -39,7 +39,7 @@ def test_openstacksdk_path_is_bounded_as_nova_conf_is(placement, tmp_path,
     [placement] defaults to; keystoneauth1's own defaults are none."""
     path = tmp_path / 'nova.conf'
     path.write_text(placement.nova_conf_section())
-    conf = loading.load([str(path)], placement_conf.register_opts)
+    conf = loading.load([str(path)], keystoneauth.placement.register_opts)
     by_conf = connection.adapter_from_conf(conf)
     for name in [n for n in os.environ if n.startswith('OS_')]:
         monkeypatch.delenv(name)

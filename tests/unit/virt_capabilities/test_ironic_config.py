@@ -20,10 +20,10 @@ from keystoneauth1.identity import generic
 import pytest
 
 from image_type_common import exceptions
+from image_type_common.conf import keystoneauth
 from tests.repository import test_config_blocks as blocks
 from virt_capabilities import ironic_node_traits
 from virt_capabilities import plan as plan_mod
-from virt_capabilities.conf import ironic as ironic_conf
 
 
 def ironic_block():
@@ -44,7 +44,7 @@ def test_the_guides_block_reaches_ironic_as_nova_compute(tmp_path):
     assert isinstance(adapter.auth, generic.Password)
     assert adapter.auth._username == 'nova'
     assert adapter.service_type == 'baremetal'
-    assert adapter.session.timeout == ironic_conf.DEFAULT_TIMEOUT
+    assert adapter.session.timeout == keystoneauth.DEFAULT_TIMEOUT
 
 
 def test_show_says_the_custom_traits_go_to_the_ironic_node(tmp_path):
@@ -75,6 +75,24 @@ def test_an_ironic_url_that_is_not_one_is_a_configuration_error(
         ironic_node_traits.adapter_from_conf(plan.conf)
     assert str(caught.value) == (
         "[ironic] %s: '%s' is not an http(s) URL" % (option, value))
+
+
+def test_an_ironic_auth_url_that_is_not_keystone_is_named(
+        tmp_path, requests_mock):
+    """As ``[placement]``'s is: one unauthenticated GET of ``auth_url``
+    before a token is asked for, and a 401 there is one line (exit 2)."""
+    auth_url = 'http://keystone.example/v3'
+    requests_mock.get(auth_url, status_code=401)
+    path = tmp_path / 'nova.conf'
+    path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
+                    '[ironic]\nauth_type = password\nauth_url = %s\n'
+                    'username = nova\npassword = p\n' % auth_url)
+    plan = plan_mod.NodePlan.from_files([str(path)], ['n1'])
+    with pytest.raises(exceptions.ConfigError) as caught:
+        ironic_node_traits.adapter_from_conf(plan.conf)
+    assert str(caught.value).startswith(
+        "[ironic] auth_url '%s' answered 401 to version discovery" % auth_url)
+    assert [r.method for r in requests_mock.request_history] == ['GET']
 
 
 def test_openstacksdk_tls_files_are_checked_as_the_sections_are(
