@@ -353,7 +353,8 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
         {'name': v.name, 'uuid': v.uuid, 'result': v.result,
          'reasons': v.reasons} for v in verdicts]
     if not offered and not fits_its_own_host(verdicts):
-        document['no_valid_host'] = _no_valid_host(verdicts, answered)
+        document['no_valid_host'] = answered['error'] or \
+            verdicts_mod.no_valid_host(verdicts)
     return document
 
 
@@ -408,16 +409,3 @@ def _disabled_services(compute):
             if host in found and node.get('hypervisor_hostname'):
                 found.setdefault(node['hypervisor_hostname'], found[host])
     return found
-
-
-def _no_valid_host(verdicts, answered):
-    if answered.get('error'):
-        return answered['error']
-    excluded = [v for v in verdicts if v.reasons]
-    if not excluded:
-        return 'Placement knows no compute host'
-    shown = ['%s: %s' % (v.name, v.reasons[0]) for v in excluded[:3]]
-    more = len(excluded) - len(shown)
-    return 'none of %d compute host(s) fits: %s%s' % (
-        len(verdicts), ' | '.join(shown),
-        ' | and %d more' % more if more else '')

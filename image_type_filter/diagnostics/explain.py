@@ -17,8 +17,6 @@ host by ``verdicts``, and why no host at all was offered.
 from image_type_common import image_types
 from image_type_filter.diagnostics import verdicts as verdicts_mod
 
-MAX_HOSTS_IN_REASON = 3
-
 
 def query(spec, querystring=None):
     """The query to judge: the one sent, else (a request filter refused
@@ -55,12 +53,4 @@ def no_valid_host_reason(client, survey, spec, verdicts=None):
                     % (trait, ', '.join(booted) or 'nothing yet'))
     if verdicts is None:
         verdicts = explain(client, survey, spec, set())
-    if not verdicts:
-        return 'Placement knows no compute host'
-    closest = sorted(verdicts, key=lambda v: (len(v.reasons), v.name))
-    shown = ['%s: %s' % (v.name, '; '.join(v.reasons))
-             for v in closest[:MAX_HOSTS_IN_REASON]]
-    more = len(verdicts) - len(shown)
-    return 'none of %d compute host(s) fits: %s%s' % (
-        len(verdicts), ' | '.join(shown),
-        ' | and %d more (see --explain)' % more if more else '')
+    return verdicts_mod.no_valid_host(verdicts, ' (see --explain)')

@@ -36,6 +36,8 @@ CANDIDATE, EXCLUDED = 'candidate', 'excluded'
 #: The host the server runs on, judged with its own allocation given back.
 FITS_WITH_OWN, EXCLUDED_WITH_OWN = 'current host, fits', \
     'current host, excluded'
+#: Hosts named in a "No valid host" line.
+MAX_HOSTS_IN_REASON = 3
 
 
 @dataclasses.dataclass
@@ -142,7 +144,7 @@ def _free(inventory, used):
     return capacity - used, inventory.get('max_unit', inventory['total'])
 
 
-def shortfall(amount, inventory, used, given=''):
+def _shortfall(amount, inventory, used, given=''):
     """Why ``amount`` of a class does not fit ``inventory`` with ``used``
     of it taken: none of it, more than one allocation may take, or too
     little free (``given``: what was given back to count it)."""
@@ -242,7 +244,7 @@ class _Judge:
             return None  # fits once the server's own allocation is back
         given = ' with the server\'s own %d given back' % own if own else ''
         return 'resources %s:%d: %s' % (
-            rc, amount, shortfall(amount, inventory, used - own, given))
+            rc, amount, _shortfall(amount, inventory, used - own, given))
 
     def unsuffixed(self, host):
         group = self.query.groups.get('')
@@ -348,3 +350,18 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
         verdicts.append(Verdict(host.name, host.uuid, EXCLUDED, reasons))
     verdicts.sort(key=lambda v: (v.result != CANDIDATE, v.name))
     return verdicts
+
+
+def no_valid_host(verdicts, more=''):
+    """Why Placement offered no host at all, in one line (Nova would put
+    it in the server's fault): the hosts that came closest first, with
+    the terms each fails (``more``: after the count of hosts not shown)."""
+    if not verdicts:
+        return 'Placement knows no compute host'
+    closest = sorted(verdicts, key=lambda v: (len(v.reasons), v.name))
+    shown = ['%s: %s' % (v.name, '; '.join(v.reasons))
+             for v in closest[:MAX_HOSTS_IN_REASON]]
+    hidden = len(verdicts) - len(shown)
+    return 'none of %d compute host(s) fits: %s%s' % (
+        len(verdicts), ' | '.join(shown),
+        ' | and %d more%s' % (hidden, more) if hidden else '')
