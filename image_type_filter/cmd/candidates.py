@@ -193,10 +193,10 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     def as_nova_scheduler(self, parsed_args):
         ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
         _, placement = self.conf_and_client(parsed_args)
-        compute, images = self.cloud_apis(parsed_args)
+        nova_and_glance = self.cloud_apis(parsed_args)
         server, notes = None, []
         if parsed_args.server:
-            server, spec = as_scheduler.for_server(ctxt, compute,
+            server, spec = as_scheduler.for_server(ctxt, nova_and_glance,
                                                    parsed_args.server)
         else:
             if not parsed_args.flavor:
@@ -205,12 +205,12 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             if not parsed_args.image:
                 notes.append('no --image: a boot whose image asks nothing')
             spec = as_scheduler.for_image_and_flavor(
-                ctxt, images, parsed_args.image, parsed_args.flavor,
+                ctxt, nova_and_glance, parsed_args.image, parsed_args.flavor,
                 common.parse_resources(parsed_args.resources),
                 parsed_args.availability_zone,
-                parsed_args.project or compute.project_id())
+                parsed_args.project or nova_and_glance.project_id())
         document = as_scheduler.explain(
-            ctxt, spec, compute, placement, ', '.join(
+            ctxt, spec, nova_and_glance, placement, ', '.join(
                 list(parsed_args.config_file or ()) +
                 list(parsed_args.config_dir or ())), server, notes)
         if document['no_valid_host']:
@@ -224,7 +224,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                                       parsed_args.config_dir)
 
     def cloud_apis(self, parsed_args):
-        """(Compute, Image) through openstacksdk: --os-cloud, else OS_*."""
+        """Nova and Glance through openstacksdk: --os-cloud, else OS_*."""
         return cloud.from_openstacksdk(parsed_args.os_cloud)
 
     def produce_output(self, parsed_args, column_names, data):

@@ -116,9 +116,9 @@ class Candidates(_OnTheOpenstackClient, candidates.Candidates):
         """Nova and Glance on the openstack client's own session."""
         self._openstack_client()
         manager = self.app.client_manager
-        return cloud.adapters(manager.session, interface=manager.interface,
-                              region_name=manager.region_name,
-                              settings=tls.OPENSTACK_CLIENT)
+        return cloud.on_session(manager.session, interface=manager.interface,
+                                region_name=manager.region_name,
+                                settings=tls.OPENSTACK_CLIENT)
 
 
 class Status(_OnTheOpenstackClient, status.Status):
