@@ -94,6 +94,17 @@ class Query:
     limit: int = None
 
     @classmethod
+    def of_spec(cls, spec):
+        """The terms of a request spec of this project's own
+        (``candidates --disk-format``'s, when a request filter refused it
+        before Placement was asked)."""
+        return cls(root_required=set(spec.root_required),
+                   root_forbidden=set(spec.root_forbidden),
+                   groups={'': Group(resources=dict(spec.resources),
+                                     required=set(spec.required),
+                                     forbidden=set(spec.forbidden))})
+
+    @classmethod
     def parse(cls, querystring):
         query = cls()
         for key, value in parse.parse_qsl(querystring):
@@ -365,3 +376,20 @@ def no_valid_host(verdicts, more=''):
     return 'none of %d compute host(s) fits: %s%s' % (
         len(verdicts), ' | '.join(shown),
         ' | and %d more%s' % (hidden, more) if hidden else '')
+
+
+def no_valid_host_reason(client, survey, spec, verdicts=None):
+    """``no_valid_host`` for a request spec of this project's own, first
+    saying so when no compute host reports the image's format.
+    ``verdicts``: ``judge``'s, when the caller has them already."""
+    required = set(spec.root_required) | set(spec.required)
+    for trait in sorted(required):
+        fmt = image_types.FORMAT_BY_TRAIT.get(trait)
+        if fmt and not any(fmt in h.formats for h in survey.hosts.values()):
+            booted = sorted({f for h in survey.hosts.values()
+                             for f in h.formats})
+            return ('no compute host reports %s; this fleet boots %s'
+                    % (trait, ', '.join(booted) or 'nothing yet'))
+    if verdicts is None:
+        verdicts = judge(client, survey, [Query.of_spec(spec)], set())
+    return no_valid_host(verdicts, ' (see --explain)')
