@@ -29,8 +29,8 @@ for each host short of a resource.
 import dataclasses
 from urllib import parse
 
-from image_type_common import exceptions
 from image_type_common import image_types
+from image_type_filter.diagnostics import survey
 
 CANDIDATE, EXCLUDED = 'candidate', 'excluded'
 #: The host the server runs on, judged with its own allocation given back.
@@ -62,14 +62,6 @@ class _Fleet:
 
     def tree_roots(self, providers):
         return {self.root(rp['uuid']) for rp in providers}
-
-    def listing(self, **filters):
-        """The providers a filtered listing returns; [] when Placement
-        does not know a trait it names (nobody has it)."""
-        try:
-            return self.client.list_resource_providers(**filters)
-        except exceptions.UnknownTraits:
-            return []
 
 
 @dataclasses.dataclass
@@ -193,7 +185,7 @@ class _Judge:
     def holders(self, key, **filters):
         key = (key, tuple(sorted(filters.items())))
         if key not in self._reads:
-            self._reads[key] = self.fleet.listing(**filters)
+            self._reads[key] = survey.holders(self.client, **filters)
         return self._reads[key]
 
     def usage(self, uuid):
@@ -204,9 +196,12 @@ class _Judge:
                                 self.client.get_usages(uuid))
         return self._reads[key]
 
-    def roots_with(self, trait):
-        return {rp['uuid'] for rp in self.holders(('trait', trait),
-                                                  required=trait)}
+    def carriers(self, trait, tree=False):
+        """The providers that carry ``trait`` (``tree``: the roots of the
+        trees one of whose providers does)."""
+        found = self.holders(('trait', trait), required=trait)
+        return self.fleet.tree_roots(found) if tree else \
+            {rp['uuid'] for rp in found}
 
     def _lacks(self, host, trait):
         """After "lacks it": which formats the host boots (for an image
@@ -217,21 +212,23 @@ class _Judge:
                                       'nothing reported')
         return boots + _because(self.why(trait))
 
-    def root_traits(self, host):
-        reasons = []
-        for trait in sorted(self.query.root_required):
-            if host.uuid not in self.roots_with(trait):
-                reasons.append('root_required %s: lacks it%s' % (
-                    trait, self._lacks(host, trait)))
-        for trait in sorted(self.query.root_forbidden):
-            if host.uuid in self.roots_with(trait):
+    def traits(self, host, param, required, forbidden, tree=False):
+        """The trait terms of ``param`` (``root_required``, or the
+        unsuffixed ``required``, ``tree``) the host fails."""
+        reasons = ['%s %s: lacks it%s' % (param, trait,
+                                          self._lacks(host, trait))
+                   for trait in sorted(required)
+                   if host.uuid not in self.carriers(trait, tree)]
+        for trait in sorted(forbidden):
+            if host.uuid in self.carriers(trait, tree):
                 extra = ''
-                if trait == 'COMPUTE_STATUS_DISABLED':
+                if trait == 'COMPUTE_STATUS_DISABLED' and not tree:
+                    # Nova's compute_status_filter forbids it on the root.
                     service = self.services.get(host.name)
                     extra = ' (its compute service is disabled%s)' % (
                         ': %s' % service if service else '')
-                reasons.append('root_required !%s: carries it%s%s' % (
-                    trait, extra, _because(self.why(trait))))
+                reasons.append('%s !%s: carries it%s%s' % (
+                    param, trait, extra, _because(self.why(trait))))
         return reasons
 
     def _room(self, rc, amount, host):
@@ -263,21 +260,12 @@ class _Judge:
             return []
         reasons = [r for rc, amount in sorted(group.resources.items())
                    for r in [self._room(rc, amount, host)] if r]
+        reasons += self.traits(host, 'required', group.required,
+                               group.forbidden, tree=True)
+        reasons += ['required %s: has none of them' % term
+                    for term in group.any_of
+                    if host.uuid not in self.carriers(term, tree=True)]
         tree = self.fleet.tree_roots
-        for trait in sorted(group.required):
-            if host.uuid not in tree(self.holders(('trait', trait),
-                                                  required=trait)):
-                reasons.append('required %s: lacks it%s' % (
-                    trait, self._lacks(host, trait)))
-        for trait in sorted(group.forbidden):
-            if host.uuid in tree(self.holders(('trait', trait),
-                                              required=trait)):
-                reasons.append('required !%s: carries it%s' % (
-                    trait, _because(self.why(trait))))
-        for term in group.any_of:
-            if host.uuid not in tree(self.holders(('trait', term),
-                                                  required=term)):
-                reasons.append('required %s: has none of them' % term)
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
             if host.uuid not in tree(self.holders(('member_of', term),
@@ -310,8 +298,9 @@ class _Judge:
         return reasons
 
     def reasons(self, host):
-        return self.root_traits(host) + self.unsuffixed(host) + \
-            self.granular(host)
+        return self.traits(host, 'root_required', self.query.root_required,
+                           self.query.root_forbidden) + \
+            self.unsuffixed(host) + self.granular(host)
 
 
 def judge(client, survey, queries, offered, give_back=None, services=None,
