@@ -26,9 +26,9 @@ from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
-from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
+from image_type_filter.diagnostics import verdicts
 from placement_runner import embedded
 
 LOG = logging.getLogger(__name__)
@@ -92,8 +92,8 @@ def run(progress_stream=None, then=None, placement_args=None):
                 candidates = sorted(names.get(u, u)
                                     for u in found.provider_uuids)
                 reason = None if candidates else \
-                    explain.no_valid_host_reason(client, survey.take(client),
-                                                 spec)
+                    verdicts.no_valid_host_reason(client, survey.take(client),
+                                                  spec)
             except filter_exceptions.NoValidHost as exc:
                 candidates, reason = [], str(exc)
             requests.append({

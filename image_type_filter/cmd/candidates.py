@@ -31,9 +31,9 @@ from image_type_filter.cmd import common
 from image_type_filter.cmd import families
 from image_type_filter.diagnostics import as_scheduler
 from image_type_filter.diagnostics import cloud
-from image_type_filter.diagnostics import explain
 from image_type_filter.diagnostics import nova_input
 from image_type_filter.diagnostics import survey
+from image_type_filter.diagnostics import verdicts
 
 LOG = logging.getLogger(__name__)
 #: Exit code when Placement offers no host at all (the reason is on stderr).
@@ -193,10 +193,10 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     def as_nova_scheduler(self, parsed_args):
         ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
         _, placement = self.conf_and_client(parsed_args)
-        compute, images = self.cloud_apis(parsed_args)
+        nova_and_glance = self.cloud_apis(parsed_args)
         server, notes = None, []
         if parsed_args.server:
-            server, spec = as_scheduler.for_server(ctxt, compute,
+            server, spec = as_scheduler.for_server(ctxt, nova_and_glance,
                                                    parsed_args.server)
         else:
             if not parsed_args.flavor:
@@ -205,12 +205,12 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             if not parsed_args.image:
                 notes.append('no --image: a boot whose image asks nothing')
             spec = as_scheduler.for_image_and_flavor(
-                ctxt, images, parsed_args.image, parsed_args.flavor,
+                ctxt, nova_and_glance, parsed_args.image, parsed_args.flavor,
                 common.parse_resources(parsed_args.resources),
                 parsed_args.availability_zone,
-                parsed_args.project or compute.project_id())
+                parsed_args.project or nova_and_glance.project_id())
         document = as_scheduler.explain(
-            ctxt, spec, compute, placement, ', '.join(
+            ctxt, spec, nova_and_glance, placement, ', '.join(
                 list(parsed_args.config_file or ()) +
                 list(parsed_args.config_dir or ())), server, notes)
         if document['no_valid_host']:
@@ -224,7 +224,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                                       parsed_args.config_dir)
 
     def cloud_apis(self, parsed_args):
-        """(Compute, Image) through openstacksdk: --os-cloud, else OS_*."""
+        """Nova and Glance through openstacksdk: --os-cloud, else OS_*."""
         return cloud.from_openstacksdk(parsed_args.os_cloud)
 
     def produce_output(self, parsed_args, column_names, data):
@@ -265,16 +265,19 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             refused, found = exc, scheduler_client.Candidates([], '', [])
         def describe(trait):
             return sched.pipeline.describe_trait(trait, spec)
-        verdicts = None
+        judged = None
         if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)
-            verdicts = explain.explain(client, fleet, spec,
-                                       found.provider_uuids, describe,
-                                       found.query)
+            # The query sent, else (a request filter refused the request
+            # before Placement was asked) the terms of the spec.
+            query = verdicts.Query.parse(found.query) if found.query else \
+                verdicts.Query.of_spec(spec)
+            judged = verdicts.judge(client, fleet, [query],
+                                    set(found.provider_uuids), why=describe)
         if not found.provider_uuids:
             LOG.error('No valid host: %s', refused or
-                      explain.no_valid_host_reason(
-                          client, fleet, spec, verdicts=verdicts))
+                      verdicts.no_valid_host_reason(client, fleet, spec,
+                                                    judged))
             self.exit_code = NO_VALID_HOST
         if not parsed_args.explain:
             names = {rp['uuid']: rp['name']
@@ -283,7 +286,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                 (names.get(u, u), u) for u in found.provider_uuids)
         return ('name', 'uuid', 'result', 'reasons'), [
             (v.name, v.uuid, v.result, column_types.ListColumn(v.reasons))
-            for v in verdicts]
+            for v in judged]
 
 
 def _nova_mode(parsed_args):

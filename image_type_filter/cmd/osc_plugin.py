@@ -17,7 +17,8 @@ The same commands, flags, output and exit codes as ``image-type-filter``.
 ``[placement]`` section when that names an auth plugin; otherwise Placement
 is reached through the openstack client's own session (clouds.yaml, the
 ``--os-*`` options, ``OS_*``). ``candidates --server``, ``--image`` and
-``--flavor`` always read Nova and Glance through that session. The
+``--flavor`` always read Nova and Glance with that session's credentials
+and TLS settings (``diagnostics.cloud.on_session``). The
 commands authenticate themselves (``auth_required = False``), so that a
 credentials problem is one line and exit 2, and Keystone down one line
 naming Keystone, as everywhere.
@@ -116,9 +117,9 @@ class Candidates(_OnTheOpenstackClient, candidates.Candidates):
         """Nova and Glance on the openstack client's own session."""
         self._openstack_client()
         manager = self.app.client_manager
-        return cloud.adapters(manager.session, interface=manager.interface,
-                              region_name=manager.region_name,
-                              settings=tls.OPENSTACK_CLIENT)
+        return cloud.on_session(manager.session, interface=manager.interface,
+                                region_name=manager.region_name,
+                                settings=tls.OPENSTACK_CLIENT)
 
 
 class Status(_OnTheOpenstackClient, status.Status):

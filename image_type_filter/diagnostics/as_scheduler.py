@@ -108,16 +108,16 @@ def load_nova(config_files, config_dirs=()):
 
 
 def for_server(ctxt, compute, name_or_id):
-    """(the server as the compute API shows it, its request spec)."""
+    """(the server, openstacksdk's, its request spec)."""
     from nova import exception
     from nova import objects
 
     server = compute.server(name_or_id)
     try:
-        spec = objects.RequestSpec.get_by_instance_uuid(ctxt, server['id'])
+        spec = objects.RequestSpec.get_by_instance_uuid(ctxt, server.id)
     except exception.RequestSpecNotFound as exc:
         raise cloud_mod.NotFound('Nova keeps no request spec for server %s'
-                                 % server['id']) from exc
+                                 % server.id) from exc
     return server, spec
 
 
@@ -189,11 +189,10 @@ def describe(spec, server=None, notes=()):
         'in_server_group': bool(spec_fields.field(spec, 'instance_group')),
         'notes': list(notes)}
     if server is not None:
-        fault = server.get('fault') or {}
         described.update(
-            server=server.get('id'), status=server.get('status'),
-            host=server.get('OS-EXT-SRV-ATTR:hypervisor_hostname'),
-            fault=fault.get('message'))
+            server=server.id, status=server.status,
+            host=server.hypervisor_hostname,
+            fault=(server.fault or {}).get('message'))
     return described
 
 
@@ -341,11 +340,11 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
                                     if a['error']) or None)
     document['placement'] = answered
     give_back, current_uuid = {}, None
-    current = (server or {}).get('OS-EXT-SRV-ATTR:hypervisor_hostname')
+    current = server.hypervisor_hostname if server else None
     if current:
         current_uuid = next((h.uuid for h in fleet.hosts.values()
                              if h.name == current), None)
-        give_back = _own_allocation(placement, server.get('id'))
+        give_back = _own_allocation(placement, server.id)
     services = _disabled_services(compute)
     verdicts = verdicts_mod.judge(placement, fleet, parsed, offered,
                                   give_back, services, current_uuid)
@@ -353,7 +352,8 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
         {'name': v.name, 'uuid': v.uuid, 'result': v.result,
          'reasons': v.reasons} for v in verdicts]
     if not offered and not fits_its_own_host(verdicts):
-        document['no_valid_host'] = _no_valid_host(verdicts, answered)
+        document['no_valid_host'] = answered['error'] or \
+            verdicts_mod.no_valid_host(verdicts)
     return document
 
 
@@ -399,25 +399,12 @@ def _disabled_services(compute):
     service's host on libvirt or ironic)."""
     found = {}
     for service in compute.compute_services():
-        if service.get('status') == 'disabled':
-            found[service.get('host')] = service.get('disabled_reason') or \
+        if service.status == 'disabled':
+            found[service.host] = service.disabled_reason or \
                 'no reason given'
     if found:
         for node in compute.hypervisors():
-            host = (node.get('service') or {}).get('host')
-            if host in found and node.get('hypervisor_hostname'):
-                found.setdefault(node['hypervisor_hostname'], found[host])
+            host = (node.service_details or {}).get('host')
+            if host in found and node.name:
+                found.setdefault(node.name, found[host])
     return found
-
-
-def _no_valid_host(verdicts, answered):
-    if answered.get('error'):
-        return answered['error']
-    excluded = [v for v in verdicts if v.reasons]
-    if not excluded:
-        return 'Placement knows no compute host'
-    shown = ['%s: %s' % (v.name, v.reasons[0]) for v in excluded[:3]]
-    more = len(excluded) - len(shown)
-    return 'none of %d compute host(s) fits: %s%s' % (
-        len(verdicts), ' | '.join(shown),
-        ' | and %d more' % more if more else '')

@@ -13,13 +13,12 @@
 """Read a server, an image and the compute services as the operator's
 ``openstack`` reads them.
 
-Nova's and Glance's APIs through keystoneauth1 adapters built from the
-operator's own credentials (openstacksdk: ``--os-cloud``, clouds.yaml,
-``OS_*``; or the ``openstack`` client's session): a server (by id, or by
-name in any project), the compute services and compute nodes, the compute
-API's maximum microversion, and an image as Glance has it (its properties
-split from Glance's base attributes by Glance's own image schema, as
-Nova's Glance client does).
+openstacksdk's compute and image proxies on the operator's own
+credentials (``--os-cloud``, clouds.yaml, ``OS_*``; or the ``openstack``
+client's session): a server (by id, or by name in any project), the
+compute services and compute nodes, and an image as Glance has it (its
+properties split from Glance's base attributes by Glance's own image
+schema, as Nova's Glance client does).
 
 Every request has a timeout and goes through the one Session of the
 credentials, with their TLS settings (``image_type_common.tls``). A
@@ -29,12 +28,12 @@ the API and the role or the setting; anything else a CloudError (exit 1)
 naming the service and its URL.
 """
 
-import logging
-import re
-from urllib import parse
+import contextlib
+import functools
+import warnings
 
-from keystoneauth1 import adapter as adapter_mod
 from keystoneauth1 import exceptions as ks_exc
+from keystoneauth1 import session as ks_session
 
 from image_type_common import connection
 from image_type_common import exceptions
@@ -42,9 +41,7 @@ from image_type_common import text
 from image_type_common import tls
 from image_type_common.conf import keystoneauth
 
-LOG = logging.getLogger(__name__)
-#: The microversion asked for: no newer one than Nova 31 (2.100) knows.
-COMPUTE_MICROVERSION = (2, 100)
+NOVA, GLANCE = 'Nova', 'Glance'
 
 
 class NotFound(exceptions.ConfigError):
@@ -55,150 +52,122 @@ class CloudError(exceptions.Error):
     """Nova or Glance could not be read (exit 1)."""
 
 
-def parse_version(value):
-    major, _, minor = str(value).partition('.')
-    return int(major), int(minor or 0)
+class Cloud:
+    """Nova and Glance through one openstacksdk Connection. ``settings``:
+    where its session's TLS settings come from, for a failed handshake."""
 
-
-class _Api:
-    service = None
-
-    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
-        self.adapter = adapter
-        session = getattr(adapter, 'session', None)
-        self.timeout = timeout or getattr(session, 'timeout', None) or \
-            keystoneauth.DEFAULT_TIMEOUT
-        #: Where the TLS settings come from, for a failed handshake.
+    def __init__(self, conn, settings=tls.CLOUDS_YAML):
+        self.conn = conn
         self.settings = settings
-        self.cert = getattr(session, 'cert', None)
+        self._compute = None
+        self._base = None
 
-    def _where(self):
+    def _where(self, service):
+        from openstack import exceptions as sdk_exc
+
+        proxy = 'compute' if service == NOVA else 'image'
         try:
-            return self.adapter.get_endpoint() or '(catalogue)'
-        except ks_exc.ClientException:
+            return getattr(self.conn, proxy).get_endpoint() or '(catalogue)'
+        except (sdk_exc.SDKException, ks_exc.ClientException):
             return '(catalogue)'
 
-    def _unreachable(self, exc):
-        return connection.connection_error(
-            self.service, self._where(), exc, self.timeout, self.settings,
-            self.cert, CloudError)
+    @contextlib.contextmanager
+    def _asking(self, service):
+        """openstacksdk's and keystoneauth1's failures, as one line."""
+        from openstack import exceptions as sdk_exc
 
-    def get(self, path, ok_missing=False, **kwargs):
-        """The JSON answer to GET ``path``; None for a 404 when
-        ``ok_missing``."""
+        session = self.conn.session
         try:
-            resp = self.adapter.get(path, raise_exc=False,
-                                    timeout=self.timeout, **kwargs)
+            yield
+        except sdk_exc.HttpException as exc:
+            request = getattr(exc.response, 'request', None)
+            where = '%s %s' % (request.method, request.path_url.split(
+                '?')[0]) if request is not None else 'a request'
+            if exc.status_code in (401, 403):
+                raise exceptions.ConfigError(
+                    '%s refused the credentials (%d) on %s: reading servers '
+                    'of any project and compute services needs the admin '
+                    'role' % (service, exc.status_code, where)) from exc
+            raise CloudError('%s at %s answered %s to %s' % (
+                service, self._where(service), exc.status_code,
+                where)) from exc
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
-            raise self._unreachable(exc) from exc
+            raise connection.connection_error(
+                service, self._where(service), exc, session.timeout,
+                self.settings, session.cert, CloudError) from exc
         except (ks_exc.EndpointNotFound, ks_exc.CatalogException) as exc:
             raise exceptions.ConfigError(
                 'no %s endpoint in the catalogue: %s'
-                % (self.service, text.one_line(exc))) from exc
-        except ks_exc.ClientException as exc:
-            raise CloudError('%s: %s' % (self.service,
-                                         text.one_line(exc))) from exc
-        where = 'GET %s' % path.split('?')[0]
-        if resp.status_code == 404 and ok_missing:
-            return None
-        if resp.status_code in (401, 403):
-            raise exceptions.ConfigError(
-                '%s refused the credentials (%d) on %s: reading servers of '
-                'any project and compute services needs the admin role'
-                % (self.service, resp.status_code, where))
-        if resp.status_code != 200:
-            raise CloudError('%s at %s answered %d to %s' % (
-                self.service, self._where(), resp.status_code, where))
-        try:
-            return resp.json()
-        except ValueError as exc:
-            raise CloudError('%s answered %s with no JSON' % (
-                self.service, where)) from exc
+                % (service, text.one_line(exc))) from exc
+        except (sdk_exc.SDKException, ks_exc.ClientException,
+                ValueError) as exc:  # ValueError: an answer not JSON
+            raise CloudError('%s at %s: %s' % (
+                service, self._where(service), text.one_line(exc))) from exc
 
+    @property
+    def compute(self):
+        """The compute proxy, once its endpoint is known to answer as
+        Nova's API (a 2.x maximum microversion)."""
+        from openstack import warnings as sdk_warnings
 
-class Compute(_Api):
-    service = 'Nova'
-
-    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
-        super().__init__(adapter, timeout, settings)
-        self._max = None
-
-    def max_version(self):
-        """The compute API's maximum microversion, as (2, N), from its
-        version document."""
-        if self._max is None:
-            try:
-                data = self.adapter.get_endpoint_data()
-            except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
-                raise self._unreachable(exc) from exc
-            except (ks_exc.EndpointNotFound,
-                    ks_exc.CatalogException) as exc:
-                raise exceptions.ConfigError(
-                    'no %s endpoint in the catalogue: %s'
-                    % (self.service, text.one_line(exc))) from exc
-            except ks_exc.ClientException as exc:
-                raise CloudError('%s at %s: %s' % (
-                    self.service, self._where(),
-                    text.one_line(exc))) from exc
+        if self._compute is None:
+            with self._asking(NOVA), warnings.catch_warnings():
+                # An endpoint that is not Nova's is said below, in a line.
+                warnings.simplefilter(
+                    'ignore', sdk_warnings.UnsupportedServiceVersion)
+                data = self.conn.compute.get_endpoint_data()
             found = getattr(data, 'max_microversion', None)
             if not found or found[0] != 2:
                 raise CloudError(
                     'the compute endpoint %s does not answer as Nova\'s API '
                     '(maximum microversion %s): check the catalogue\'s '
-                    'compute endpoint' % (self._where(), '.'.join(
+                    'compute endpoint' % (self._where(NOVA), '.'.join(
                         map(str, found)) if found else 'none'))
-            self._max = tuple(found[:2])
-        return self._max
+            self._compute = self.conn.compute
+        return self._compute
 
-    def _microversion(self, wanted=COMPUTE_MICROVERSION):
-        return '%d.%d' % min(self.max_version(), wanted)
+    def _find(self, service, what, find, name_or_id):
+        """``find`` (openstacksdk's find_*) of ``name_or_id``: by id, else
+        by name."""
+        from openstack import exceptions as sdk_exc
 
-    def _get(self, path, ok_missing=False):
-        return self.get(path, ok_missing=ok_missing,
-                        microversion=self._microversion())
+        shown = text.safe_repr(name_or_id)
+        with self._asking(service):
+            try:
+                return find(name_or_id, ignore_missing=False)
+            except sdk_exc.NotFoundException as exc:
+                raise NotFound('no %s %s in %s' % (what, shown, service)) \
+                    from exc
+            except sdk_exc.DuplicateResource as exc:
+                raise exceptions.ConfigError(
+                    'more than one %s is named %s: give its id'
+                    % (what, shown)) from exc
 
     def server(self, name_or_id):
-        found = self._get('/servers/%s' % _quote(name_or_id),
-                          ok_missing=True)
-        if found is None:
-            listed = self._get('/servers/detail?all_tenants=1&name=%s' %
-                               _quote('^%s$' % _regex(name_or_id)))
-            matches = [s for s in listed.get('servers', [])
-                       if s.get('name') == name_or_id]
-            if len(matches) > 1:
-                raise exceptions.ConfigError(
-                    'more than one server is named %s: give its id'
-                    % text.safe_repr(name_or_id))
-            if not matches:
-                raise NotFound('no server %s in Nova'
-                               % text.safe_repr(name_or_id))
-            return matches[0]
-        return found['server']
+        """In any project, as openstacksdk finds it (a name is matched
+        exactly)."""
+        return self._find(NOVA, 'server', functools.partial(
+            self.compute.find_server, all_projects=True), name_or_id)
 
     def project_id(self):
         """The project the credentials are scoped to, or None."""
         try:
-            return self.adapter.get_project_id()
+            return self.conn.session.get_project_id()
         except ks_exc.ClientException:
             return None
 
     def compute_services(self):
-        return self._get('/os-services?binary=nova-compute').get(
-            'services', [])
+        compute = self.compute
+        with self._asking(NOVA):
+            return list(compute.services(binary='nova-compute'))
 
     def hypervisors(self):
-        """Each compute node: its hypervisor hostname (its resource
-        provider's name, which is not its service's host on libvirt or
-        ironic) and its service's host."""
-        return self._get('/os-hypervisors/detail').get('hypervisors', [])
-
-
-class Image(_Api):
-    service = 'Glance'
-
-    def __init__(self, adapter, timeout=None, settings=tls.CLOUDS_YAML):
-        super().__init__(adapter, timeout, settings)
-        self._base = None
+        """Each compute node: its hypervisor hostname (``name``: its
+        resource provider's name, which is not its service's host on
+        libvirt or ironic) and its service (``service_details``)."""
+        compute = self.compute
+        with self._asking(NOVA):
+            return list(compute.hypervisors(details=True))
 
     def base_attributes(self):
         """Glance's base image attributes: the schema's properties but
@@ -206,27 +175,26 @@ class Image(_Api):
         ``Schema.is_base_property``); everything else is an image property
         to Nova."""
         if self._base is None:
-            schema = self.get('/schemas/image')
+            with self._asking(GLANCE):
+                schema = self.conn.image.get_image_schema()
             self._base = frozenset(
-                name for name, prop in (schema.get('properties') or {}).items()
+                name for name, prop in (schema.properties or {}).items()
                 if isinstance(prop, dict) and prop.get('is_base', True))
         return self._base
 
     def image(self, name_or_id):
-        found = self.get('/images/%s' % _quote(name_or_id),
-                         ok_missing=True)
-        if found is None:
-            listed = self.get('/images?name=%s' % _quote(name_or_id))
-            matches = listed.get('images', [])
-            if len(matches) > 1:
-                raise exceptions.ConfigError(
-                    'more than one image is named %s: give its id'
-                    % text.safe_repr(name_or_id))
-            if not matches:
-                raise NotFound('no image %s in Glance'
-                               % text.safe_repr(name_or_id))
-            found = matches[0]
-        return found
+        """The image as Glance's API shows it (its properties at the top
+        level, beside Glance's base attributes), found by openstacksdk
+        and read as Glance answers: openstacksdk's Image converts some
+        property values, and Nova must see them as Glance has them."""
+        from openstack import exceptions as sdk_exc
+
+        found = self._find(GLANCE, 'image', self.conn.image.find_image,
+                           name_or_id)
+        with self._asking(GLANCE):
+            answer = self.conn.image.get('/images/%s' % found.id)
+            sdk_exc.raise_from_response(answer)
+            return answer.json()
 
 
 def split_image(glance_image, base_attributes):
@@ -243,9 +211,9 @@ def split_image(glance_image, base_attributes):
 
 
 def from_openstacksdk(cloud=None):
-    """(Compute, Image) with the operator's credentials: the clouds.yaml
-    entry ``cloud``, else ``OS_*``, with their TLS settings; authenticated
-    now, so that a refusal is one line naming Keystone."""
+    """A Cloud on the operator's credentials: the clouds.yaml entry
+    ``cloud``, else ``OS_*``, with their TLS settings; authenticated now,
+    so that a refusal is one line naming Keystone."""
     from openstack import exceptions as sdk_exc
 
     conn = connection.connect(cloud, 'Nova and Glance')
@@ -262,29 +230,19 @@ def from_openstacksdk(cloud=None):
             '%s (Nova and Glance are read with your own cloud credentials: '
             '--os-cloud or OS_*)' % connection.cloud_error(cloud, exc)
         ) from exc
-    return adapters(conn.session, interface=conn.config.get_interface(),
-                    region_name=conn.config.get_region_name(),
-                    settings=tls.CLOUDS_YAML)
+    return Cloud(conn)
 
 
-def adapters(session, interface=None, region_name=None, timeout=None,
-             settings=tls.CLOUDS_YAML):
-    """(Compute, Image) on a keystoneauth1 session: the compute API from
-    2.1 and Glance's v2, found in the catalogue and discovered as the
-    ``openstack`` client finds them. ``settings``: where the session's TLS
-    settings come from, for a failed handshake."""
-    def one(service_type, min_version):
-        return adapter_mod.Adapter(
-            session, service_type=service_type, interface=interface,
-            region_name=region_name, min_version=min_version,
-            max_version='%s.latest' % min_version.split('.')[0])
-    return (Compute(one('compute', '2.1'), timeout, settings),
-            Image(one('image', '2.0'), timeout, settings))
+def on_session(session, interface=None, region_name=None,
+               settings=tls.CLOUDS_YAML):
+    """A Cloud on a keystoneauth1 session (the ``openstack`` client's):
+    its credentials and TLS settings, with keystoneauth.DEFAULT_TIMEOUT
+    where it has no timeout of its own."""
+    from openstack import connection as sdk_connection
 
-
-def _quote(value):
-    return parse.quote(str(value), safe='')
-
-
-def _regex(name):
-    return re.escape(str(name))
+    session = ks_session.Session(
+        auth=session.auth, verify=session.verify, cert=session.cert,
+        timeout=session.timeout or keystoneauth.DEFAULT_TIMEOUT)
+    return Cloud(sdk_connection.Connection(
+        session=session, interface=interface, region_name=region_name),
+        settings)

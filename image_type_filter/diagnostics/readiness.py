@@ -27,6 +27,7 @@ from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import placement_client as pc
 from image_type_filter.conf import scheduler_client as client_conf
+from image_type_filter.diagnostics import survey
 from image_type_filter.scheduler import image_metadata_prefilter
 
 Code = upgradecheck.Code
@@ -61,7 +62,8 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         declaration is there, beside the node's other traits."""
         hosts = len(self.fleet.hosts)
         silent = [h for h in self.fleet.hosts.values() if not h.formats]
-        declared = _holders(self.client, image_types.VOLUME_ONLY_TRAIT) \
+        declared = {rp['uuid'] for rp in survey.holders(
+            self.client, required=image_types.VOLUME_ONLY_TRAIT)} \
             if silent else set()
         missing = sorted(h.name for h in silent if h.uuid not in declared)
         volume_only = sorted(h.name for h in silent if h.uuid in declared)
@@ -179,16 +181,6 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
         results.append(('Nova\'s image_metadata_prefilter',
                         self._check_novas_prefilter()))
         return results
-
-
-def _holders(client, trait):
-    """The providers that carry ``trait``; none when Placement does not
-    know it (nobody ever set it)."""
-    try:
-        return {rp['uuid'] for rp in
-                client.list_resource_providers(required=trait)}
-    except pc.exceptions.UnknownTraits:
-        return set()
 
 
 def _holders_of_any(client, traits):

@@ -61,14 +61,14 @@ class Survey:
                 for fmt in image_types.FORMATS}
 
 
-def _compute_node_uuids(client):
-    """Providers with the COMPUTE_NODE trait; None if nobody has it."""
+def holders(client, **filters):
+    """The providers a filtered listing returns; none when Placement does
+    not know a trait it names (nobody has it: Placement older than
+    os-traits, or a trait nobody ever set)."""
     try:
-        found = client.list_resource_providers(
-            required=os_traits.COMPUTE_NODE)
+        return client.list_resource_providers(**filters)
     except pc.exceptions.UnknownTraits:
-        return None
-    return {rp['uuid'] for rp in found} or None
+        return []
 
 
 def take(client):
@@ -79,17 +79,13 @@ def take(client):
     nested = len(roots) != len(everyone)
     formats = {}
     for fmt in image_types.FORMATS:
-        trait = image_types.TRAIT_BY_FORMAT[fmt]
-        try:
-            found = client.list_resource_providers(required=trait)
-        except pc.exceptions.UnknownTraits:
-            continue  # Placement older than os-traits: nobody has it
-        for rp in found:
+        for rp in holders(client, required=image_types.TRAIT_BY_FORMAT[fmt]):
             formats.setdefault(rp['uuid'], set()).add(fmt)
     sharing = fleet_shape.sharing_names(client)
-    compute_nodes = _compute_node_uuids(client)
+    compute_nodes = {rp['uuid'] for rp in holders(
+        client, required=os_traits.COMPUTE_NODE)}
     found_by = BY_TRAIT
-    if compute_nodes is None:
+    if not compute_nodes:
         found_by = BY_VCPU
         compute_nodes = {
             uuid for uuid in roots if uuid in formats

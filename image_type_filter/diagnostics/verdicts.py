@@ -29,13 +29,15 @@ for each host short of a resource.
 import dataclasses
 from urllib import parse
 
-from image_type_common import exceptions
 from image_type_common import image_types
+from image_type_filter.diagnostics import survey
 
 CANDIDATE, EXCLUDED = 'candidate', 'excluded'
 #: The host the server runs on, judged with its own allocation given back.
 FITS_WITH_OWN, EXCLUDED_WITH_OWN = 'current host, fits', \
     'current host, excluded'
+#: Hosts named in a "No valid host" line.
+MAX_HOSTS_IN_REASON = 3
 
 
 @dataclasses.dataclass
@@ -61,14 +63,6 @@ class _Fleet:
     def tree_roots(self, providers):
         return {self.root(rp['uuid']) for rp in providers}
 
-    def listing(self, **filters):
-        """The providers a filtered listing returns; [] when Placement
-        does not know a trait it names (nobody has it)."""
-        try:
-            return self.client.list_resource_providers(**filters)
-        except exceptions.UnknownTraits:
-            return []
-
 
 @dataclasses.dataclass
 class Group:
@@ -90,6 +84,17 @@ class Query:
     #: suffix ('' for the unsuffixed group) -> Group.
     groups: dict = dataclasses.field(default_factory=dict)
     limit: int = None
+
+    @classmethod
+    def of_spec(cls, spec):
+        """The terms of a request spec of this project's own
+        (``candidates --disk-format``'s, when a request filter refused it
+        before Placement was asked)."""
+        return cls(root_required=set(spec.root_required),
+                   root_forbidden=set(spec.root_forbidden),
+                   groups={'': Group(resources=dict(spec.resources),
+                                     required=set(spec.required),
+                                     forbidden=set(spec.forbidden))})
 
     @classmethod
     def parse(cls, querystring):
@@ -142,7 +147,7 @@ def _free(inventory, used):
     return capacity - used, inventory.get('max_unit', inventory['total'])
 
 
-def shortfall(amount, inventory, used, given=''):
+def _shortfall(amount, inventory, used, given=''):
     """Why ``amount`` of a class does not fit ``inventory`` with ``used``
     of it taken: none of it, more than one allocation may take, or too
     little free (``given``: what was given back to count it)."""
@@ -180,7 +185,7 @@ class _Judge:
     def holders(self, key, **filters):
         key = (key, tuple(sorted(filters.items())))
         if key not in self._reads:
-            self._reads[key] = self.fleet.listing(**filters)
+            self._reads[key] = survey.holders(self.client, **filters)
         return self._reads[key]
 
     def usage(self, uuid):
@@ -191,9 +196,12 @@ class _Judge:
                                 self.client.get_usages(uuid))
         return self._reads[key]
 
-    def roots_with(self, trait):
-        return {rp['uuid'] for rp in self.holders(('trait', trait),
-                                                  required=trait)}
+    def carriers(self, trait, tree=False):
+        """The providers that carry ``trait`` (``tree``: the roots of the
+        trees one of whose providers does)."""
+        found = self.holders(('trait', trait), required=trait)
+        return self.fleet.tree_roots(found) if tree else \
+            {rp['uuid'] for rp in found}
 
     def _lacks(self, host, trait):
         """After "lacks it": which formats the host boots (for an image
@@ -204,21 +212,23 @@ class _Judge:
                                       'nothing reported')
         return boots + _because(self.why(trait))
 
-    def root_traits(self, host):
-        reasons = []
-        for trait in sorted(self.query.root_required):
-            if host.uuid not in self.roots_with(trait):
-                reasons.append('root_required %s: lacks it%s' % (
-                    trait, self._lacks(host, trait)))
-        for trait in sorted(self.query.root_forbidden):
-            if host.uuid in self.roots_with(trait):
+    def traits(self, host, param, required, forbidden, tree=False):
+        """The trait terms of ``param`` (``root_required``, or the
+        unsuffixed ``required``, ``tree``) the host fails."""
+        reasons = ['%s %s: lacks it%s' % (param, trait,
+                                          self._lacks(host, trait))
+                   for trait in sorted(required)
+                   if host.uuid not in self.carriers(trait, tree)]
+        for trait in sorted(forbidden):
+            if host.uuid in self.carriers(trait, tree):
                 extra = ''
-                if trait == 'COMPUTE_STATUS_DISABLED':
+                if trait == 'COMPUTE_STATUS_DISABLED' and not tree:
+                    # Nova's compute_status_filter forbids it on the root.
                     service = self.services.get(host.name)
                     extra = ' (its compute service is disabled%s)' % (
                         ': %s' % service if service else '')
-                reasons.append('root_required !%s: carries it%s%s' % (
-                    trait, extra, _because(self.why(trait))))
+                reasons.append('%s !%s: carries it%s%s' % (
+                    param, trait, extra, _because(self.why(trait))))
         return reasons
 
     def _room(self, rc, amount, host):
@@ -242,7 +252,7 @@ class _Judge:
             return None  # fits once the server's own allocation is back
         given = ' with the server\'s own %d given back' % own if own else ''
         return 'resources %s:%d: %s' % (
-            rc, amount, shortfall(amount, inventory, used - own, given))
+            rc, amount, _shortfall(amount, inventory, used - own, given))
 
     def unsuffixed(self, host):
         group = self.query.groups.get('')
@@ -250,21 +260,12 @@ class _Judge:
             return []
         reasons = [r for rc, amount in sorted(group.resources.items())
                    for r in [self._room(rc, amount, host)] if r]
+        reasons += self.traits(host, 'required', group.required,
+                               group.forbidden, tree=True)
+        reasons += ['required %s: has none of them' % term
+                    for term in group.any_of
+                    if host.uuid not in self.carriers(term, tree=True)]
         tree = self.fleet.tree_roots
-        for trait in sorted(group.required):
-            if host.uuid not in tree(self.holders(('trait', trait),
-                                                  required=trait)):
-                reasons.append('required %s: lacks it%s' % (
-                    trait, self._lacks(host, trait)))
-        for trait in sorted(group.forbidden):
-            if host.uuid in tree(self.holders(('trait', trait),
-                                              required=trait)):
-                reasons.append('required !%s: carries it%s' % (
-                    trait, _because(self.why(trait))))
-        for term in group.any_of:
-            if host.uuid not in tree(self.holders(('trait', term),
-                                                  required=term)):
-                reasons.append('required %s: has none of them' % term)
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
             if host.uuid not in tree(self.holders(('member_of', term),
@@ -297,8 +298,9 @@ class _Judge:
         return reasons
 
     def reasons(self, host):
-        return self.root_traits(host) + self.unsuffixed(host) + \
-            self.granular(host)
+        return self.traits(host, 'root_required', self.query.root_required,
+                           self.query.root_forbidden) + \
+            self.unsuffixed(host) + self.granular(host)
 
 
 def judge(client, survey, queries, offered, give_back=None, services=None,
@@ -348,3 +350,35 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
         verdicts.append(Verdict(host.name, host.uuid, EXCLUDED, reasons))
     verdicts.sort(key=lambda v: (v.result != CANDIDATE, v.name))
     return verdicts
+
+
+def no_valid_host(verdicts, more=''):
+    """Why Placement offered no host at all, in one line (Nova would put
+    it in the server's fault): the hosts that came closest first, with
+    the terms each fails (``more``: after the count of hosts not shown)."""
+    if not verdicts:
+        return 'Placement knows no compute host'
+    closest = sorted(verdicts, key=lambda v: (len(v.reasons), v.name))
+    shown = ['%s: %s' % (v.name, '; '.join(v.reasons))
+             for v in closest[:MAX_HOSTS_IN_REASON]]
+    hidden = len(verdicts) - len(shown)
+    return 'none of %d compute host(s) fits: %s%s' % (
+        len(verdicts), ' | '.join(shown),
+        ' | and %d more%s' % (hidden, more) if hidden else '')
+
+
+def no_valid_host_reason(client, survey, spec, verdicts=None):
+    """``no_valid_host`` for a request spec of this project's own, first
+    saying so when no compute host reports the image's format.
+    ``verdicts``: ``judge``'s, when the caller has them already."""
+    required = set(spec.root_required) | set(spec.required)
+    for trait in sorted(required):
+        fmt = image_types.FORMAT_BY_TRAIT.get(trait)
+        if fmt and not any(fmt in h.formats for h in survey.hosts.values()):
+            booted = sorted({f for h in survey.hosts.values()
+                             for f in h.formats})
+            return ('no compute host reports %s; this fleet boots %s'
+                    % (trait, ', '.join(booted) or 'nothing yet'))
+    if verdicts is None:
+        verdicts = judge(client, survey, [Query.of_spec(spec)], set())
+    return no_valid_host(verdicts, ' (see --explain)')

@@ -43,6 +43,7 @@ from keystoneauth1 import token_endpoint  # noqa: E402
 from nova import conf as nova_conf  # noqa: E402
 from nova import context as nova_context  # noqa: E402
 from nova.scheduler import request_filter  # noqa: E402
+from openstack import connection as sdk_connection  # noqa: E402
 
 from image_type_common import connection  # noqa: E402
 from image_type_common import exceptions  # noqa: E402
@@ -57,17 +58,19 @@ CONF = nova_conf.CONF
 CANDIDATES = '/allocation_candidates?'
 
 
-class HarnessGlance:
-    """Glance's v2 answers for the harness's images (Nova's GlanceFixture
-    has no HTTP side): the image's properties at the top level beside
-    Glance's base attributes, as Glance's API shows them."""
+class HarnessCloud(cloud.Cloud):
+    """The real compute API through openstacksdk, and Glance's v2 answers
+    for the harness's images (Nova's GlanceFixture has no HTTP side): the
+    image's properties at the top level beside Glance's base attributes,
+    as Glance's API shows them."""
 
     BASE = frozenset(('id', 'name', 'status', 'visibility', 'protected',
                       'checksum', 'owner', 'size', 'min_ram', 'min_disk',
                       'disk_format', 'container_format', 'created_at',
                       'updated_at'))
 
-    def __init__(self, glance):
+    def __init__(self, conn, glance):
+        super().__init__(conn)
         self.glance = glance
 
     def base_attributes(self):
@@ -101,19 +104,19 @@ class Harness(base.InsideNova):
         placement_adapter.get = recording_get
         self.placement_client = self.new_placement_client()
         self.compute_api = self.compute_as('reader,member,admin')
-        self.images = HarnessGlance(self.glance)
+        self.images = self.compute_api
         self.ctxt = nova_context.get_admin_context()
         self._start_compute('host2')
 
     def compute_as(self, roles):
         """The real compute API, as a user with these roles."""
-        return cloud.Compute(ks_adapter.Adapter(
-            ks_session.Session(auth=noauth.NoAuth()), service_type='compute',
-            endpoint_override=self.api.base_url,
-            additional_headers={
-                'X-Auth-User': 'someone', 'X-User-Id': 'someone',
-                'X-Auth-Project-Id': self.api.project_id,
-                'X-Roles': roles}))
+        return HarnessCloud(sdk_connection.Connection(
+            session=ks_session.Session(
+                auth=noauth.NoAuth(), additional_headers={
+                    'X-Auth-User': 'someone', 'X-User-Id': 'someone',
+                    'X-Auth-Project-Id': self.api.project_id,
+                    'X-Roles': roles}),
+            compute_endpoint_override=self.api.base_url), self.glance)
 
     def new_placement_client(self):
         endpoint = self.placement.fixture.endpoint
@@ -150,8 +153,7 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assert_same_query(document)
         self.assertIn('OWNER_NOVA' if document['nova']['release'] >= 34
                       else 'COMPUTE_STATUS_DISABLED', document['query'])
-        host = self.hosts(document)[server['OS-EXT-SRV-ATTR:hypervisor_'
-                                           'hostname']]
+        host = self.hosts(document)[server.hypervisor_hostname]
         self.assertIn(host['result'], (verdicts.CANDIDATE,
                                        verdicts.FITS_WITH_OWN))
         self.assertIsNone(document['no_valid_host'])
@@ -166,7 +168,7 @@ class TestCandidatesAsTheScheduler(Harness):
                       self._get_provider_traits(uuid))
         server, document = self.boot_and_explain(base.RAW_IMAGE)
         self.assert_same_query(document)
-        self.assertEqual('compute', server['OS-EXT-SRV-ATTR:host'])
+        self.assertEqual('compute', server.compute_host)
         (reason,) = self.hosts(document)['host2']['reasons']
         self.assertEqual('root_required !COMPUTE_STATUS_DISABLED: carries '
                          'it (its compute service is disabled: '
@@ -186,7 +188,7 @@ class TestCandidatesAsTheScheduler(Harness):
         self.assertEqual(2, len(document['queries']))
         self.assertIn('PCPU%3A2', document['queries'][0])
         self.assertIn('VCPU%3A2', document['queries'][1])
-        self.assertIn('No valid host', server['fault']['message'])
+        self.assertIn('No valid host', server.fault['message'])
         for host in document['hosts']:
             reasons = ' | '.join(host['reasons'])
             self.assertIn('query 1 (PCPU): resources PCPU:2', reasons)
@@ -297,7 +299,7 @@ class TestTheCommand(Harness):
             f.write(NOVA_CONF % self.placement.fixture.endpoint)
         self.useFixture(fixtures.MonkeyPatch(
             'image_type_filter.cmd.candidates.Candidates.cloud_apis',
-            lambda command, parsed_args: (self.compute_api, self.images)))
+            lambda command, parsed_args: self.compute_api))
         # Nova is configured already, by the harness: its databases are
         # the harness's own, which no nova.conf can name.
         self.useFixture(fixtures.MonkeyPatch(

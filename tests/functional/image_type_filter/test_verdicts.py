@@ -255,3 +255,16 @@ def test_two_queries_read_each_listing_and_host_once(fleet,
     counting.sent.clear()
     verdicts.judge(client, survey, [query, query], set())
     assert len(counting.sent) == once
+
+
+def test_no_valid_host_names_the_closest_hosts_with_every_term():
+    """One line for --server and --disk-format alike: the hosts failing
+    the fewest terms first, each with all of them, three at most."""
+    found = [verdicts.Verdict('d', 'u4', verdicts.EXCLUDED, ['x', 'y']),
+             verdicts.Verdict('c', 'u3', verdicts.EXCLUDED, ['x', 'y', 'z']),
+             verdicts.Verdict('b', 'u2', verdicts.EXCLUDED, ['x']),
+             verdicts.Verdict('a', 'u1', verdicts.EXCLUDED, ['x', 'y'])]
+    assert verdicts.no_valid_host(found, ' (see --explain)') == (
+        'none of 4 compute host(s) fits: b: x | a: x; y | d: x; y | '
+        'and 1 more (see --explain)')
+    assert verdicts.no_valid_host([]) == 'Placement knows no compute host'
