@@ -29,7 +29,6 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
-from image_type_common import progress as progress_mod
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
@@ -303,14 +302,14 @@ class Reporter:
                 self.state.record_each({uuid: self.rule.to_record(
                     self._record(uuid), (), self.missing)
                     for uuid in in_sync})
-        self._each(todo, self.sync_provider, report, 'syncing providers')
+        self._each(todo, self.sync_provider, report)
 
     def remove(self, uuids):
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
         return self._run(lambda uuids, report: self._each(
-            uuids, self.remove_provider, report, 'removing traits'),
+            uuids, self.remove_provider, report),
             list(dict.fromkeys(uuids)), True)
 
     def _run(self, act, uuids, prepare):
@@ -328,8 +327,7 @@ class Reporter:
             report.state_error = exc
         return report
 
-    def _each(self, uuids, act, report, what):
-        bar = progress_mod.Progress(len(uuids), what)
+    def _each(self, uuids, act, report):
         for uuid in uuids:
             self.sleep(0)  # a stop request ends the run here
             try:
@@ -342,5 +340,3 @@ class Reporter:
                 # Logged by whoever reads the report (service.summarize),
                 # which knows whether it is news or the same outage again.
                 report.results.append(SyncResult(uuid, error=exc))
-            bar.advance()
-        bar.done()
