@@ -249,38 +249,24 @@ def run_service(job_factory, interval, wait, control=None):
     status = status_file.StatusFile()
     refused = 0  # tries in a row the credentials were refused
     job = None
-    try:
-        job = _started(job_factory(control.sleep), interval)
-    except exceptions.CredentialsRefused as exc:
-        # --os-cloud asks Keystone for a token before anything else.
-        refused = _credentials_refused(failures, exc, interval, refused,
-                                       control)
     first = True  # no sync has run yet: --wait, and exit 2 on bad config
     try:
         with control.interruptible():
             while not control.stop_requested:
-                if refused:
-                    # Refused last time: read the configuration again, as
-                    # the fixed credentials arrive in it.
+                reload = control.take_reload()
+                if job is None or refused or reload:
+                    # Refused last time, the fixed credentials arrive in
+                    # the configuration: it is read again too.
                     try:
-                        fresh = job_factory(control.sleep)
+                        job = _rebuilt(job, job_factory, control, failures,
+                                       interval, reload)
                     except control_mod.ReloadRequested:
                         continue  # read again, at once
                     except exceptions.CredentialsRefused as exc:
+                        # --os-cloud asks Keystone for a token first.
                         refused = _credentials_refused(
                             failures, exc, interval, refused, control)
                         continue
-                    except exceptions.ConfigError as exc:
-                        if job is None:
-                            raise
-                        failures.failed(_failure_key(exc), logging.ERROR,
-                                        'keeping the previous configuration: '
-                                        '%s', exc)
-                    else:
-                        job = (fresh.inherit_state(job) if job is not None
-                               else _started(fresh, interval))
-                else:
-                    job = _reloaded(job, job_factory, control)
                 failed = report = None
                 try:
                     report = job.sync(wait if first else 0.0)
@@ -355,7 +341,6 @@ def _credentials_refused(failures, exc, interval, refused, control):
         control.wait(delay)
     except control_mod.ReloadRequested:
         pass  # the loop re-reads it anyway
-    control.take_reload()
     return refused + 1
 
 
@@ -416,13 +401,24 @@ def run_remove(job_factory):
     return 0
 
 
-def _reloaded(job, job_factory, control):
-    """A new job if a reload was asked for and the configuration reads."""
-    if not control.take_reload():
-        return job
+def _rebuilt(job, job_factory, control, failures, interval, reload):
+    """The job for the configuration as it reads now: the first, or one
+    replacing ``job`` (a SIGHUP, or a retry after refused credentials)
+    that inherits what it set. A configuration that cannot be read keeps
+    ``job``, said once per outage; with no job yet it is raised (exit 2).
+    Refused credentials are raised: the caller backs off."""
     try:
-        job = job_factory(control.sleep).inherit_state(job)
-        LOG.info('configuration re-read')
+        fresh = job_factory(control.sleep)
+    except exceptions.CredentialsRefused:
+        raise
     except Exception as exc:  # noqa: BLE001 - the service lives on
-        LOG.error('keeping the previous configuration: %s', exc)
-    return job
+        if job is None:
+            raise
+        failures.failed(_failure_key(exc), logging.ERROR,
+                        'keeping the previous configuration: %s', exc)
+        return job
+    if job is None:
+        return _started(fresh, interval)
+    if reload:
+        LOG.info('configuration re-read')
+    return fresh.inherit_state(job)
