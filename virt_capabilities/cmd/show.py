@@ -34,10 +34,11 @@ class Show(show.ShowOne):
     before the reporter runs there: the same validation of the node's
     configuration (a configuration or state file report refuses, show
     refuses with the same message and exit code 2) and the same traits.
-    Two refusals of report's are not show's, as they matter only to a
-    sync: no Placement (or Ironic) credentials, and no provider found from
-    nova.conf (VMware, ironic and z/VM without --provider); show exits 0
-    on them, and says the second in provider_needed.
+    Three refusals of report's are not show's, as they matter only to a
+    sync: no Placement (or Ironic) credentials, no provider found from
+    nova.conf (VMware, ironic and z/VM without --provider), and a log
+    destination nova.conf names that cannot be opened (show logs to
+    stderr); show exits 0 on them, and says the second in provider_needed.
     nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
     nova-compute reports itself for this driver and options (by default,
     image_type_traits_owner = nova-compute, the reporter never touches
