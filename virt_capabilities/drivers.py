@@ -214,14 +214,6 @@ class Capabilities:
     def traits(self):
         return frozenset(image_types.TRAIT_BY_FORMAT[f] for f in self.formats)
 
-    def as_dict(self):
-        return {
-            'compute_driver': self.compute_driver,
-            'formats': sorted(self.formats),
-            'traits': sorted(self.traits),
-            'excluded': sorted(self.excluded),
-        }
-
 
 def normalize_driver(name):
     """Return the table key for a driver name, or raise ConfigError."""

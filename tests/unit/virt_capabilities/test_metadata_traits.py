@@ -31,6 +31,7 @@ from virt_capabilities import metadata_traits
 from virt_capabilities import ownership_state
 from virt_capabilities import plan
 from virt_capabilities import reporter as reporter_mod
+from virt_capabilities.cmd import show
 
 #: nova/virt/vmwareapi/images.py:164-168 (hw_disk_bus ide / scsi).
 VMWARE_DISK_BUSES = ('ide', 'scsi')
@@ -156,7 +157,7 @@ def test_switched_off_nothing_is_reported_but_the_table_stays_ownable(
     assert result.metadata_traits == frozenset()
     assert not result.traits & VMWARE
     assert result.rule.metadata_ownable == VMWARE
-    assert result.as_dict()['image_metadata_traits'] == []
+    assert show.columns(result)['image_metadata_traits'] == {}
 
 
 def test_host_architecture_read_from_the_machine(tmp_path, monkeypatch):
@@ -182,7 +183,7 @@ def test_the_machine_is_asked_only_for_libvirt(tmp_path, monkeypatch):
     for driver in ('vmwareapi.VMwareVCDriver', 'fake.FakeDriver'):
         result = plan_for(tmp_path, driver)
         assert result.host_architecture is None
-        result.as_dict()
+        show.columns(result)
 
 
 @pytest.mark.parametrize('value,expected', [
@@ -197,12 +198,12 @@ def test_host_architecture_option_overrides_the_machine(tmp_path, value,
 
 
 def test_show_lists_them_with_their_family(tmp_path):
-    shown = plan_for(tmp_path, 'libvirt.LibvirtDriver',
-                     '[virt_capabilities]\nhost_architecture = armv7l\n'
-                     ).as_dict()
-    assert shown['image_metadata_traits'] == ['HW_ARCH_ARMV7 (architecture)']
+    shown = show.columns(plan_for(
+        tmp_path, 'libvirt.LibvirtDriver',
+        '[virt_capabilities]\nhost_architecture = armv7l\n'))
+    assert shown['image_metadata_traits'] == {
+        'architecture': ['HW_ARCH_ARMV7']}
     assert 'HW_ARCH_ARMV7' in shown['reporter_keeps']
-    from virt_capabilities.cmd import show
     assert 'image_metadata_traits' in show.COLUMNS
 
 
