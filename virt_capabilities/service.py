@@ -195,35 +195,34 @@ def summarize(report, failures=None):
     return 0 if report.ok else 1
 
 
-def _record_status(status, job, report=None, error=None):
+def _record_status(job, report=None, error=None):
     """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status.record(job.plan.settings.status_file, job.plan.reporter_name,
-                  report, error)
+    status_file.record(job.plan.settings.status_file, job.plan.reporter_name,
+                       report, error)
 
 
 def run_once(job_factory, wait):
     job = job_factory()
     logs.setup(job.conf)
-    status = status_file.StatusFile()
     try:
         report = job.sync(wait)
     except exceptions.Error as exc:
-        _try_record_status(status, job, error=exc)
+        _try_record_status(job, error=exc)
         raise
     code = summarize(report)
     try:
-        _record_status(status, job, report)
+        _record_status(job, report)
     except status_file.StatusNotSaved as exc:
         LOG.error('%s', exc)
         return 1
     return code
 
 
-def _try_record_status(status, job, report=None, error=None):
+def _try_record_status(job, report=None, error=None):
     """Record a failure that has its own line already: one that cannot be
     recorded as well only adds a warning."""
     try:
-        _record_status(status, job, report, error)
+        _record_status(job, report, error)
     except status_file.StatusNotSaved as exc:
         LOG.warning('%s', exc)
 
@@ -246,7 +245,6 @@ def run_service(job_factory, interval, wait, control=None):
         if threading.current_thread() is threading.main_thread():
             control_mod.install(control)
     failures = FailureLog()
-    status = status_file.StatusFile()
     refused = 0  # tries in a row the credentials were refused
     job = None
     first = True  # no sync has run yet: --wait, and exit 2 on bad config
@@ -275,7 +273,7 @@ def run_service(job_factory, interval, wait, control=None):
                     continue  # re-read at once, and sync with what was read
                 except exceptions.CredentialsRefused as exc:
                     with control_mod.shielded():
-                        _try_record_status(status, job, error=exc)
+                        _try_record_status(job, error=exc)
                     refused = _credentials_refused(failures, exc, interval,
                                                    refused, control)
                     continue
@@ -291,7 +289,7 @@ def run_service(job_factory, interval, wait, control=None):
                 # The cycle's bookkeeping is not cut short by a SIGHUP (it
                 # waits for the next cycle) nor split by a stop.
                 with control_mod.shielded():
-                    _cycle_done(job, report, failed, failures, status)
+                    _cycle_done(job, report, failed, failures)
                 first = False
                 try:
                     control.wait(interval * random.uniform(0.9, 1.1))
@@ -303,7 +301,7 @@ def run_service(job_factory, interval, wait, control=None):
     return 0
 
 
-def _cycle_done(job, report, failed, failures, status):
+def _cycle_done(job, report, failed, failures):
     """Say how the cycle ended (once per outage) and record it in the
     status file."""
     # Logged out of the except block: oslo.log appends the exception being
@@ -312,7 +310,7 @@ def _cycle_done(job, report, failed, failures, status):
         exc, level, msg = failed
         failures.failed(_failure_key(exc), level, msg, exc)
     try:
-        _record_status(status, job, report, failed[0] if failed else None)
+        _record_status(job, report, failed[0] if failed else None)
     except status_file.StatusNotSaved as exc:
         failures.failed(_failure_key(exc), logging.ERROR, '%s', exc)
     failures.cycle_done(failed is None and not report.errors)
