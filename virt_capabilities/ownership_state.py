@@ -178,7 +178,7 @@ class OwnershipState:
         next ``record`` does it. A state of another name, kept in a file,
         is another reporter's: its records stay its own.
         """
-        if other is None or other is self or (
+        if other is self or (
                 self.path and other.path and other.name != self.name):
             return
         for uuid, traits in other._own.items():

@@ -84,17 +84,6 @@ class ReportJob:
         """What this job's providers are, as a log line names one."""
         return self.reporter.store.kind
 
-    def inherit_state(self, previous):
-        """Keep knowing which custom traits ``previous`` (the job this one
-        replaces on a reload) set, also with no state file; returns self.
-
-        Without it a custom trait dropped from the configuration and
-        reloaded would stay on the provider when nothing is kept on disk.
-        """
-        if previous is not None and previous is not self:
-            self.reporter.state.adopt(previous.reporter.state)
-        return self
-
     def resolve(self, wait=0.0):
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
@@ -419,4 +408,7 @@ def _rebuilt(job, job_factory, control, failures, interval, reload):
         return _started(fresh, interval)
     if reload:
         LOG.info('configuration re-read')
-    return fresh.inherit_state(job)
+    # What the previous job set stays known, also with no state file: a
+    # custom trait dropped from the configuration is still removed.
+    fresh.reporter.state.adopt(job.reporter.state)
+    return fresh

@@ -233,7 +233,7 @@ def test_a_reloaded_job_without_state_file_inherits_what_was_set(tmp_path):
     first = job_for(tmp_path, 'a.conf', 'CUSTOM_A,CUSTOM_B')
     first.reporter.state.record(U1, {'CUSTOM_A', 'CUSTOM_B'})
     second = job_for(tmp_path, 'b.conf', 'CUSTOM_B')
-    assert second.inherit_state(first) is second
+    second.reporter.state.adopt(first.reporter.state)
     ownership = second.reporter.ownership(U1)
     assert ownership.owns('CUSTOM_A')  # dropped: still ours to remove
     # (The image-type traits are nova-compute's, by default.)
@@ -247,7 +247,7 @@ def test_a_reloaded_job_with_a_state_file_reads_it(tmp_path):
     first = job_for(tmp_path, 'a.conf', 'CUSTOM_A', state_path=tmp_path)
     first.reporter.state.record(U1, {'CUSTOM_A'})
     second = job_for(tmp_path, 'a.conf', '', state_path=tmp_path)  # edited
-    second.inherit_state(first)
+    second.reporter.state.adopt(first.reporter.state)
     assert second.reporter.ownership(U1).owns('CUSTOM_A')
     assert read_json(tmp_path / 'virt_capabilities.json')['providers'] == {
         U1: {str(tmp_path / 'a.conf'): ['CUSTOM_A']}}
