@@ -69,7 +69,7 @@ def _refuse(path, why):
 
 
 def read_document(path):
-    """The state file at ``path`` as a dict, its entries unchecked.
+    """The state file at ``path`` as a dict.
 
     None when there is no file. ConfigError (the file is left alone) when
     it cannot be read or is not the reporter's own: a JSON object with
@@ -80,8 +80,8 @@ def read_document(path):
     if not path:
         return None
     try:
-        with open(path, 'rb') as f:
-            raw = f.read()
+        with open(path, encoding='utf-8') as f:
+            data = json.load(f)
     except (FileNotFoundError, NotADirectoryError):
         # No such file (nothing to lose); whether one can be made there is
         # for the first write to say (StateNotSaved).
@@ -91,18 +91,10 @@ def read_document(path):
             'cannot read state file %s (%s): it must be missing or this '
             'reporter\'s own, readable JSON file' % (path,
                                                        exc.strerror or exc))
-    try:
-        text = raw.decode('utf-8')
-    except UnicodeDecodeError:
-        raise _refuse(path, 'not UTF-8 text')
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise _refuse(path, 'not JSON')
-    if not isinstance(data, dict):
-        raise _refuse(path, 'JSON, but not an object')
-    if FORMAT_KEY not in data:
-        raise _refuse(path, 'a JSON object without "%s"' % FORMAT_KEY)
+    except ValueError:  # UnicodeDecodeError too
+        raise _refuse(path, 'not JSON in UTF-8')
+    if not isinstance(data, dict) or FORMAT_KEY not in data:
+        raise _refuse(path, 'no JSON object with "%s"' % FORMAT_KEY)
     if data[FORMAT_KEY] != FORMAT:
         raise _refuse(path, 'another format, perhaps of a newer version')
     providers = data.setdefault('providers', {})
