@@ -67,9 +67,21 @@ class Control:
         self.stop_requested = True
         if signum is not None and self.stop_signal is None:
             self.stop_signal = signum
-        self._ring()
+        self._ring(interrupt, Stopping)
+
+    def reload(self, interrupt=False):
+        """Ask to re-read the configuration; from a signal handler inside
+        ``interruptible()``, also end the sync under way at once."""
+        self.reload_requested = True
+        self._ring(interrupt, ReloadRequested)
+
+    def _ring(self, interrupt, raised):
+        try:
+            os.write(self._bell_w, b'!')
+        except BlockingIOError:
+            pass  # the pipe is full: the bell is already ringing
         if interrupt and self._interruptible:
-            raise Stopping()
+            raise raised()
 
     @contextlib.contextmanager
     def interruptible(self):
@@ -83,31 +95,10 @@ class Control:
         finally:
             self._interruptible = outer
 
-    def reload(self, interrupt=False):
-        """Ask to re-read the configuration; from a signal handler inside
-        ``interruptible()``, also end the sync under way at once."""
-        self.reload_requested = True
-        self._ring()
-        if interrupt and self._interruptible:
-            raise ReloadRequested()
-
     def take_reload(self):
         """True once per reload request."""
         requested, self.reload_requested = self.reload_requested, False
         return requested
-
-    def _ring(self):
-        try:
-            os.write(self._bell_w, b'!')
-        except BlockingIOError:
-            pass  # the pipe is full: the bell is already ringing
-
-    def _drain(self):
-        try:
-            while os.read(self._bell_r, 512):
-                pass
-        except BlockingIOError:
-            pass
 
     def wait(self, seconds, wake_on_reload=True):
         """Wait up to ``seconds``; return True if a request cut it short."""
@@ -121,7 +112,8 @@ class Control:
                 return False
             # In steps: select() refuses a timeout beyond what the OS takes.
             select.select([self._bell_r], [], [], min(remaining, 3600.0))
-            self._drain()
+            with contextlib.suppress(BlockingIOError):
+                os.read(self._bell_r, 65536)  # all a pipe holds
 
     def sleep(self, seconds):
         """A back-off inside a sync: raise Stopping if asked to stop."""

@@ -47,32 +47,24 @@ OURS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 def run_console_script(name, description, namespace, argv=None):
     """A console script's body: quiet until ready, then the cliff App of
     ``namespace``'s commands, or one line if the cli extra is missing."""
-    quiet_until_ready()
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _exit_now)
     try:
         from image_type_common.cli import app  # the slow imports
     except ModuleNotFoundError as exc:
         if (exc.name or '').split('.')[0] in OURS:
             raise
-        sys.stderr.write(missing_extra_line(name, exc.name))
-        return exceptions.ConfigError.exit_code
-    return app.main_for(name, description, namespace, argv)
-
-
-def missing_extra_line(name, module):
-    """What to install, in one line, for ``name`` missing ``module``."""
-    # Not "pip install image-type-filter[cli]": nothing is published
-    # under that name on the public package index, so pip would ask it
-    # for the package too. The release directory lists the extra's
-    # libraries (tools/build_release.py).
-    return ('%s: the command line needs the %s extra, which is not '
+        # Not "pip install image-type-filter[cli]": nothing is published
+        # under that name on the public package index, so pip would ask it
+        # for the package too. The release directory lists the extra's
+        # libraries (tools/build_release.py).
+        sys.stderr.write(
+            '%s: the command line needs the %s extra, which is not '
             'installed (no module named %s): pip install -r '
             'dependencies-%s.txt, from %s\'s release directory\n'
-            % (name, CLI_EXTRA, module, CLI_EXTRA, DISTRIBUTION))
-
-
-def quiet_until_ready():
-    for signum in STOP_SIGNALS:
-        signal.signal(signum, _exit_now)
+            % (name, CLI_EXTRA, exc.name, CLI_EXTRA, DISTRIBUTION))
+        return exceptions.ConfigError.exit_code
+    return app.main_for(name, description, namespace, argv)
 
 
 def _exit_now(signum, frame):

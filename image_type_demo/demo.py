@@ -20,8 +20,8 @@ import logging
 
 from image_type_common import image_metadata
 from image_type_common import image_types
-from image_type_common import progress as progress_mod
 from image_type_demo import fleet
+from image_type_demo import progress as progress_mod
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.client import request_spec as rs

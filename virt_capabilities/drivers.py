@@ -170,25 +170,19 @@ DRIVERS = {d.name: d for d in (
         replaces_source='nova/virt/zvm/driver.py:424-457 (31.0.0: '
                         '424-457): sets no trait'),
     # Nova's own test driver, which its functional harness and devstack's
-    # fake virt type run.
-    Driver(
-        'fake.FakeDriver', frozenset({'raw'}), 'nova/virt/fake.py:130-131',
+    # fake virt type run, and its single-node form (the same capabilities
+    # and provider tree): that one keeps its node's uuid in state_path's
+    # compute_id as a real driver does, so the node survives a restart;
+    # FakeDriver's is new in every process, and nova-compute refuses to
+    # start again on it. The gate cloud's fake nodes run it, for its
+    # upgrade restarts them.
+    *(Driver(
+        name, frozenset({'raw'}), 'nova/virt/fake.py:130-131',
         node_name=NodeName(lambda settings: settings.host,
                            '[DEFAULT] host'),
         replaces_source='nova/virt/fake.py:541-574 (31.0.0: 537-570): '
-                        'sets no trait'),
-    # Its single-node form (the same capabilities and provider tree): it
-    # keeps its node's uuid in state_path's compute_id as a real driver
-    # does, so the node survives a restart; FakeDriver's is new in every
-    # process, and nova-compute refuses to start again on it. The gate
-    # cloud's fake nodes run it, for its upgrade restarts them.
-    Driver(
-        'fake.FakeDriverWithoutFakeNodes', frozenset({'raw'}),
-        'nova/virt/fake.py:130-131',
-        node_name=NodeName(lambda settings: settings.host,
-                           '[DEFAULT] host'),
-        replaces_source='nova/virt/fake.py:541-574 (31.0.0: 537-570): '
-                        'sets no trait'),
+                        'sets no trait')
+      for name in ('fake.FakeDriver', 'fake.FakeDriverWithoutFakeNodes')),
 )}
 
 #: Drivers older clouds had, in no supported Nova: refused by name.
@@ -213,14 +207,6 @@ class Capabilities:
     @property
     def traits(self):
         return frozenset(image_types.TRAIT_BY_FORMAT[f] for f in self.formats)
-
-    def as_dict(self):
-        return {
-            'compute_driver': self.compute_driver,
-            'formats': sorted(self.formats),
-            'traits': sorted(self.traits),
-            'excluded': sorted(self.excluded),
-        }
 
 
 def normalize_driver(name):

@@ -32,25 +32,17 @@ import contextlib
 import errno
 import fcntl
 import json
-import logging
 import os
 import time
 
 from image_type_common import exceptions
-from image_type_common import trait_names
 from virt_capabilities import files
-from virt_capabilities import metadata_traits
-
-LOG = logging.getLogger(__name__)
 
 #: Written into every state file: one record per provider and reporter.
 FORMAT = 'virt-capabilities-ownership/1'
 FORMAT_KEY = 'format'
 #: The name a library caller's state (one reporter) records under.
 DEFAULT_NAME = 'virt-capabilities'
-#: How much of the ignored content one warning names.
-_MAX_NAMED = 10
-_MAX_CHARS = 80
 #: How long a write waits for another reporter's write to the same file
 #: (a few local file operations) before giving up, in seconds.
 LOCK_TIMEOUT = 30.0
@@ -68,32 +60,28 @@ def lock_path(path):
     return os.path.join(directory, '.%s.lock' % name)
 
 
-def _short(value):
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= _MAX_CHARS else text[:_MAX_CHARS] + '...'
-
-
 def _refuse(path, why):
     return exceptions.ConfigError(
         'state file %s is not this reporter\'s ownership state (%s): it '
-        'must be missing, or a JSON object with "%s": "%s"; point '
-        '[virt_capabilities] state_file elsewhere, or move the file away'
-        % (path, why, FORMAT_KEY, FORMAT))
+        'must be missing, or a JSON object with "%s": "%s" and its '
+        '"providers"; point [virt_capabilities] state_file elsewhere, or '
+        'move the file away' % (path, why, FORMAT_KEY, FORMAT))
 
 
 def read_document(path):
-    """The state file at ``path`` as a dict, its entries unchecked.
+    """The state file at ``path`` as a dict.
 
     None when there is no file. ConfigError (the file is left alone) when
-    it cannot be read or is not the reporter's own, a JSON object with
-    ``"format": FORMAT``. The file's contents are never quoted: it may be
-    anything.
+    it cannot be read or is not the reporter's own: a JSON object with
+    ``"format": FORMAT`` whose ``"providers"``, if any, hold lists of trait
+    names by provider uuid and reporter name. The file's contents are never
+    quoted: it may be anything.
     """
     if not path:
         return None
     try:
-        with open(path, 'rb') as f:
-            raw = f.read()
+        with open(path, encoding='utf-8') as f:
+            data = json.load(f)
     except (FileNotFoundError, NotADirectoryError):
         # No such file (nothing to lose); whether one can be made there is
         # for the first write to say (StateNotSaved).
@@ -103,63 +91,22 @@ def read_document(path):
             'cannot read state file %s (%s): it must be missing or this '
             'reporter\'s own, readable JSON file' % (path,
                                                        exc.strerror or exc))
-    try:
-        text = raw.decode('utf-8')
-    except UnicodeDecodeError:
-        raise _refuse(path, 'not UTF-8 text')
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise _refuse(path, 'not JSON')
-    if not isinstance(data, dict):
-        raise _refuse(path, 'JSON, but not an object')
-    if FORMAT_KEY not in data:
-        raise _refuse(path, 'a JSON object without "%s"' % FORMAT_KEY)
+    except ValueError:  # UnicodeDecodeError too
+        raise _refuse(path, 'not JSON in UTF-8')
+    if not isinstance(data, dict) or FORMAT_KEY not in data:
+        raise _refuse(path, 'no JSON object with "%s"' % FORMAT_KEY)
     if data[FORMAT_KEY] != FORMAT:
         raise _refuse(path, 'another format, perhaps of a newer version')
+    providers = data.setdefault('providers', {})
+    if not (isinstance(providers, dict) and all(
+            isinstance(entry, dict) and all(
+                isinstance(traits, list)
+                and all(isinstance(t, str) for t in traits)
+                for traits in entry.values())
+            for entry in providers.values())):
+        raise _refuse(path, 'its "providers" are not lists of trait names '
+                            'by provider uuid and reporter name')
     return data
-
-
-def _records(document):
-    """(providers, problems) of a document read from the file.
-
-    ``providers``: {uuid: {reporter name: record}}, raw, as the file has
-    them (what another reporter writes keeps them so); ``problems``: what
-    is of the wrong shape.
-    """
-    if document is None:
-        return {}, []
-    problems = []
-    providers = document.get('providers', {})
-    if not isinstance(providers, dict):
-        problems.append('"providers" (%s, not an object)'
-                        % type(providers).__name__)
-        providers = {}
-    for uuid, entry in providers.items():
-        if not isinstance(entry, dict):
-            problems.append('%s: %s, not an object of reporters' % (
-                _short(uuid), type(entry).__name__))
-    return providers, problems
-
-
-def _recorded(where, value, problems):
-    """The traits some reporter may have set, in one raw record."""
-    if not isinstance(value, list):
-        problems.append('%s: %s, not a list' % (where,
-                                                type(value).__name__))
-        return frozenset()
-    bad = [t for t in value if not _recordable(t)]
-    if bad:
-        problems.append('%s: %s' % (where, ', '.join(_short(t)
-                                                       for t in bad)))
-    return frozenset(t for t in value if _recordable(t))
-
-
-def _recordable(trait):
-    """What some reporter, of any driver, may have set and recorded: a
-    custom trait or one of the image-metadata table's."""
-    return trait_names.is_custom(trait) or (
-        isinstance(trait, str) and trait in metadata_traits.ALL_TRAITS)
 
 
 class OwnershipState:
@@ -172,7 +119,6 @@ class OwnershipState:
         self.name = name
         self._sleep = sleep
         self._clock = clock
-        self._warned = None
         # This reporter's records: read once, then changed only by its own
         # writes (another process of the same name is the same reporter).
         self._own = {}
@@ -181,36 +127,19 @@ class OwnershipState:
 
     def _load(self, document, own=False):
         """Take the others' records from ``document`` (and its own, when
-        ``own``); warn of what is of the wrong shape, once for as long as
-        it stays the same."""
-        providers, problems = _records(document)
+        ``own``), as they are: which of its own it may act on is the owner
+        rule's to say (``merge.OwnerRule.remembered``), and the others'
+        only narrow it."""
         others = {}
-        for uuid, entry in providers.items():
-            if not isinstance(entry, dict):
-                continue  # a problem already
-            for name, value in entry.items():
-                traits = _recorded('%s (%s)' % (_short(uuid), _short(name)),
-                                   value, problems)
+        for uuid, entry in (document or {}).get('providers', {}).items():
+            for name, traits in entry.items():
                 if name == self.name:
                     if own and traits:
-                        self._own[uuid] = traits
+                        self._own[uuid] = frozenset(traits)
                 elif traits:
-                    others[uuid] = others.get(uuid, frozenset()) | traits
+                    others[uuid] = others.get(uuid, frozenset()).union(
+                        traits)
         self._others = others
-        self._warn(problems)
-
-    def _warn(self, problems):
-        if not problems or problems == self._warned:
-            self._warned = problems or None
-            return
-        self._warned = problems
-        more = len(problems) - _MAX_NAMED
-        LOG.warning('ownership state %s: ignored %s%s (only lists of '
-                    'CUSTOM_* trait names, and of image-metadata traits, '
-                    'are kept; any other standard trait is never the '
-                    'reporter\'s to remove)', self.path,
-                    '; '.join(problems[:_MAX_NAMED]),
-                    ' and %d more' % more if more > 0 else '')
 
     def refresh(self):
         """Read the other reporters' records again (they may have written
@@ -241,7 +170,7 @@ class OwnershipState:
         next ``record`` does it. A state of another name, kept in a file,
         is another reporter's: its records stay its own.
         """
-        if other is None or other is self or (
+        if other is self or (
                 self.path and other.path and other.name != self.name):
             return
         for uuid, traits in other._own.items():
@@ -330,13 +259,9 @@ class OwnershipState:
             except exceptions.ConfigError as exc:
                 raise self._failed(exc) from exc
             # Every other reporter's record is kept as the file has it.
-            records, _ = _records(document)
-            records = dict(records)
+            records = dict(document['providers'] if document else {})
             for uuid, traits in changes.items():
-                entry = records.get(uuid)
-                # One of the wrong shape was warned about and holds
-                # nobody's records: this reporter's replaces it.
-                entry = dict(entry) if isinstance(entry, dict) else {}
+                entry = dict(records.get(uuid, {}))
                 if traits:
                     entry[self.name] = sorted(traits)
                 else:

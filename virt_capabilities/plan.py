@@ -246,20 +246,3 @@ class NodePlan:
         return {'image_type_traits': image_type_why,
                 'image_metadata_traits': metadata,
                 'custom_traits': custom}
-
-    def as_dict(self):
-        result = self.capabilities.as_dict()
-        del result['traits']  # whose they are is nova_compute_keeps' to say
-        result.update({
-            'nova_compute_keeps': sorted(self.nova_compute_traits),
-            'reporter_keeps': sorted(self.traits),
-            'custom_traits': sorted(self.custom_traits),
-            'image_metadata_traits': sorted(r.describe()
-                                            for r in self.metadata_rows),
-            'image_type_traits_owner': self.settings.image_type_traits_owner,
-            'why': self.why(),
-            'providers': ([ref.describe() for ref in self.refs] or
-                          [str(self.provider_needed)]),
-            'reporter_name': self.reporter_name,
-        })
-        return result

@@ -35,8 +35,8 @@ LOG = logging.getLogger(__name__)
 
 COMPUTE_ID_FILE = 'compute_id'
 MAX_NAME_LENGTH = 200  # Placement's limit on provider names
-#: From this many providers on, one listing query is cheaper than one
-#: request per provider (lookups here, the in-sync query in the reporter).
+#: From this many providers on, the reporter asks Placement in one query
+#: which are in sync already, rather than reading each.
 BULK_THRESHOLD = 4
 
 
@@ -159,27 +159,15 @@ def default_refs(settings, driver, config_files=()):
 
 def resolve(client, refs):
     """Map refs to provider uuids: (uuids in ref order, missing refs)."""
-    if len(refs) >= BULK_THRESHOLD:
-        everyone = client.list_resource_providers()
-        by_uuid = {rp['uuid']: rp['uuid'] for rp in everyone}
-        by_name = {rp['name']: rp['uuid'] for rp in everyone}
-
-        def lookup(ref):
-            return (by_uuid.get(ref.value.lower()) if ref.is_uuid
-                    else None) or by_name.get(ref.value)
-    else:
-        def lookup(ref):
-            found = []
-            if ref.is_uuid:
-                found = client.list_resource_providers(uuid=ref.value.lower())
-            if not found:
-                found = client.list_resource_providers(name=ref.value)
-            return found[0]['uuid'] if found else None
     uuids, missing = [], []
     for ref in refs:
-        found = lookup(ref)
+        found = []
+        if ref.is_uuid:
+            found = client.list_resource_providers(uuid=ref.value.lower())
+        if not found:
+            found = client.list_resource_providers(name=ref.value)
         if found:
-            uuids.append(found)
+            uuids.append(found[0]['uuid'])
         else:
             missing.append(ref)
     return uuids, missing

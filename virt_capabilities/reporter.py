@@ -29,7 +29,6 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
-from image_type_common import progress as progress_mod
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
@@ -88,8 +87,8 @@ class Reporter:
     providers.
 
     ``rule``: the owner rule, whole, as the plan decided it. ``state``:
-    the ownership state (what it set before, what the others set), or None
-    (remembered nowhere: ``remove`` then removes nothing). ``store``: where
+    the ownership state (what it set before, what the others set); by
+    default one kept in memory, for the reporter's life. ``store``: where
     the providers' traits are read and written (Placement through
     ``client`` unless given).
     """
@@ -101,7 +100,8 @@ class Reporter:
         self.client = client
         self.rule = rule
         self.store = store or trait_store.PlacementTraits(client)
-        self.state = state
+        self.state = (state if state is not None
+                      else ownership_state.OwnershipState(None))
         self.conflict_retries = conflict_retries
         self.backoff = backoff
         self.sleep = sleep
@@ -111,16 +111,10 @@ class Reporter:
 
     # -- ownership --------------------------------------------------------
 
-    def _record(self, uuid):
-        return self.state.owned(uuid) if self.state else frozenset()
-
-    def _others(self, uuid):
-        return self.state.others(uuid) if self.state else frozenset()
-
     def ownership(self, uuid):
         """What it keeps and owns on ``uuid``."""
-        return self.rule.on_provider(self._record(uuid), self._others(uuid),
-                                     self.missing)
+        return self.rule.on_provider(self.state.owned(uuid),
+                                     self.state.others(uuid), self.missing)
 
     def _handle_unknown(self, exc, asked_for):
         """Create missing custom traits; remember (and warn of) standard ones.
@@ -178,18 +172,17 @@ class Reporter:
                 # the traits recorded ahead were never written.
                 self._keep_what_was_written(uuid, intended, exc)
                 raise
-            if self.state is not None:
-                self.state.record(uuid, self.rule.to_record(
-                    self._record(uuid), result.added, self.missing))
+            self.state.record(uuid, self.rule.to_record(
+                self.state.owned(uuid), result.added, self.missing))
             return result
 
     def _intend(self, uuid, added, intended):
         """Record, before the write, the traits of ``added`` the state
         remembers (custom and image-metadata ones): StateNotSaved stops
         the sync before anything is sent."""
-        new = self.rule.remembered(added) - self._record(uuid)
-        if new and self.state is not None:
-            before = self._record(uuid)
+        new = self.rule.remembered(added) - self.state.owned(uuid)
+        if new:
+            before = self.state.owned(uuid)
             self.state.record(uuid, before | new)
             intended |= new
 
@@ -205,7 +198,7 @@ class Reporter:
             return
         try:
             carried, _ = self.store.read(uuid)
-            self.state.record(uuid, self._record(uuid) - (
+            self.state.record(uuid, self.state.owned(uuid) - (
                 intended - set(carried)))
         except exceptions.Error as again:
             LOG.debug('provider %s: the traits recorded before the failed '
@@ -218,14 +211,13 @@ class Reporter:
         with control.shielded():
             try:
                 result = self._apply(uuid, lambda u: self.rule.removal(
-                    self._record(u), self._others(u)))
+                    self.state.owned(u), self.state.others(u)))
             except exceptions.ProviderNotFound:
                 result = SyncResult(uuid)
                 LOG.info('provider %s no longer exists: its record is '
                          'dropped', uuid)
-            if self.state is not None:
-                self.state.record_each({uuid: frozenset()},
-                                       drop_empty_file=True)
+            self.state.record_each({uuid: frozenset()},
+                                   drop_empty_file=True)
             return result
 
     def _apply(self, uuid, ownership_of, before_write=None):
@@ -299,18 +291,16 @@ class Reporter:
             in_sync = self.find_in_sync(uuids)
             todo = [u for u in uuids if u not in in_sync]
             report.skipped_in_sync = len(uuids) - len(todo)
-            if self.state is not None:
-                self.state.record_each({uuid: self.rule.to_record(
-                    self._record(uuid), (), self.missing)
-                    for uuid in in_sync})
-        self._each(todo, self.sync_provider, report, 'syncing providers')
+            self.state.record_each({uuid: self.rule.to_record(
+                self.state.owned(uuid), (), self.missing) for uuid in in_sync})
+        self._each(todo, self.sync_provider, report)
 
     def remove(self, uuids):
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
         return self._run(lambda uuids, report: self._each(
-            uuids, self.remove_provider, report, 'removing traits'),
+            uuids, self.remove_provider, report),
             list(dict.fromkeys(uuids)), True)
 
     def _run(self, act, uuids, prepare):
@@ -318,18 +308,16 @@ class Reporter:
         sharing the file recorded since) and, with ``prepare``, writable
         before anything is written: what it sets must be remembered."""
         report = SyncReport(kind=self.store.kind)
-        if self.state is not None:
-            self.state.refresh()
+        self.state.refresh()
         try:
-            if self.state is not None and prepare:
+            if prepare:
                 self.state.prepare()
             act(uuids, report)
         except ownership_state.StateNotSaved as exc:
             report.state_error = exc
         return report
 
-    def _each(self, uuids, act, report, what):
-        bar = progress_mod.Progress(len(uuids), what)
+    def _each(self, uuids, act, report):
         for uuid in uuids:
             self.sleep(0)  # a stop request ends the run here
             try:
@@ -342,5 +330,3 @@ class Reporter:
                 # Logged by whoever reads the report (service.summarize),
                 # which knows whether it is news or the same outage again.
                 report.results.append(SyncResult(uuid, error=exc))
-            bar.advance()
-        bar.done()

@@ -84,17 +84,6 @@ class ReportJob:
         """What this job's providers are, as a log line names one."""
         return self.reporter.store.kind
 
-    def inherit_state(self, previous):
-        """Keep knowing which custom traits ``previous`` (the job this one
-        replaces on a reload) set, also with no state file; returns self.
-
-        Without it a custom trait dropped from the configuration and
-        reloaded would stay on the provider when nothing is kept on disk.
-        """
-        if previous is not None and previous is not self:
-            self.reporter.state.adopt(previous.reporter.state)
-        return self
-
     def resolve(self, wait=0.0):
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
@@ -195,35 +184,34 @@ def summarize(report, failures=None):
     return 0 if report.ok else 1
 
 
-def _record_status(status, job, report=None, error=None):
+def _record_status(job, report=None, error=None):
     """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status.record(job.plan.settings.status_file, job.plan.reporter_name,
-                  report, error)
+    status_file.record(job.plan.settings.status_file, job.plan.reporter_name,
+                       report, error)
 
 
 def run_once(job_factory, wait):
     job = job_factory()
     logs.setup(job.conf)
-    status = status_file.StatusFile()
     try:
         report = job.sync(wait)
     except exceptions.Error as exc:
-        _try_record_status(status, job, error=exc)
+        _try_record_status(job, error=exc)
         raise
     code = summarize(report)
     try:
-        _record_status(status, job, report)
+        _record_status(job, report)
     except status_file.StatusNotSaved as exc:
         LOG.error('%s', exc)
         return 1
     return code
 
 
-def _try_record_status(status, job, report=None, error=None):
+def _try_record_status(job, report=None, error=None):
     """Record a failure that has its own line already: one that cannot be
     recorded as well only adds a warning."""
     try:
-        _record_status(status, job, report, error)
+        _record_status(job, report, error)
     except status_file.StatusNotSaved as exc:
         LOG.warning('%s', exc)
 
@@ -246,41 +234,26 @@ def run_service(job_factory, interval, wait, control=None):
         if threading.current_thread() is threading.main_thread():
             control_mod.install(control)
     failures = FailureLog()
-    status = status_file.StatusFile()
     refused = 0  # tries in a row the credentials were refused
     job = None
-    try:
-        job = _started(job_factory(control.sleep), interval)
-    except exceptions.CredentialsRefused as exc:
-        # --os-cloud asks Keystone for a token before anything else.
-        refused = _credentials_refused(failures, exc, interval, refused,
-                                       control)
     first = True  # no sync has run yet: --wait, and exit 2 on bad config
     try:
         with control.interruptible():
             while not control.stop_requested:
-                if refused:
-                    # Refused last time: read the configuration again, as
-                    # the fixed credentials arrive in it.
+                reload = control.take_reload()
+                if job is None or refused or reload:
+                    # Refused last time, the fixed credentials arrive in
+                    # the configuration: it is read again too.
                     try:
-                        fresh = job_factory(control.sleep)
+                        job = _rebuilt(job, job_factory, control, failures,
+                                       interval, reload)
                     except control_mod.ReloadRequested:
                         continue  # read again, at once
                     except exceptions.CredentialsRefused as exc:
+                        # --os-cloud asks Keystone for a token first.
                         refused = _credentials_refused(
                             failures, exc, interval, refused, control)
                         continue
-                    except exceptions.ConfigError as exc:
-                        if job is None:
-                            raise
-                        failures.failed(_failure_key(exc), logging.ERROR,
-                                        'keeping the previous configuration: '
-                                        '%s', exc)
-                    else:
-                        job = (fresh.inherit_state(job) if job is not None
-                               else _started(fresh, interval))
-                else:
-                    job = _reloaded(job, job_factory, control)
                 failed = report = None
                 try:
                     report = job.sync(wait if first else 0.0)
@@ -289,7 +262,7 @@ def run_service(job_factory, interval, wait, control=None):
                     continue  # re-read at once, and sync with what was read
                 except exceptions.CredentialsRefused as exc:
                     with control_mod.shielded():
-                        _try_record_status(status, job, error=exc)
+                        _try_record_status(job, error=exc)
                     refused = _credentials_refused(failures, exc, interval,
                                                    refused, control)
                     continue
@@ -305,7 +278,7 @@ def run_service(job_factory, interval, wait, control=None):
                 # The cycle's bookkeeping is not cut short by a SIGHUP (it
                 # waits for the next cycle) nor split by a stop.
                 with control_mod.shielded():
-                    _cycle_done(job, report, failed, failures, status)
+                    _cycle_done(job, report, failed, failures)
                 first = False
                 try:
                     control.wait(interval * random.uniform(0.9, 1.1))
@@ -317,7 +290,7 @@ def run_service(job_factory, interval, wait, control=None):
     return 0
 
 
-def _cycle_done(job, report, failed, failures, status):
+def _cycle_done(job, report, failed, failures):
     """Say how the cycle ended (once per outage) and record it in the
     status file."""
     # Logged out of the except block: oslo.log appends the exception being
@@ -326,7 +299,7 @@ def _cycle_done(job, report, failed, failures, status):
         exc, level, msg = failed
         failures.failed(_failure_key(exc), level, msg, exc)
     try:
-        _record_status(status, job, report, failed[0] if failed else None)
+        _record_status(job, report, failed[0] if failed else None)
     except status_file.StatusNotSaved as exc:
         failures.failed(_failure_key(exc), logging.ERROR, '%s', exc)
     failures.cycle_done(failed is None and not report.errors)
@@ -355,7 +328,6 @@ def _credentials_refused(failures, exc, interval, refused, control):
         control.wait(delay)
     except control_mod.ReloadRequested:
         pass  # the loop re-reads it anyway
-    control.take_reload()
     return refused + 1
 
 
@@ -416,13 +388,27 @@ def run_remove(job_factory):
     return 0
 
 
-def _reloaded(job, job_factory, control):
-    """A new job if a reload was asked for and the configuration reads."""
-    if not control.take_reload():
-        return job
+def _rebuilt(job, job_factory, control, failures, interval, reload):
+    """The job for the configuration as it reads now: the first, or one
+    replacing ``job`` (a SIGHUP, or a retry after refused credentials)
+    that inherits what it set. A configuration that cannot be read keeps
+    ``job``, said once per outage; with no job yet it is raised (exit 2).
+    Refused credentials are raised: the caller backs off."""
     try:
-        job = job_factory(control.sleep).inherit_state(job)
-        LOG.info('configuration re-read')
+        fresh = job_factory(control.sleep)
+    except exceptions.CredentialsRefused:
+        raise
     except Exception as exc:  # noqa: BLE001 - the service lives on
-        LOG.error('keeping the previous configuration: %s', exc)
-    return job
+        if job is None:
+            raise
+        failures.failed(_failure_key(exc), logging.ERROR,
+                        'keeping the previous configuration: %s', exc)
+        return job
+    if job is None:
+        return _started(fresh, interval)
+    if reload:
+        LOG.info('configuration re-read')
+    # What the previous job set stays known, also with no state file: a
+    # custom trait dropped from the configuration is still removed.
+    fresh.reporter.state.adopt(job.reporter.state)
+    return fresh

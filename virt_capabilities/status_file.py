@@ -13,7 +13,8 @@
 """The last sync, where monitoring reads it: a small JSON file.
 
 Each sync (a one-shot ``report`` or a service's cycle) replaces the file
-whole (``files.write_atomically``), so a reader never sees half of one.
+whole (``files.write_atomically``), so a reader never sees half of one;
+the last success is read back from it.
 Its fields, and why JSON: doc/source/install/compute.rst ("Monitoring");
 what to alert on: doc/source/admin/monitoring.rst.
 """
@@ -42,59 +43,50 @@ def now():
         timespec='seconds')
 
 
-class StatusFile:
-    """Writes one reporter's status file; remembers the last success."""
+def _previous_last_ok(path):
+    """The last success the file records: none yet, or not ours, None."""
+    try:
+        with open(path) as f:
+            previous = json.load(f)
+        return (previous.get('last_ok') if previous.get('format') == FORMAT
+                else None)
+    except (OSError, ValueError, AttributeError):
+        return None
 
-    def __init__(self, clock=now):
-        self._clock = clock
-        self._last_ok = {}  # path -> time, once read or written
 
-    def _previous_last_ok(self, path):
-        if path not in self._last_ok:
-            try:
-                with open(path) as f:
-                    previous = json.load(f)
-                self._last_ok[path] = (previous.get('last_ok')
-                                       if previous.get('format') == FORMAT
-                                       else None)
-            except (OSError, ValueError, AttributeError):
-                self._last_ok[path] = None  # none yet, or not ours: start
-        return self._last_ok[path]
-
-    def record(self, path, reporter_name, report=None, error=None):
-        """Write what a sync did: its SyncReport, or the error that stopped
-        it before one. Nothing without a path. StatusNotSaved (naming the
-        file) if it cannot be written."""
-        if not path:
-            return
-        time = self._clock()
-        failed = error is not None or (report is not None and not report.ok)
-        if error is None and report is not None and not report.ok:
-            error = _report_error(report)
-        last_ok = time if not failed else self._previous_last_ok(path)
-        document = {
-            'format': FORMAT,
-            'reporter_name': reporter_name,
-            'time': time,
-            'result': FAILED if failed else OK,
-            'error': None if error is None else str(error),
-            'last_ok': last_ok,
-            'changed': [{'provider': r.uuid, 'added': r.added,
-                         'removed': r.removed}
-                        for r in (report.results if report else ())
-                        if r.changed],
-            'failed': [{'provider': r.uuid, 'error': str(r.error)}
-                       for r in (report.errors if report else ())],
-        }
-        try:
-            files.write_atomically(path, json.dumps(document, indent=1))
-        except OSError as exc:
-            raise StatusNotSaved(
-                'cannot write status file %s (%s): monitoring reads the '
-                'previous sync as the last one; make it writable or point '
-                '[virt_capabilities] status_file elsewhere'
-                % (path, exc.strerror or exc)) from exc
-        self._last_ok[path] = last_ok
+def record(path, reporter_name, report=None, error=None, clock=now):
+    """Write what a sync did: its SyncReport, or the error that stopped it
+    before one; a failure keeps the last success the file records. Nothing
+    without a path. StatusNotSaved (naming the file) if it cannot be
+    written."""
+    if not path:
+        return
+    time = clock()
+    failed = error is not None or (report is not None and not report.ok)
+    if error is None and report is not None and not report.ok:
+        error = _report_error(report)
+    document = {
+        'format': FORMAT,
+        'reporter_name': reporter_name,
+        'time': time,
+        'result': FAILED if failed else OK,
+        'error': None if error is None else str(error),
+        'last_ok': time if not failed else _previous_last_ok(path),
+        'changed': [{'provider': r.uuid, 'added': r.added,
+                     'removed': r.removed}
+                    for r in (report.results if report else ())
+                    if r.changed],
+        'failed': [{'provider': r.uuid, 'error': str(r.error)}
+                   for r in (report.errors if report else ())],
+    }
+    try:
+        files.write_atomically(path, json.dumps(document, indent=1))
+    except OSError as exc:
+        raise StatusNotSaved(
+            'cannot write status file %s (%s): monitoring reads the '
+            'previous sync as the last one; make it writable or point '
+            '[virt_capabilities] status_file elsewhere'
+            % (path, exc.strerror or exc)) from exc
 
 
 def _report_error(report):

@@ -113,45 +113,37 @@ class Report(lister.Lister):
 
     def run(self, parsed_args):
         self.check_arguments(parsed_args)
-        if parsed_args.check:
-            return self.check(parsed_args)
-        if not parsed_args.dry_run:
+        if not (parsed_args.check or parsed_args.dry_run):
             return self.sync(parsed_args)
-        parsed_args.formatter = parsed_args.formatter or self.formatter_default
-        super().run(parsed_args)  # take_action's rows, through -f
-        if self.said_missing():
-            return 1
-        return DRIFT if self.drift else 0
-
-    def said_missing(self):
+        if parsed_args.check:
+            self.take_action(parsed_args)
+            self.app.stdout.write(self.check_line() + '\n')
+        else:
+            parsed_args.formatter = (parsed_args.formatter
+                                     or self.formatter_default)
+            super().run(parsed_args)  # take_action's rows, through -f
         if self.job.missing:
             self.app.LOG.error('%s; the others were read',
                                providers.missing_line(self.job.kind,
                                                       self.job.missing))
-        return bool(self.job.missing)
-
-    def check(self, parsed_args):
-        """One line on stdout: in sync, or which providers differ and
-        how; the exit code says the same."""
-        self.job = self.new_job(parsed_args)
-        rows = self.job.dry_run(parsed_args.wait)
-        drift = [(ref, uuid, added, removed)
-                 for ref, uuid, added, removed in rows if added or removed]
-        if drift:
-            differ = '; '.join('%s (%s) add %s, remove %s' % (
-                ref.value, uuid, ','.join(added) or '-',
-                ','.join(removed) or '-')
-                for ref, uuid, added, removed in drift)
-            line = 'drift: %d of %d %s(s) differ from what this node ' \
-                'should carry: %s' % (len(drift), len(rows), self.job.kind,
-                                      differ)
-        else:
-            line = 'in sync: %d %s(s) carry what this node should' % (
-                len(rows), self.job.kind)
-        self.app.stdout.write(line + '\n')
-        if self.said_missing():
             return 1
-        return DRIFT if drift else 0
+        return DRIFT if self.drift else 0
+
+    def check_line(self):
+        """--check's one line: in sync, or which providers differ and
+        how; the exit code says the same."""
+        drift = [(ref, uuid, added, removed)
+                 for ref, uuid, added, removed in self.rows
+                 if added or removed]
+        if not drift:
+            return 'in sync: %d %s(s) carry what this node should' % (
+                len(self.rows), self.job.kind)
+        return 'drift: %d of %d %s(s) differ from what this node should ' \
+            'carry: %s' % (len(drift), len(self.rows), self.job.kind,
+                           '; '.join('%s (%s) add %s, remove %s' % (
+                               ref.value, uuid, ','.join(added) or '-',
+                               ','.join(removed) or '-')
+                               for ref, uuid, added, removed in drift))
 
     def check_arguments(self, parsed_args):
         if parsed_args.interval is not None and not (
@@ -191,12 +183,13 @@ class Report(lister.Lister):
                                  config_dirs=parsed_args.config_dir)
 
     def take_action(self, parsed_args):
-        """The dry run: one row per provider found, what a sync would add
-        and remove there."""
+        """The dry run (and --check's): one row per provider found, what a
+        sync would add and remove there."""
         self.job = self.new_job(parsed_args)
-        rows = self.job.dry_run(parsed_args.wait)
-        self.drift = any(added or removed for _, _, added, removed in rows)
+        self.rows = self.job.dry_run(parsed_args.wait)
+        self.drift = any(added or removed
+                         for _, _, added, removed in self.rows)
         return COLUMNS, [
             (ref.value, uuid, column_types.ListColumn(added),
              column_types.ListColumn(removed))
-            for ref, uuid, added, removed in rows]
+            for ref, uuid, added, removed in self.rows]

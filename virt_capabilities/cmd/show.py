@@ -34,10 +34,11 @@ class Show(show.ShowOne):
     before the reporter runs there: the same validation of the node's
     configuration (a configuration or state file report refuses, show
     refuses with the same message and exit code 2) and the same traits.
-    Two refusals of report's are not show's, as they matter only to a
-    sync: no Placement (or Ironic) credentials, and no provider found from
-    nova.conf (VMware, ironic and z/VM without --provider); show exits 0
-    on them, and says the second in provider_needed.
+    Three refusals of report's are not show's, as they matter only to a
+    sync: no Placement (or Ironic) credentials, no provider found from
+    nova.conf (VMware, ironic and z/VM without --provider), and a log
+    destination nova.conf names that cannot be opened (show logs to
+    stderr); show exits 0 on them, and says the second in provider_needed.
     nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
     nova-compute reports itself for this driver and options (by default,
     image_type_traits_owner = nova-compute, the reporter never touches
@@ -67,8 +68,7 @@ class Show(show.ShowOne):
         node = plan.NodePlan.from_files(
             parsed_args.config_file, parsed_args.provider,
             parsed_args.config_dir)
-        result = node.as_dict()
-        result.update(structured(node))
+        result = columns(node)
         return COLUMNS, tuple(_column(result[c], parsed_args.formatter)
                               for c in COLUMNS)
 
@@ -85,12 +85,12 @@ def _column(value, formatter):
     return value
 
 
-def structured(node):
-    """The columns that are data, not prose, in json and yaml:
-    ``image_metadata_traits`` as {family: [trait, ...]}, ``why`` as {kind
-    of trait: sentence}, ``providers`` as [{kind, value, source}], and
-    ``provider_needed``: why none could be found from nova.conf (null when
-    one was)."""
+def columns(node):
+    """Every column of ``node`` (a NodePlan), by name. Those that are data,
+    not prose, in json and yaml: ``image_metadata_traits`` as {family:
+    [trait, ...]}, ``why`` as {kind of trait: sentence}, ``providers`` as
+    [{kind, value, source}], and ``provider_needed``: why none could be
+    found from nova.conf (null when one was)."""
     families = {}
     for row in sorted(node.metadata_rows, key=lambda r: (r.family, r.trait)):
         families.setdefault(row.family, values.TextList()).append(row.trait)
@@ -99,12 +99,21 @@ def structured(node):
                          'value': ref.value, 'source': ref.source},
                         text=ref.describe())
         for ref in node.refs)
+    why = node.why()
     return {
+        'compute_driver': node.capabilities.compute_driver,
+        'formats': sorted(node.capabilities.formats),
+        'excluded': sorted(node.capabilities.excluded),
+        'image_type_traits_owner': node.settings.image_type_traits_owner,
+        'nova_compute_keeps': sorted(node.nova_compute_traits),
+        'reporter_keeps': sorted(node.traits),
+        'custom_traits': sorted(node.custom_traits),
         'image_metadata_traits': values.TextDict(families),
         # One line per kind in a table, which stays readable.
-        'why': values.TextDict(node.why(), text='\n'.join(
-            '%s: %s' % kv for kv in node.why().items())),
+        'why': values.TextDict(why, text='\n'.join(
+            '%s: %s' % kv for kv in why.items())),
         'providers': providers,
         'provider_needed': (str(node.provider_needed)
                             if node.provider_needed else None),
+        'reporter_name': node.reporter_name,
     }

@@ -575,27 +575,32 @@ def test_standard_traits_listed_in_state_stay_on_the_provider(
         {uuid: sorted(STANDARD | {mine})})
     traits, _ = client.get_provider_traits(uuid)
     assert traits == STANDARD | {T['raw']}  # the custom one it set: gone
-    assert len(warnings) == 1, proc.stderr
-    assert all(name in warnings[0] for name in STANDARD)
+    assert warnings == [], proc.stderr
     saved = json.loads((tmp_path / 'virt_capabilities.json').read_text())
     assert not STANDARD & {t for entry in saved['providers'].values()
                            for ts in entry.values() for t in ts}
 
 
-def test_a_wrong_typed_state_entry_is_warned_about_and_the_run_goes_on(
+def test_a_wrong_typed_state_entry_refuses_the_file_untouched(
         placement, write_conf, tmp_path, unique):
+    """A hand-edited record of the wrong type: nothing in the file is read,
+    nothing is sent, and the file stays as it was."""
     client = placement.client()
     mine = 'CUSTOM_MINE_' + unique.upper()
     uuid = make_provider(client, 'typed-' + unique, {mine})
     other = 'c0ffee00-0000-4000-8000-%s' % unique.rjust(12, '0')
-    proc, warnings = report_with_state(
-        placement, write_conf, tmp_path, 'typed-' + unique,
-        {uuid: [mine], other: 5})
-    traits, _ = client.get_provider_traits(uuid)
-    assert traits == {T['raw']}  # the well-formed entry still counts
-    assert len(warnings) == 1, proc.stderr
-    assert other in warnings[0]
-    assert 'virt_capabilities.json' in warnings[0]
+    path = write_conf(FAKE_CONF, placement)
+    state = tmp_path / 'virt_capabilities.json'
+    state.write_text(json.dumps({'format': ownership_state.FORMAT,
+                                 'providers': {uuid: {path: [mine]},
+                                               other: 5}}))
+    before = state.read_bytes()
+    proc = run_cli('report', '--config-file', path, '--provider',
+                   'typed-' + unique)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count('\n') == 1 and str(state) in proc.stderr
+    assert client.get_provider_traits(uuid)[0] == {mine}
+    assert state.read_bytes() == before
 
 
 def test_a_state_file_that_is_not_its_own_is_refused_untouched(

@@ -16,6 +16,7 @@ import pytest
 
 from image_type_common import exceptions
 from virt_capabilities import plan
+from virt_capabilities.cmd import show
 
 
 def plan_for(tmp_path, text):
@@ -126,7 +127,7 @@ def test_by_default_nova_compute_owns_the_image_type_traits(tmp_path):
     assert result.settings.image_type_traits_owner == 'nova-compute'
     assert not result.owns_image_types
     assert result.traits == {'CUSTOM_A'}
-    assert result.as_dict()['image_type_traits_owner'] == 'nova-compute'
+    assert show.columns(result)['image_type_traits_owner'] == 'nova-compute'
 
 
 def test_the_reporter_owns_them_only_when_told(tmp_path):

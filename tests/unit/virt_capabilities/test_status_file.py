@@ -42,8 +42,7 @@ def changed_report():
 
 def test_a_sync_is_recorded_and_a_failure_keeps_the_last_success(tmp_path):
     path = str(tmp_path / 'status.json')
-    status = status_file.StatusFile(clock('t1', 't2'))
-    status.record(path, 'me', changed_report())
+    status_file.record(path, 'me', changed_report(), clock=clock('t1'))
     with open(path) as f:
         assert json.load(f) == {
             'format': 'virt-capabilities-status/1', 'reporter_name': 'me',
@@ -52,10 +51,10 @@ def test_a_sync_is_recorded_and_a_failure_keeps_the_last_success(tmp_path):
                          'removed': []}],
             'failed': []}
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600  # a new file
-    # A new process (a restart) fails: the last success is read back.
-    later = status_file.StatusFile(clock('t3'))
-    later.record(path, 'me', error=exceptions.PlacementUnavailable(
-        'cannot reach Placement at http://127.0.0.1:9: connection refused'))
+    # A failure (a restart's too): the last success is read back.
+    status_file.record(path, 'me', error=exceptions.PlacementUnavailable(
+        'cannot reach Placement at http://127.0.0.1:9: connection refused'),
+        clock=clock('t3'))
     with open(path) as f:
         failed = json.load(f)
     assert failed['result'] == 'failed' and failed['last_ok'] == 't1'
@@ -65,7 +64,7 @@ def test_a_sync_is_recorded_and_a_failure_keeps_the_last_success(tmp_path):
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(
         tmp_path, monkeypatch):
     path = str(tmp_path / 'status.json')
-    status_file.StatusFile(clock('t1')).record(path, 'me', changed_report())
+    status_file.record(path, 'me', changed_report(), clock=clock('t1'))
     before = open(path).read()
 
     def fsync(fd):
@@ -73,8 +72,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(
 
     monkeypatch.setattr(os, 'fsync', fsync)
     with pytest.raises(status_file.StatusNotSaved) as caught:
-        status_file.StatusFile(clock('t2')).record(path, 'me',
-                                                   changed_report())
+        status_file.record(path, 'me', changed_report(), clock=clock('t2'))
     monkeypatch.undo()
     assert open(path).read() == before
     assert os.listdir(tmp_path) == ['status.json']
@@ -82,7 +80,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_file(
 
 
 def test_no_path_no_file(tmp_path):
-    status_file.StatusFile().record(None, 'me', changed_report())
+    status_file.record(None, 'me', changed_report())
     status_file.remove(None)
     assert os.listdir(tmp_path) == []
 

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Progress of long runs: a bar on a terminal, else a log line per 10%."""
+"""The demo's progress while it builds its fleet: a bar on a terminal,
+else a log line per 10%."""
 
 import logging
 import sys
