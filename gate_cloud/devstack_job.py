@@ -97,9 +97,9 @@ PLUGIN_REGEX = r'^image_type_tempest_plugin\.'
 CONCURRENCY = 4
 
 
-def _step(name, started):
-    print('== devstack gate: %s (%.0f s)' % (name, time.monotonic() -
-                                            started), flush=True)
+def _step(name, started, job='devstack'):
+    print('== %s gate: %s (%.0f s)' % (job, name, time.monotonic() -
+                                      started), flush=True)
 
 
 def _project_tree(dest):

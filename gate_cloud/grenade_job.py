@@ -24,6 +24,7 @@ filters on; the rollback and the reporters' removal (``AFTER``), each
 with boots beside it; the container stopped, pass or fail.
 """
 
+import functools
 import json
 import pathlib
 import re
@@ -42,6 +43,7 @@ SERIES = ('2026.2', '2026.1')
 BASES = {'old': '/opt/stack/old', 'new': '/opt/stack/new'}
 GRENADE_DIR = BASES['new'] + '/grenade'
 GRENADE_TIMEOUT = 5400
+_step = functools.partial(gate._step, job='grenade')
 #: This project's resources.sh, as grenade's PLUGIN_DIR finds it.
 RESOURCES = BASES['new'] + '/image-type-filter/devstack/upgrade/resources.sh'
 #: Trees the project's own tree does not bring, cloned on both sides as
@@ -266,14 +268,14 @@ def run(keep=False):
         raise GateError('a gate container is running (%s): python3 -m '
                         'gate_cloud devstack down' % box.state_file)
     prepare()
-    gate._step('prepared (host tools, base root, both series\' sdists)',
+    _step('prepared (host tools, base root, both series\' sdists)',
                started)
     _lay_out_root()
-    gate._step('roots laid out (old and new sides, grenade)', started)
+    _step('roots laid out (old and new sides, grenade)', started)
     with gate.running(box, keep, started):
         box.start(gate.ROOTFS, gate.LOGS / 'container.log')
         variables = _render(box)
-        gate._step('container booted, both local.confs and grenade\'s '
+        _step('container booted, both local.confs and grenade\'s '
                    'localrc rendered from the job', started)
         # devstack stable/2026.1 writes KSM's switch whenever the file
         # exists, and the container's /sys is read-only (master warns
@@ -286,13 +288,13 @@ def run(keep=False):
         _n_cpu_unit(box)
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
-        gate._step('resources created and verified on the base', started)
+        _step('resources created and verified on the base', started)
         stream = grenade_boots.Stream(box, gate.LOGS / 'boots-upgrade.log')
         stream.start()
         try:
             window = [time.time()]
             _grenade(box, '-b')
-            gate._step('grenade base part passed (state saved, services '
+            _step('grenade base part passed (state saved, services '
                        'down)', started)
             _resources(box, 'verify_noapi')
             keeper = KeepComputeIds(box)
@@ -304,18 +306,18 @@ def run(keep=False):
             print('[upgrade] devstack gave a fake node a new compute_id %d '
                   'time(s); its own was kept' % keeper.restored, flush=True)
             window.append(time.time())
-            gate._step('grenade target part passed (every project '
+            _step('grenade target part passed (every project '
                        'upgraded)', started)
             _resources(box, 'verify', 'post-upgrade')
         finally:
             boots = stream.stop()
         _judged('upgrade', boots, window,
                 gate.LOGS / 'resources-verify-post-upgrade.log')
-        gate._step('resources verified after the upgrade', started)
+        _step('resources verified after the upgrade', started)
         gate.tempest_on(box, variables, started, dest=BASES['new'])
         for name, module in AFTER:
             _streamed_phase(box, name, module)
-            gate._step('phase %s passed' % name, started)
+            _step('phase %s passed' % name, started)
         _resources(box, 'destroy')
-        gate._step('resources destroyed', started)
+        _step('resources destroyed', started)
     return 0
