@@ -56,9 +56,7 @@ from benchmarks.scale import queries
 from benchmarks.scale import shapes
 from image_type_common import image_metadata
 from image_type_filter import settings
-from image_type_filter.client import query
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_metadata_prefilter
 from placement_runner import embedded
 from placement_runner import postgres
@@ -134,23 +132,23 @@ def prefilter():
 
 
 def spec_for(arch):
-    return rs.RequestSpec.for_boot('raw', RESOURCES,
-                                   properties={'hw_architecture': arch})
+    return our_filters.RequestSpec.for_boot(
+        'raw', RESOURCES, properties={'hw_architecture': arch})
 
 
 def query_strings(client, arch):
     """{variant: query string} for a boot of an ``arch`` image."""
-    plain = query.build(spec_for(arch), client.negotiate())
+    plain = our_filters.build(spec_for(arch), client.negotiate())
     filtered = spec_for(arch)
     prefilter()(None, filtered)
     return {'image_properties_filter': plain + '&limit=%d' % LIMIT,
-            'prefilter': query.build(filtered, client.negotiate())
+            'prefilter': our_filters.build(filtered, client.negotiate())
             + '&limit=%d' % LIMIT}
 
 
 def fitting(body, host_arch, arch):
     """The candidates ImagePropertiesFilter would keep."""
-    return {rp for rp in scheduler_client.root_providers(body)
+    return {rp for rp in our_filters.root_providers(body)
             if host_arch.get(rp) == arch}
 
 
@@ -167,7 +165,7 @@ def ask(placements, host_arch, asks):
                 misses = wrong = 0
                 for _ in range(asks):
                     body = client.get_allocation_candidates(qs)
-                    roots = set(scheduler_client.root_providers(body))
+                    roots = set(our_filters.root_providers(body))
                     kept = fitting(body, host_arch, arch)
                     misses += not kept
                     if variant == 'prefilter':
@@ -198,8 +196,8 @@ def filter_cost(calls=20000):
                   'hw_vif_model': 'virtio', 'hw_video_model': 'virtio'}
 
     def call():
-        one(None, rs.RequestSpec.for_boot('raw', RESOURCES,
-                                          properties=properties))
+        one(None, our_filters.RequestSpec.for_boot(
+            'raw', RESOURCES, properties=properties))
     batches = timeit.repeat(call, number=calls, repeat=5)
     return round(min(batches) / calls * 1e6, 2)
 

@@ -24,11 +24,11 @@ from image_type_demo import fleet
 from image_type_demo import progress as progress_mod
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 from image_type_filter.diagnostics import verdicts
+from image_type_filter.scheduler import pipeline
 from placement_runner import embedded
 
 LOG = logging.getLogger(__name__)
@@ -46,14 +46,13 @@ METADATA_IMAGES = [
 ]
 
 
-def scheduler_settings(enabled):
+def filter_settings(enabled):
     """Every filter on (with the Trove rule and every image-metadata
     family), or every one off: Nova unaided."""
-    return settings.ClientSettings.defaults(
-        filters=settings.FilterSettings.defaults(
-            image_type_enabled=enabled, isolation_enabled=enabled,
-            isolation_rules=(fleet.TROVE_RULE,),
-            image_metadata_families=image_metadata.NAMES if enabled else ()))
+    return settings.FilterSettings.defaults(
+        image_type_enabled=enabled, isolation_enabled=enabled,
+        isolation_rules=(fleet.TROVE_RULE,),
+        image_metadata_families=image_metadata.NAMES if enabled else ())
 
 
 def run(progress_stream=None, then=None, placement_args=None):
@@ -74,8 +73,9 @@ def run(progress_stream=None, then=None, placement_args=None):
         bar.done()
         client = placement.client()
         names = {h.uuid: h.name for h in hosts}
-        schedulers = {enabled: scheduler_client.SchedulerClient(
-            client, scheduler_settings(enabled)) for enabled in (True, False)}
+        pipelines = {enabled: pipeline.RequestFilterPipeline.from_settings(
+            filter_settings(enabled), placement=client)
+            for enabled in (True, False)}
         cases = [(fmt, True, False, {}) for fmt in image_types.FORMATS]
         cases += [('vmdk', False, False, {}), ('vmdk', True, True, {}),
                   ('qcow2', True, False, fleet.TROVE_TAG)]
@@ -83,11 +83,12 @@ def run(progress_stream=None, then=None, placement_args=None):
                   for fmt, properties in METADATA_IMAGES]
         requests = []
         for disk_format, enabled, volume_backed, properties in cases:
-            spec = rs.RequestSpec.for_boot(disk_format, RESOURCES,
-                                           is_bfv=volume_backed,
-                                           properties=properties)
+            spec = our_filters.RequestSpec.for_boot(
+                disk_format, RESOURCES, is_bfv=volume_backed,
+                properties=properties)
             try:
-                found = schedulers[enabled].get_candidates(spec)
+                found = our_filters.get_candidates(client, pipelines[enabled],
+                                                   spec)
                 # A kept database may hold providers of its own.
                 candidates = sorted(names.get(u, u)
                                     for u in found.provider_uuids)

@@ -12,12 +12,11 @@
 
 """The scheduler side's configuration, read once into typed values.
 
-Every option the request filters and this project's scheduler client use
-is read here, in one pass, and handed down as a frozen dataclass, so that
-inside nova-scheduler a malformed value fails here, with one line naming
-it (the commands check every value as they load the files,
-``loading.validate_all``). Neither image_type_filter/scheduler/ nor
-image_type_filter/client/ reads an option by name; a test holds it.
+Every option the request filters use is read here, in one pass, and
+handed down as a frozen dataclass, so that inside nova-scheduler a
+malformed value fails here, with one line naming it (the commands check
+every value as they load the files, ``loading.validate_all``).
+image_type_filter/scheduler/ reads no option by name; a test holds it.
 
 Options that configure no filter are read by name where they are used,
 in four modules. ``nova.integration`` reads Nova's ``[filter_scheduler]
@@ -39,7 +38,6 @@ from image_type_common.conf import loading
 from image_type_filter import conf as itf_conf
 from image_type_filter.conf import image_type_filter as filter_conf
 from image_type_filter.conf import scheduler as scheduler_conf
-from image_type_filter.conf import scheduler_client as client_conf
 
 
 @functools.cache
@@ -120,29 +118,4 @@ class FilterSettings:
     def defaults(cls, **values):
         """The options' defaults with ``values`` (field names) set: what
         the demo, the benchmarks and the tests run with."""
-        return dataclasses.replace(cls.from_conf(_unconfigured()), **values)
-
-
-@dataclasses.dataclass(frozen=True)
-class ClientSettings:
-    """What this project's own scheduler client is told (not Nova); as
-    FilterSettings, every default is the options' own."""
-
-    filters: FilterSettings
-    trait_parameter: str
-    flat_check_interval: int
-
-    @classmethod
-    def from_conf(cls, conf):
-        group = client_conf.scheduler_client_group.name
-        return cls(
-            filters=FilterSettings.from_conf(conf),
-            trait_parameter=loading.read(
-                conf, 'image_type_trait_parameter', group),
-            flat_check_interval=loading.read(
-                conf, 'image_type_flat_check_interval', group))
-
-    @classmethod
-    def defaults(cls, **values):
-        """The options' defaults with ``values`` (field names) set."""
         return dataclasses.replace(cls.from_conf(_unconfigured()), **values)

@@ -32,31 +32,27 @@ import requests
 from benchmarks import root_required_patch
 from benchmarks.scale import shapes
 from image_type_common import image_types
-from image_type_filter.client import query
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
-from image_type_filter.conf import scheduler_client as client_conf
+from image_type_filter.diagnostics import our_filters
 
 NOVA_LIMIT = 1000  # [scheduler] max_placement_results' default
 VARIANTS = ('root_required', 'required', 'scheduler_side')
 
 
 def query_string(client, disk_format, variant, limit=None):
-    trait = image_types.TRAIT_BY_FORMAT[disk_format]
-    if variant == 'scheduler_side':
-        spec = rs.RequestSpec.for_boot(disk_format, shapes.RESOURCES)
-        qs = query.build(spec, client.negotiate())
-    else:
-        spec = rs.RequestSpec.for_boot(disk_format, shapes.RESOURCES,
-                                       root_required={trait})
-        qs = query.build(spec, client.negotiate(), variant)
+    """The trait in ``variant`` (``root_required``, as nova-scheduler
+    sends it, or the unsuffixed ``required``), or none (``scheduler_side``).
+    """
+    traits = {} if variant == 'scheduler_side' else {
+        variant: {image_types.TRAIT_BY_FORMAT[disk_format]}}
+    qs = our_filters.build(our_filters.RequestSpec.for_boot(
+        disk_format, shapes.RESOURCES, **traits), client.negotiate())
     return qs + ('&limit=%d' % limit if limit else '')
 
 
 def hosts_found(body, variant, trait):
     """The hosts a scheduler would go on with: all roots for the
     prefilter, only those whose summary has the trait otherwise."""
-    roots = set(scheduler_client.root_providers(body))
+    roots = set(our_filters.root_providers(body))
     if variant != 'scheduler_side':
         return roots
     summaries = body['provider_summaries']
@@ -183,7 +179,7 @@ def latencies(placement, nodes, runs, patched=None):
             checks[key] = check
     session = requests.Session()
     url = '%s/allocation_candidates?%s' % (placement.endpoint, query_string(
-        client, 'vmdk', client_conf.ROOT_REQUIRED, NOVA_LIMIT))
+        client, 'vmdk', 'root_required', NOVA_LIMIT))
     headers = {'X-Auth-Token': placement.token, 'Accept': 'application/json',
                'OpenStack-API-Version': 'placement %s'
                % placement.microversion}
@@ -229,7 +225,7 @@ def false_no_valid_host(placements, nodes, asks):
                    len(nodes), len(rare), NOVA_LIMIT), 3)}
     for name, placement in placements.items():
         client = placement.client()
-        for variant in (client_conf.ROOT_REQUIRED, 'scheduler_side'):
+        for variant in ('root_required', 'scheduler_side'):
             qs = query_string(client, 'ploop', variant, NOVA_LIMIT)
             misses = wrong = 0
             for _ in range(asks):

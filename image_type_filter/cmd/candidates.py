@@ -25,15 +25,15 @@ from image_type_common.cli import exit_codes
 from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
 from image_type_filter.cmd import families
 from image_type_filter.diagnostics import as_scheduler
 from image_type_filter.diagnostics import cloud
 from image_type_filter.diagnostics import nova_input
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey
 from image_type_filter.diagnostics import verdicts
+from image_type_filter.scheduler import pipeline as filter_pipeline
 
 LOG = logging.getLogger(__name__)
 #: Exit code when Placement offers no host at all (the reason is on stderr).
@@ -71,8 +71,8 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
 
     With --disk-format instead, it asks for an image of that format with
     this project's filters only (the image-type filter on whatever the
-    config file says; [image_isolation], [image_metadata_prefilter] and
-    [scheduler_client] from --config-file, or --family) and --resources;
+    config file says; [image_isolation] and [image_metadata_prefilter]
+    from --config-file, or --family) and --resources;
     --explain judges each host left out as --server does, naming the terms
     of the query it fails: a trait it lacks (for the image's, the formats
     it boots) or carries (with the rule or image property that asked), a
@@ -240,31 +240,32 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         properties = parse_properties(parsed_args.image_property)
         disk_format = parsed_args.disk_format.strip()  # as Glance stores it
         conf, client = self.conf_and_client(parsed_args)
-        read = settings.ClientSettings.from_conf(conf)
-        check_as_nova_would(disk_format, properties,
-                            read.filters.isolation_rules, parsed_args.strict)
+        read = settings.FilterSettings.from_conf(conf)
+        check_as_nova_would(disk_format, properties, read.isolation_rules,
+                            parsed_args.strict)
         # The image-type filter is on here, whatever the file says.
-        read = dataclasses.replace(read, filters=dataclasses.replace(
-            read.filters, image_type_enabled=True,
-            image_metadata_families=families.chosen(
-                parsed_args, read.filters.image_metadata_families)))
-        sched = scheduler_client.SchedulerClient(client, read)
+        pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+            dataclasses.replace(
+                read, image_type_enabled=True,
+                image_metadata_families=families.chosen(
+                    parsed_args, read.image_metadata_families)),
+            placement=client)
         if parsed_args.volume_backed:
             # As Nova asks for a volume-backed server: no root disk.
             resources.pop('DISK_GB', None)
         common.check_resource_classes(client, resources)
-        spec = rs.RequestSpec.for_boot(
+        spec = our_filters.RequestSpec.for_boot(
             disk_format, resources, is_bfv=parsed_args.volume_backed,
             properties=properties)
         refused = None
         try:
-            found = sched.get_candidates(spec)
+            found = our_filters.get_candidates(client, pipeline, spec)
         except filter_exceptions.NoValidHost as exc:
             # A filter knows why before asking (a format no host boots, a
             # reserved trait nobody carries, reject of an unknown format).
-            refused, found = exc, scheduler_client.Candidates([], '', [])
+            refused, found = exc, our_filters.Candidates([], '', [])
         def describe(trait):
-            return sched.pipeline.describe_trait(trait, spec)
+            return pipeline.describe_trait(trait, spec)
         judged = None
         if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)

@@ -67,12 +67,11 @@ class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     def take_action(self, parsed_args):
         try:
             conf, client = self.conf_and_client(parsed_args)
-            read = settings.ClientSettings.from_conf(conf)
+            read = settings.FilterSettings.from_conf(conf)
             checks = readiness.ReadinessChecks(
-                client, survey.take(client), read.trait_parameter,
-                families=families.chosen(
-                    parsed_args, read.filters.image_metadata_families),
-                novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
+                client, survey.take(client), families=families.chosen(
+                    parsed_args, read.image_metadata_families),
+                novas_metadata_prefilter=read.novas_metadata_prefilter)
             results = checks.results()
         except exceptions.ConfigError:
             # Configuration, credentials or usage: its own line and its 2,

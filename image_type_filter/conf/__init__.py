@@ -12,8 +12,8 @@
 
 """Options of the scheduler side, registered on an explicit ConfigOpts.
 
-``register_opts`` is for a ConfigOpts of this project's own (the CLI, the
-demo, the scheduler client). Inside nova-scheduler ``register_nova_opts`` adds
+``register_opts`` is for a ConfigOpts of this project's own (the commands
+and the demo). Inside nova-scheduler ``register_nova_opts`` adds
 only the request filters' options to Nova's own CONF, so nova.conf alone
 configures them and no second ConfigOpts has to be loaded.
 """
@@ -24,9 +24,8 @@ from image_type_filter.conf import image_isolation
 from image_type_filter.conf import image_metadata_prefilter
 from image_type_filter.conf import image_type_filter
 from image_type_filter.conf import scheduler
-from image_type_filter.conf import scheduler_client
 
-MODULES = [scheduler, image_type_filter, scheduler_client, image_isolation,
+MODULES = [scheduler, image_type_filter, image_isolation,
            image_metadata_prefilter, keystoneauth.placement]
 
 

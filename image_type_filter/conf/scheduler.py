@@ -19,7 +19,7 @@ are Nova's: inside nova-scheduler they are read, never declared again;
 elsewhere they are declared here so a nova.conf that sets them means the
 same thing. Everything else of ours has a group of its own
 (``image_type_filter.py``, ``image_isolation.py``,
-``image_metadata_prefilter.py``, ``scheduler_client.py``).
+``image_metadata_prefilter.py``).
 """
 
 from oslo_config import cfg

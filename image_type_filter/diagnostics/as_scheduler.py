@@ -29,8 +29,8 @@ import warnings
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_filter import exceptions as filter_exceptions
-from image_type_filter.client import scheduler_client
 from image_type_filter.diagnostics import cloud as cloud_mod
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts as verdicts_mod
 from image_type_filter.scheduler import spec_fields
@@ -375,7 +375,7 @@ def _ask(placement, query, querystring):
                         'nova-scheduler\'s query with 400, and every such '
                         'boot ends in No valid host'
                         % ', '.join(sorted(exc.traits)))}
-    offered = scheduler_client.root_providers(body)
+    offered = our_filters.root_providers(body)
     count = len(body.get('allocation_requests', []))
     return offered, {
         'candidates': count, 'hosts': len(offered), 'limit': query.limit,

@@ -26,7 +26,6 @@ from oslo_upgradecheck import upgradecheck
 from image_type_common import image_metadata
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-from image_type_filter.conf import scheduler_client as client_conf
 from image_type_filter.diagnostics import survey
 from image_type_filter.scheduler import image_metadata_prefilter
 
@@ -44,12 +43,10 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     """The checks, on a survey already taken (no request of their own but
     the client's negotiated microversion)."""
 
-    def __init__(self, client, fleet,
-                 trait_parameter=client_conf.ROOT_REQUIRED, families=(),
+    def __init__(self, client, fleet, families=(),
                  novas_metadata_prefilter=False):
         self.client = client
         self.fleet = fleet
-        self.trait_parameter = trait_parameter
         #: Image-metadata families to check, as if enabled.
         self.families = tuple(families)
         self.novas_metadata_prefilter = novas_metadata_prefilter
@@ -101,19 +98,6 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
                           'required' % pc.version_str(version))
         return Result(Code.SUCCESS, pc.version_str(version))
 
-    def _check_provider_trees(self):
-        if self.fleet.flat:
-            return Result(Code.SUCCESS, 'flat: every tree is one provider and '
-                          'nothing is shared, so image_type_trait_parameter '
-                          '= required is safe')
-        detail = ('not flat (%s): keep image_type_trait_parameter = '
-                  'root_required' % ('nested providers' if self.fleet.nested
-                                     else 'sharing providers %s'
-                                     % ', '.join(self.fleet.sharing)))
-        return Result(Code.WARNING
-                      if self.trait_parameter == client_conf.REQUIRED
-                      else Code.SUCCESS, detail)
-
     def _check_formats(self):
         """Information: how many hosts boot each format, and which formats
         no host boots (boots of those will find no host)."""
@@ -127,7 +111,6 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
     _upgrade_checks = (
         ('Compute nodes report image types', _check_compute_nodes),
         ('Placement microversion', _check_microversion),
-        ('Provider trees', _check_provider_trees),
         ('Image formats', _check_formats),
     )
 

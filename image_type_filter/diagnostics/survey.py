@@ -16,9 +16,9 @@ Compute nodes are the providers Nova marks with the ``COMPUTE_NODE`` trait
 (every driver, ironic included). Where Placement or Nova predates that
 trait, root providers with VCPU inventory stand in, and the survey says so.
 Costs a fixed number of queries however large the fleet: one listing, one
-``required=`` query per format and one for ``COMPUTE_NODE``, one for
-sharing providers, and (only in the fallback) an inventory read for root
-providers that report no image type.
+``required=`` query per format and one for ``COMPUTE_NODE``, and (only in
+the fallback) an inventory read for root providers that report no image
+type.
 """
 
 import dataclasses
@@ -27,7 +27,6 @@ import os_traits
 
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-from image_type_filter.client import fleet_shape
 
 COMPUTE_RESOURCE = 'VCPU'
 BY_TRAIT = 'the COMPUTE_NODE trait'
@@ -45,15 +44,7 @@ class Host:
 @dataclasses.dataclass
 class Survey:
     hosts: dict            # uuid -> Host, compute hosts only
-    nested: bool           # some provider has a parent
-    sharing: list          # names of sharing providers
     found_by: str = BY_TRAIT  # how compute nodes were told apart
-
-    @property
-    def flat(self):
-        """Every tree is one provider and nothing is shared: ``required``
-        then selects the same hosts as ``root_required``."""
-        return not self.nested and not self.sharing
 
     def hosts_per_format(self):
         return {fmt: sorted(h.name for h in self.hosts.values()
@@ -73,24 +64,22 @@ def holders(client, **filters):
 
 def take(client):
     client.require(pc.PROVIDERS_REQUIRED, 'list providers by trait')
-    everyone = client.list_resource_providers()
-    by_uuid = {rp['uuid']: rp for rp in everyone}
-    roots = fleet_shape.roots(everyone)
-    nested = len(roots) != len(everyone)
+    by_uuid = {rp['uuid']: rp for rp in client.list_resource_providers()}
     formats = {}
     for fmt in image_types.FORMATS:
         for rp in holders(client, required=image_types.TRAIT_BY_FORMAT[fmt]):
             formats.setdefault(rp['uuid'], set()).add(fmt)
-    sharing = fleet_shape.sharing_names(client)
     compute_nodes = {rp['uuid'] for rp in holders(
         client, required=os_traits.COMPUTE_NODE)}
     found_by = BY_TRAIT
     if not compute_nodes:
         found_by = BY_VCPU
+        roots = (uuid for uuid, rp in by_uuid.items()
+                 if rp.get('root_provider_uuid', uuid) == uuid)
         compute_nodes = {
             uuid for uuid in roots if uuid in formats
             or COMPUTE_RESOURCE in client.get_inventories(uuid)}
     hosts = {uuid: Host(uuid, by_uuid[uuid]['name'],
                         formats.get(uuid, set()))
              for uuid in compute_nodes if uuid in by_uuid}
-    return Survey(hosts, nested, sharing, found_by)
+    return Survey(hosts, found_by)

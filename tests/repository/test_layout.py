@@ -18,10 +18,9 @@ compute side and the scheduler side import only it, never each other;
 ``placement_runner`` only the floor; the demo the product and the runner;
 the benchmarks those and the demo; the tools the product; ``gate_cloud``
 nothing but the standard library. Inside the scheduler side, what
-nova-scheduler runs imports no client, diagnostics or command, and the
-client no diagnostics or command. Only a command line imports the
-command-line package (``image_type_common.cli``: cliff, yaml), and
-registering either side's options loads no command-line library. Nothing
+nova-scheduler runs imports no diagnostics or command. Only a command line
+imports the command-line package (``image_type_common.cli``: cliff, yaml),
+and registering either side's options loads no command-line library. Nothing
 imports ``tests``. The Nova integration's own fresh-interpreter check is in
 tests/nova, where Nova is installed.
 """
@@ -63,9 +62,8 @@ RUN_ELSEWHERE = {'gate_cloud.localconf': ('yaml',),
 NOVA_RUNTIME = ('image_type_filter.conf', 'image_type_filter.exceptions',
                 'image_type_filter.settings', 'image_type_filter.scheduler',
                 'image_type_filter.nova')
-#: Not for nova-scheduler: the operator's tools and this project's client.
-NOT_RUNTIME = ('image_type_filter.client', 'image_type_filter.diagnostics',
-               'image_type_filter.cmd')
+#: Not for nova-scheduler: the operator's tools.
+NOT_RUNTIME = ('image_type_filter.diagnostics', 'image_type_filter.cmd')
 #: Libraries of a command line, which nova-scheduler must not be made to
 #: load on our account.
 CLI_LIBRARIES = ('cliff', 'cmd2', 'prettytable', 'osc_lib',
@@ -92,12 +90,6 @@ RUNTIME_MODULES = (
     'image_type_filter.scheduler.trait_catalog',
     'image_type_filter.scheduler.trait_grammar',
     'image_type_filter.scheduler.warn_once',
-)
-CLIENT_MODULES = (
-    'image_type_filter.client.fleet_shape',
-    'image_type_filter.client.query',
-    'image_type_filter.client.request_spec',
-    'image_type_filter.client.scheduler_client',
 )
 
 
@@ -151,12 +143,7 @@ def rule(module, name):
     if top not in PACKAGES or top == room:
         if module.startswith('image_type_filter') and _in(
                 module, NOVA_RUNTIME) and _in(name, NOT_RUNTIME):
-            return ('what nova-scheduler runs imports no client, '
-                    'diagnostics or CLI')
-        if module.startswith('image_type_filter.client') and _in(
-                name, ('image_type_filter.diagnostics',
-                       'image_type_filter.cmd')):
-            return 'the client imports no diagnostics or CLI'
+            return 'what nova-scheduler runs imports no diagnostics or CLI'
         return None
     if top in MAY_IMPORT[room]:
         return None
@@ -174,11 +161,9 @@ def test_the_rule_catches_a_wrong_import():
                 'virt_capabilities.settings')
     assert rule('image_type_common.cli', 'virt_capabilities.conf')
     assert rule('image_type_filter.scheduler.pipeline',
-                'image_type_filter.client.query')
+                'image_type_filter.diagnostics.our_filters')
     assert rule('image_type_filter.nova.integration',
                 'image_type_filter.cmd.common')
-    assert rule('image_type_filter.client.query',
-                'image_type_filter.diagnostics.survey')
     assert rule('virt_capabilities.reporter', 'tests.helpers')
     assert rule('placement_runner.embedded', 'image_type_filter.settings')
     assert rule('image_type_filter.cmd.main', 'image_type_demo.cmd')
@@ -195,7 +180,7 @@ def test_the_rule_catches_a_wrong_import():
     assert rule('image_type_demo.fleet', 'virt_capabilities.service') is None
     assert rule('benchmarks.run', 'placement_runner.embedded') is None
     assert rule('image_type_filter.cmd.status',
-                'image_type_filter.client.fleet_shape') is None
+                'image_type_filter.diagnostics.survey') is None
     assert rule('virt_capabilities.logs', 'image_type_common.cli.app')
     assert rule('image_type_common.connection',
                 'image_type_common.cli.arguments')
@@ -215,7 +200,7 @@ def loaded_after_import(module):
 
 
 @pytest.mark.parametrize('module', RUNTIME_MODULES)
-def test_what_nova_scheduler_runs_loads_no_cli_client_or_other_room(module):
+def test_what_nova_scheduler_runs_loads_no_cli_or_other_room(module):
     """In a fresh interpreter, as nova-scheduler would import it (the Nova
     suite checks ``image_type_filter.nova`` itself, beside Nova's own
     imports)."""
@@ -233,11 +218,3 @@ def test_registering_options_loads_no_cli_library(module):
     command line."""
     loaded = loaded_after_import(module)
     assert [m for m in loaded if _in(m, CLI_LIBRARIES)] == []
-
-
-@pytest.mark.parametrize('module', CLIENT_MODULES)
-def test_the_client_loads_nothing_of_the_other_rooms(module):
-    loaded = loaded_after_import(module)
-    assert [m for m in loaded if _in(m, (
-        'virt_capabilities', 'placement_runner', 'image_type_demo',
-        'image_type_filter.cmd', 'image_type_filter.diagnostics'))] == []

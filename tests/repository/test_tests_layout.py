@@ -281,11 +281,11 @@ def test_every_import_of_a_test_module_finds_it():
      ' tests/unit/image_type_filter/scheduler/: it is named after'
      ' image_type_filter.scheduler.trait_catalog'),
     # In its package's folder, but the module is in a sub-package.
-    ('unit/image_type_filter/test_query.py',
-     'from image_type_filter.client import query\n',
-     'tests/unit/image_type_filter/test_query.py belongs in'
-     ' tests/unit/image_type_filter/client/: it is named after'
-     ' image_type_filter.client.query'),
+    ('unit/image_type_filter/test_our_filters.py',
+     'from image_type_filter.diagnostics import our_filters\n',
+     'tests/unit/image_type_filter/test_our_filters.py belongs in'
+     ' tests/unit/image_type_filter/diagnostics/: it is named after'
+     ' image_type_filter.diagnostics.our_filters'),
     # Named after no module: by what it imports.
     ('unit/test_outage.py',
      'from image_type_common import exceptions\n'

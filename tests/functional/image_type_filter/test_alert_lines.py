@@ -26,7 +26,7 @@ import pytest
 
 from image_type_common import placement_client
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from tests import helpers
 from tests import monitoring_page
@@ -61,7 +61,7 @@ def test_the_filters_facing_a_failing_placement_say_only_lines_the_page_lists(
     for disk_format, properties in (('vmdk', {'hw_disk_bus': 'scsi'}),
                                     ('nosuchformat',
                                      {'hw_architecture': 'nosucharch'})):
-        pipeline(None, rs.RequestSpec.for_boot(
+        pipeline(None, our_filters.RequestSpec.for_boot(
             disk_format, properties=properties,
             extra_specs={'trait:CUSTOM_TROVE': 'required'}))
     matched, unlisted = monitoring_page.check_lines(

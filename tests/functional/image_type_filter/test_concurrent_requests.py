@@ -25,7 +25,7 @@ import uuid
 from image_type_common import placement_client
 from image_type_filter import exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from placement_runner import writes
 
@@ -85,7 +85,7 @@ def filters(adapter, reserved, image_type=True):
 
 
 def tagged(reserved, disk_format='raw'):
-    return rs.RequestSpec.for_boot(
+    return our_filters.RequestSpec.for_boot(
         disk_format, extra_specs={'trait:%s' % reserved: 'required'})
 
 
@@ -151,8 +151,8 @@ def test_many_requests_at_once_while_a_reserved_trait_appears(
             n += 1
             late = appeared.is_set()
             spec = (tagged(reserved) if n % 3 else
-                    rs.RequestSpec.for_boot(odd_format if index % 2
-                                            else 'raw'))
+                    our_filters.RequestSpec.for_boot(odd_format if index % 2
+                                                     else 'raw'))
             try:
                 result = outcome(pipeline, spec)
             except Exception as exc:  # noqa: BLE001 - the test's verdict

@@ -28,8 +28,7 @@ import pytest
 from image_type_demo import fleet
 from image_type_filter import exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from placement_runner import embedded
 from tests.helpers import clean_env
@@ -92,12 +91,13 @@ def metadata_fleet():
 
 def offered(metadata_fleet, properties, families=ALL, is_bfv=False):
     server, names = metadata_fleet
-    sched = scheduler_client.SchedulerClient(
-        server.client(), settings.ClientSettings.defaults(
-            filters=settings.FilterSettings.defaults(
-                image_metadata_families=families)))
-    found = sched.get_candidates(rs.RequestSpec.for_boot(
-        'qcow2', RESOURCES, properties=properties, is_bfv=is_bfv))
+    client = server.client()
+    filters = filter_pipeline.RequestFilterPipeline.from_settings(
+        settings.FilterSettings.defaults(image_metadata_families=families),
+        placement=client)
+    found = our_filters.get_candidates(
+        client, filters, our_filters.RequestSpec.for_boot(
+            'qcow2', RESOURCES, properties=properties, is_bfv=is_bfv))
     return sorted(names[u] for u in found.provider_uuids)
 
 
@@ -161,13 +161,12 @@ def offered_beside_archless(placement, hosts, properties, records=True):
 
     filters = settings.FilterSettings.defaults(
         image_metadata_families=('architecture',))
-    sched = scheduler_client.SchedulerClient(
-        client, settings.ClientSettings.defaults(filters=filters),
-        pipeline=filter_pipeline.RequestFilterPipeline.from_settings(
-            filters, placement=client,
-            host_guests=host_guests if records else None))
-    found = sched.get_candidates(rs.RequestSpec.for_boot(
-        'qcow2', RESOURCES, properties=properties))
+    pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
+        filters, placement=client,
+        host_guests=host_guests if records else None)
+    found = our_filters.get_candidates(
+        client, pipeline, our_filters.RequestSpec.for_boot(
+            'qcow2', RESOURCES, properties=properties))
     return sorted(names[u] for u in found.provider_uuids), asked
 
 

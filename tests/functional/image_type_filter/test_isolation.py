@@ -20,28 +20,26 @@ import pytest
 
 from image_type_demo import fleet
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
-from image_type_filter.client import scheduler_client
+from image_type_filter.diagnostics import our_filters
+from image_type_filter.scheduler import pipeline
 from tests.helpers import clean_env
 from virt_capabilities import service
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 
-def scheduler(server, image_type=True, rules=(fleet.TROVE_RULE,)):
-    return scheduler_client.SchedulerClient(
-        server.client(), settings.ClientSettings.defaults(
-            filters=settings.FilterSettings.defaults(
-                image_type_enabled=image_type, isolation_enabled=True,
-                isolation_rules=tuple(rules))))
-
-
-def hosts_for(demo_fleet, disk_format, properties=None, **kwargs):
+def hosts_for(demo_fleet, disk_format, properties=None, image_type=True,
+              rules=(fleet.TROVE_RULE,)):
     server, hosts = demo_fleet
     names = {h.uuid: h.name for h in hosts}
-    found = scheduler(server, **kwargs).get_candidates(
-        rs.RequestSpec.for_boot(disk_format, RESOURCES,
-                                properties=properties or {}))
+    client = server.client()
+    filters = pipeline.RequestFilterPipeline.from_settings(
+        settings.FilterSettings.defaults(
+            image_type_enabled=image_type, isolation_enabled=True,
+            isolation_rules=tuple(rules)), placement=client)
+    found = our_filters.get_candidates(
+        client, filters, our_filters.RequestSpec.for_boot(
+            disk_format, RESOURCES, properties=properties or {}))
     return sorted(names[u] for u in found.provider_uuids)
 
 

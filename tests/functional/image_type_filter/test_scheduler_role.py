@@ -38,7 +38,7 @@ import pytest
 from image_type_common import exceptions
 from image_type_common import placement_client
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import rebuild
 from placement_runner import writes
@@ -72,7 +72,7 @@ def test_the_service_role_alone_does_all_the_filters_do(placement, unique,
         pipeline = filters(client, reserved)  # PUT /traits/CUSTOM_...
     assert caplog.records == []
     assert reserved in admin.list_traits({reserved})
-    spec = rs.RequestSpec.for_boot('raw')
+    spec = our_filters.RequestSpec.for_boot('raw')
     pipeline(None, spec)  # GET /traits?name=..., ?associated=true
     assert spec.root_forbidden == {reserved}
     assert rebuild.refusal(pipeline, spec, lambda: client.get_provider_traits(

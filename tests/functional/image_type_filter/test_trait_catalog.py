@@ -16,7 +16,7 @@ request per boot, and the allocation-candidate query decides meanwhile."""
 
 from image_type_common import placement_client
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
 
 
@@ -47,7 +47,7 @@ def test_a_stopped_placement_costs_one_request_per_interval(
     fresh_placement.stop()
     before = counting.sent
     for _ in range(20):
-        spec = rs.RequestSpec.for_boot(
+        spec = our_filters.RequestSpec.for_boot(
             'vmdk', properties={'hw_disk_bus': 'scsi'},
             extra_specs={'trait:CUSTOM_TROVE': 'required'})
         pipeline(None, spec)  # no refusal from an answer nobody gave

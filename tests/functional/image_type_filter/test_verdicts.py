@@ -71,8 +71,7 @@ def fleet(sqlite_placement):
         'consumer_generation': None, 'consumer_type': 'INSTANCE'})
     survey = survey_mod.Survey(
         {u: survey_mod.Host(u, name, {'raw'} if name not in ('no-raw',)
-                            else set()) for name, u in hosts.items()},
-        nested=False, sharing=[])
+                            else set()) for name, u in hosts.items()})
     return client, hosts, survey, aggregate, server
 
 
@@ -116,8 +115,8 @@ def test_each_host_is_named_with_the_term_that_left_it_out(fleet):
 
 
 def test_a_trait_is_named_with_what_asked_for_it(fleet):
-    # The image's trait in the unsuffixed required (this project's
-    # image_type_trait_parameter = required): the formats the host boots
+    # The image's trait in the unsuffixed required (as Placement older
+    # than 1.35 is asked): the formats the host boots
     # are named there too; ``why`` names the rule behind a trait.
     query = parse.urlencode([
         ('resources', 'VCPU:1'),
@@ -176,8 +175,7 @@ def test_an_ironic_node_reserved_for_its_own_instance_fits_it(
         writes.put_inventories(client, rp_uuid, generation, {
             'CUSTOM_BAREMETAL': {'total': 1, 'reserved': 1}})
     survey = survey_mod.Survey(
-        {u: survey_mod.Host(u, name, {'raw'}) for name, u in nodes.items()},
-        nested=False, sharing=[])
+        {u: survey_mod.Host(u, name, {'raw'}) for name, u in nodes.items()})
     query = verdicts.Query.parse(_query(resources='CUSTOM_BAREMETAL:1'))
     found = verdicts.judge(client, survey, [query], set(),
                            current_host=nodes['mine'],

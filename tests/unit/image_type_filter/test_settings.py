@@ -11,18 +11,16 @@
 # under the License.
 
 """``image_type_filter.settings`` is where the scheduler side's options
-are read: the request filters and this project's scheduler client read
-none by name."""
+are read: the request filters read none by name."""
 
 import os
 
 from tests import helpers
 
 
-def test_the_filters_and_the_client_read_no_option_by_name():
+def test_the_filters_read_no_option_by_name():
     modules = helpers.package_modules(
-        os.path.join('image_type_filter', 'scheduler'),
-        os.path.join('image_type_filter', 'client'))
+        os.path.join('image_type_filter', 'scheduler'))
     assert len(modules) > 10
     assert [read for path in modules
             for read in helpers.option_reads_by_name(path)] == []

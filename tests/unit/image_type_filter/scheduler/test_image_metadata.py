@@ -26,7 +26,7 @@ from image_type_common import image_metadata
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_metadata_prefilter as prefilter
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from image_type_filter.scheduler import trait_catalog
@@ -90,8 +90,8 @@ def make(families=ALL, placement=None):
 
 
 def spec(properties, **kwargs):
-    return rs.RequestSpec.for_boot('qcow2', {'VCPU': 1},
-                                   properties=properties, **kwargs)
+    return our_filters.RequestSpec.for_boot('qcow2', {'VCPU': 1},
+                                            properties=properties, **kwargs)
 
 
 @pytest.mark.parametrize('prop,value,trait', REQUIRED)
@@ -216,7 +216,8 @@ def test_hostile_values_add_nothing_and_never_raise(value):
 
 
 def test_no_image_or_no_properties_adds_nothing():
-    assert make()(None, rs.RequestSpec(resources={'VCPU': 1})) is False
+    assert make()(None, our_filters.RequestSpec(
+        resources={'VCPU': 1})) is False
     assert make()(None, spec(None)) is False
 
 

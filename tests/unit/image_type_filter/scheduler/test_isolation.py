@@ -17,7 +17,7 @@ import pytest
 from image_type_common import exceptions
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import isolation
 from image_type_filter.scheduler import trait_catalog
 
@@ -78,7 +78,7 @@ def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
 
 
 def test_matching_requires_and_the_rest_forbids():
-    spec = rs.RequestSpec.for_boot('raw', properties={'db': 'mysql'})
+    spec = our_filters.RequestSpec.for_boot('raw', properties={'db': 'mysql'})
     assert make_filter()(None, spec) is True
     assert spec.root_required == {'CUSTOM_TROVE'}
     assert spec.root_forbidden == {'CUSTOM_GPU', 'CUSTOM_DB'}
@@ -89,7 +89,7 @@ def test_a_trait_tag_asks_for_the_reserved_trait(where):
     tag = {'image': ('trait:CUSTOM_DB', 'required'),
            'flavor': ('trait:CUSTOM_DB', 'required'),
            'granular flavor': ('trait1:CUSTOM_DB', 'required')}[where]
-    spec = rs.RequestSpec.for_boot(
+    spec = our_filters.RequestSpec.for_boot(
         'raw', properties=dict([tag]) if where == 'image' else {},
         extra_specs=dict([tag]) if where != 'image' else {})
     make_filter()(None, spec)
@@ -103,7 +103,8 @@ def test_an_image_asks_only_with_the_unsuffixed_tag(key):
     """An image takes only trait:X=required (nova/objects/image_meta.py):
     Nova drops a granular trait1:X image property, so that image is not
     meant for the reserved hosts and must not be let onto them."""
-    spec = rs.RequestSpec(image=rs.ImageMeta('raw', {key: 'required'}))
+    spec = our_filters.RequestSpec(
+        image=our_filters.ImageMeta('raw', {key: 'required'}))
     make_filter()(None, spec)
     assert spec.root_required == set()
     assert 'CUSTOM_DB' in spec.root_forbidden
@@ -115,15 +116,15 @@ def test_a_tag_is_read_exactly_as_nova_reads_it(value):
     'required' exactly: anything else asks Nova for nothing, so it must not
     ask us either (the request would otherwise be let onto reserved hosts
     Nova's query never asked for)."""
-    spec = rs.RequestSpec.for_boot('raw', properties={'trait:CUSTOM_DB':
-                                                      value})
+    spec = our_filters.RequestSpec.for_boot(
+        'raw', properties={'trait:CUSTOM_DB': value})
     make_filter()(None, spec)
     assert spec.root_required == set()
     assert 'CUSTOM_DB' in spec.root_forbidden
 
 
 def test_a_forbidden_tag_or_an_unreserved_trait_asks_for_nothing():
-    spec = rs.RequestSpec.for_boot(
+    spec = our_filters.RequestSpec.for_boot(
         'raw', properties={'trait:CUSTOM_OTHER': 'required'},
         extra_specs={'trait:CUSTOM_DB': 'forbidden'})
     make_filter()(None, spec)
@@ -132,17 +133,19 @@ def test_a_forbidden_tag_or_an_unreserved_trait_asks_for_nothing():
 
 
 def test_untagged_image_forbids_every_reserved_trait():
-    spec = rs.RequestSpec.for_boot('raw')
+    spec = our_filters.RequestSpec.for_boot('raw')
     make_filter()(None, spec)
     assert spec.root_required == set()
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
 
 
 @pytest.mark.parametrize('spec', [
-    rs.RequestSpec(image=None),
-    rs.RequestSpec(image=rs.ImageMeta('raw', None), flavor=None),
-    rs.RequestSpec(image=rs.ImageMeta('raw', {None: 1, 3: [], 'gpu': b'x'}),
-                   flavor=rs.Flavor({'trait:': 'required', 7: 'required'})),
+    our_filters.RequestSpec(image=None),
+    our_filters.RequestSpec(image=our_filters.ImageMeta('raw', None),
+                            flavor=None),
+    our_filters.RequestSpec(
+        image=our_filters.ImageMeta('raw', {None: 1, 3: [], 'gpu': b'x'}),
+        flavor=our_filters.Flavor({'trait:': 'required', 7: 'required'})),
 ])
 def test_odd_requests_never_raise(spec):
     assert make_filter()(None, spec) is True
@@ -150,14 +153,14 @@ def test_odd_requests_never_raise(spec):
 
 
 def test_volume_backed_still_applies():
-    spec = rs.RequestSpec.for_boot('raw', is_bfv=True,
-                                   properties={'gpu': '1'})
+    spec = our_filters.RequestSpec.for_boot('raw', is_bfv=True,
+                                            properties={'gpu': '1'})
     assert make_filter()(None, spec)
     assert spec.root_required == {'CUSTOM_GPU'}
 
 
 def test_disabled_does_nothing_but_still_validates_rules():
-    spec = rs.RequestSpec.for_boot('raw')
+    spec = our_filters.RequestSpec.for_boot('raw')
     assert make_filter(enabled=False)(None, spec) is False
     assert spec.root_forbidden == set()
     with pytest.raises(exceptions.ConfigError, match='nope'):
@@ -202,7 +205,7 @@ def test_reserved_traits_are_created_so_isolation_holds_at_once():
     placement = TraitsPlacementKnows(set())
     image_filter = make_filter(placement=placement)
     assert placement.known == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
-    spec = rs.RequestSpec.for_boot('raw')
+    spec = our_filters.RequestSpec.for_boot('raw')
     image_filter(None, spec)
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU', 'CUSTOM_DB'}
     assert placement.asked == []  # nothing cached as unknown
@@ -211,7 +214,7 @@ def test_reserved_traits_are_created_so_isolation_holds_at_once():
 def test_a_trait_placement_lacks_is_forbidden_nowhere():
     placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'},
                                      creatable=False)
-    spec = rs.RequestSpec.for_boot('raw')
+    spec = our_filters.RequestSpec.for_boot('raw')
     make_filter(placement=placement)(None, spec)
     assert spec.root_forbidden == {'CUSTOM_TROVE', 'CUSTOM_GPU'}
 
@@ -219,7 +222,7 @@ def test_a_trait_placement_lacks_is_forbidden_nowhere():
 def test_asking_for_a_trait_placement_lacks_is_no_valid_host_naming_it():
     placement = TraitsPlacementKnows({'CUSTOM_TROVE', 'CUSTOM_GPU'},
                                      creatable=False)
-    spec = rs.RequestSpec.for_boot(
+    spec = our_filters.RequestSpec.for_boot(
         'raw', extra_specs={'trait:CUSTOM_DB': 'required'})
     with pytest.raises(filter_exceptions.NoValidHost, match='CUSTOM_DB'):
         make_filter(placement=placement)(None, spec)
@@ -258,14 +261,15 @@ def test_asking_for_a_trait_no_host_carries_says_so_then_sees_the_host():
         with pytest.raises(filter_exceptions.NoValidHost,
                            match='No compute host carries reserved trait'
                                  r'\(s\) CUSTOM_TROVE'):
-            image_filter(None, rs.RequestSpec.for_boot(
+            image_filter(None, our_filters.RequestSpec.for_boot(
                 'raw', extra_specs=tagged))
     assert placement.associated_asked == 3  # one read per refusal
     placement.carried.add('CUSTOM_TROVE')  # a reporter tagged a host
-    spec = rs.RequestSpec.for_boot('raw', extra_specs=tagged)
+    spec = our_filters.RequestSpec.for_boot('raw', extra_specs=tagged)
     assert image_filter(None, spec)
     assert spec.root_required == {'CUSTOM_TROVE'}
-    image_filter(None, rs.RequestSpec.for_boot('raw', extra_specs=tagged))
+    image_filter(None, our_filters.RequestSpec.for_boot(
+        'raw', extra_specs=tagged))
     assert placement.associated_asked == 4  # none once seen carried
 
 
@@ -283,7 +287,7 @@ def test_the_pipelines_filters_share_one_cached_read():
         placement=placement)
     catalogs = {id(f.catalog) for _, f in pipeline.filters}
     assert len(catalogs) == 1
-    spec = rs.RequestSpec.for_boot(
+    spec = our_filters.RequestSpec.for_boot(
         'raw', extra_specs={'trait:CUSTOM_TROVE': 'required'})
     pipeline(None, spec)
     assert spec.root_required == {'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_TROVE'}

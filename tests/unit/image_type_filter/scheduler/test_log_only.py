@@ -23,7 +23,7 @@ import os_traits
 import pytest
 
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import log_only
 from image_type_filter.scheduler import pipeline as filter_pipeline
 
@@ -44,7 +44,7 @@ def pipeline():
 
 
 def test_outcome_says_what_would_be_added_and_changes_nothing(pipeline):
-    spec = rs.RequestSpec.for_boot('vmdk')
+    spec = our_filters.RequestSpec.for_boot('vmdk')
     before = snapshot(spec)
     outcome = pipeline.outcome(None, spec)
     assert snapshot(spec) == before
@@ -59,7 +59,7 @@ def test_outcome_says_what_would_be_added_and_changes_nothing(pipeline):
 
 def test_outcome_counts_only_what_the_request_lacked(pipeline):
     # Nova's own image-type filter ran first and added the format's trait.
-    spec = rs.RequestSpec.for_boot('raw', extra_specs=TAG)
+    spec = our_filters.RequestSpec.for_boot('raw', extra_specs=TAG)
     spec.root_required.add(os_traits.COMPUTE_IMAGE_TYPE_RAW)
     outcome = pipeline.outcome(None, spec)
     assert outcome.added == {'root_required': ('CUSTOM_TROVE',)}
@@ -67,11 +67,11 @@ def test_outcome_counts_only_what_the_request_lacked(pipeline):
 
 
 def test_a_refusal_is_an_outcome_not_an_error(pipeline):
-    spec = rs.RequestSpec.for_boot('qed')
+    spec = our_filters.RequestSpec.for_boot('qed')
     outcome = pipeline.outcome(None, spec)
     assert outcome.added == {}
     assert "'qed' is not a known image type" in outcome.refusal
-    assert snapshot(spec) == snapshot(rs.RequestSpec.for_boot('qed'))
+    assert snapshot(spec) == snapshot(our_filters.RequestSpec.for_boot('qed'))
 
 
 @pytest.mark.parametrize('outcome,verdict,detail', [

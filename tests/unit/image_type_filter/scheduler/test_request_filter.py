@@ -24,7 +24,7 @@ from image_type_common import image_types
 from image_type_filter import conf as itf_conf
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import pipeline as filter_pipeline
 from tests import scheduler_conf
@@ -45,20 +45,17 @@ def conf():
 
 
 def spec(disk_format='qcow2', **kwargs):
-    return rs.RequestSpec.for_boot(disk_format, {'VCPU': 1}, **kwargs)
+    return our_filters.RequestSpec.for_boot(disk_format, {'VCPU': 1}, **kwargs)
 
 
 def test_the_settings_write_no_default_of_their_own():
     """The options' defaults live in image_type_filter/conf/ alone: a
     settings field has none, and ``defaults`` reads the options'."""
-    for cls in (settings_mod.FilterSettings, settings_mod.ClientSettings):
-        assert [f.name for f in dataclasses.fields(cls)
-                if f.default is not dataclasses.MISSING
-                or f.default_factory is not dataclasses.MISSING] == []
+    assert [f.name for f in dataclasses.fields(settings_mod.FilterSettings)
+            if f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING] == []
     conf = scheduler_conf.new_conf()
     assert settings_mod.FilterSettings.defaults() == read(conf)
-    assert settings_mod.ClientSettings.defaults() == \
-        settings_mod.ClientSettings.from_conf(conf)
     assert settings_mod.FilterSettings.defaults(
         isolation_rules=('CUSTOM_X',)).isolation_rules == ('CUSTOM_X',)
 
@@ -83,7 +80,7 @@ def test_volume_backed_adds_nothing(conf):
 
 
 def test_no_image_adds_nothing(conf):
-    request = rs.RequestSpec(resources={'VCPU': 1})
+    request = our_filters.RequestSpec(resources={'VCPU': 1})
     assert make(conf)(None, request) is False
 
 

@@ -25,7 +25,7 @@ import pytest
 from image_type_common import exceptions
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_metadata_prefilter
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import isolation
@@ -106,9 +106,9 @@ def test_a_format_that_appears_is_booted_by_the_next_boot():
         catalog=catalog_over(placement))
     with pytest.raises(filter_exceptions.NoValidHost,
                        match='No compute host boots vmdk images'):
-        image_filter(None, rs.RequestSpec.for_boot('vmdk'))
+        image_filter(None, our_filters.RequestSpec.for_boot('vmdk'))
     placement.carried.add(VMDK)
-    spec = rs.RequestSpec.for_boot('vmdk')
+    spec = our_filters.RequestSpec.for_boot('vmdk')
     assert image_filter(None, spec)
     assert spec.root_required == {VMDK}
 
@@ -121,9 +121,10 @@ def test_an_image_property_trait_that_appears_is_met_by_the_next_boot():
         catalog=catalog_over(placement))
     scsi = {'hw_disk_bus': 'scsi'}
     with pytest.raises(filter_exceptions.NoValidHost, match=bus):
-        image_filter(None, rs.RequestSpec.for_boot('raw', properties=scsi))
+        image_filter(None, our_filters.RequestSpec.for_boot(
+            'raw', properties=scsi))
     placement.carried.add(bus)
-    spec = rs.RequestSpec.for_boot('raw', properties=scsi)
+    spec = our_filters.RequestSpec.for_boot('raw', properties=scsi)
     assert image_filter(None, spec)
     assert spec.root_required == {bus}
 
@@ -140,11 +141,11 @@ def test_a_reserved_trait_placement_learns_is_seen_by_the_next_boot():
     tagged = {'trait:CUSTOM_TROVE': 'required'}
     with pytest.raises(filter_exceptions.NoValidHost,
                        match='does not know yet'):
-        image_filter(None, rs.RequestSpec.for_boot('raw',
-                                                   extra_specs=tagged))
+        image_filter(None, our_filters.RequestSpec.for_boot(
+            'raw', extra_specs=tagged))
     placement.known.add('CUSTOM_TROVE')
     placement.carried.add('CUSTOM_TROVE')
-    spec = rs.RequestSpec.for_boot('raw', extra_specs=tagged)
+    spec = our_filters.RequestSpec.for_boot('raw', extra_specs=tagged)
     assert image_filter(None, spec)
     assert spec.root_required == {'CUSTOM_TROVE'}
 
@@ -192,7 +193,7 @@ def test_while_placement_is_down_the_three_filters_add_no_request():
     started = placement.requests  # creating the reserved trait
     placement.down = True
     for _ in range(30):
-        pipeline(None, rs.RequestSpec.for_boot(
+        pipeline(None, our_filters.RequestSpec.for_boot(
             'vmdk', properties={'hw_architecture': 'aarch64',
                                 'hw_disk_bus': 'scsi'},
             extra_specs={'trait:CUSTOM_TROVE': 'required'}))

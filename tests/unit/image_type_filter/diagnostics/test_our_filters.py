@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The allocation-candidate query: deterministic, encoded, per microversion."""
+"""The allocation-candidate query of ``candidates --disk-format``:
+deterministic, encoded, per microversion."""
 
 import logging
 from urllib import parse
@@ -24,8 +25,7 @@ from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
-from image_type_filter.client import query
-from image_type_filter.client import request_spec as rs
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_type_support
 from tests import scheduler_conf
 
@@ -36,13 +36,13 @@ RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
 
 def spec(disk_format='raw', **kwargs):
     kwargs.setdefault('resources', RESOURCES)
-    return rs.RequestSpec.for_boot(disk_format, **kwargs)
+    return our_filters.RequestSpec.for_boot(disk_format, **kwargs)
 
 
 def test_root_required_at_1_35_and_later():
     request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
                    root_forbidden={'COMPUTE_STATUS_DISABLED'})
-    assert query.build(request, (1, 39)) == (
+    assert our_filters.build(request, (1, 39)) == (
         'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1'
         '&root_required=COMPUTE_IMAGE_TYPE_RAW,!COMPUTE_STATUS_DISABLED')
 
@@ -52,17 +52,17 @@ def test_before_1_35_root_traits_join_required_silently(caplog):
                    required={'HW_CPU_X86_AVX2'},
                    root_forbidden={'COMPUTE_STATUS_DISABLED'})
     with caplog.at_level(logging.DEBUG):
-        built = query.build(request, (1, 34))
+        built = our_filters.build(request, (1, 34))
     assert built == ('resources=DISK_GB:5,MEMORY_MB:512,VCPU:1&required='
                      'COMPUTE_IMAGE_TYPE_RAW,HW_CPU_X86_AVX2,'
                      '!COMPUTE_STATUS_DISABLED')
     assert not caplog.records  # the pure builder never logs
 
 
-def test_required_option_uses_unsuffixed_required_without_warning(caplog):
-    request = spec(root_required={'COMPUTE_IMAGE_TYPE_VMDK'})
+def test_required_traits_stay_in_unsuffixed_required_silently(caplog):
+    request = spec(required={'COMPUTE_IMAGE_TYPE_VMDK'})
     with caplog.at_level(logging.WARNING):
-        built = query.build(request, (1, 39), 'required')
+        built = our_filters.build(request, (1, 39))
     assert 'required=COMPUTE_IMAGE_TYPE_VMDK' in built
     assert 'root_required' not in built
     assert not caplog.records
@@ -72,15 +72,16 @@ def test_before_1_22_forbidden_is_too_old():
     request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
                    root_forbidden={'COMPUTE_STATUS_DISABLED'})
     with pytest.raises(common_exceptions.PlacementTooOld, match='1.22'):
-        query.build(request, (1, 21))
-    assert 'required=COMPUTE_IMAGE_TYPE_RAW' in query.build(
+        our_filters.build(request, (1, 21))
+    assert 'required=COMPUTE_IMAGE_TYPE_RAW' in our_filters.build(
         spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 17))
 
 
 def test_before_1_17_cannot_filter_by_trait():
     with pytest.raises(common_exceptions.PlacementTooOld, match='1.17'):
-        query.build(spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 16))
-    assert query.build(spec(), (1, 16)) == (
+        our_filters.build(spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}),
+                          (1, 16))
+    assert our_filters.build(spec(), (1, 16)) == (
         'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1')
 
 
@@ -89,7 +90,7 @@ def test_same_request_same_url():
              resources={'VCPU': 1, 'DISK_GB': 5})
     b = spec(root_required={'A_TRAIT', 'B_TRAIT'},
              resources={'DISK_GB': 5, 'VCPU': 1})
-    assert query.build(a, (1, 39)) == query.build(b, (1, 39))
+    assert our_filters.build(a, (1, 39)) == our_filters.build(b, (1, 39))
 
 
 @pytest.mark.parametrize('bad', [
@@ -100,7 +101,7 @@ def test_same_request_same_url():
 ])
 def test_invalid_input_never_reaches_the_url(bad):
     with pytest.raises(ValueError):
-        query.build(spec(**bad), (1, 39))
+        our_filters.build(spec(**bad), (1, 39))
 
 
 def _filter_conf():
@@ -110,7 +111,7 @@ def _filter_conf():
 
 CONF = _filter_conf()
 FILTER = image_type_support.RequireImageTypeSupport(read(CONF))
-BASELINE = query.build_params(spec(), (1, 39))
+BASELINE = our_filters.build_params(spec(), (1, 39))
 HOSTILE = st.one_of(
     st.text(max_size=200),
     st.sampled_from(['qcow2&required=!X', 'in:RAW,QCOW2', '!qcow2',
@@ -127,7 +128,7 @@ def test_no_disk_format_changes_the_query_beyond_one_known_trait(
         disk_format):
     request = spec(disk_format)
     FILTER(None, request)
-    params = query.build_params(request, (1, 39))
+    params = our_filters.build_params(request, (1, 39))
     added = [p for p in params if p not in BASELINE]
     assert [k for k, _ in params if k != 'root_required'] == [
         k for k, _ in BASELINE]
@@ -137,7 +138,7 @@ def test_no_disk_format_changes_the_query_beyond_one_known_trait(
         assert key == 'root_required'
         assert value in image_types.TRAITS
         assert value == image_types.trait_for_format(disk_format)
-    encoded = parse.parse_qsl(query.build(request, (1, 39)))
+    encoded = parse.parse_qsl(our_filters.build(request, (1, 39)))
     assert [k for k, _ in encoded] == [k for k, _ in params]
 
 
@@ -177,4 +178,4 @@ def test_reject_policy_raises_only_the_documented_error(disk_format):
 def test_megabyte_strings_add_nothing(disk_format):
     request = spec(disk_format)
     assert FILTER(None, request) is False
-    assert query.build_params(request, (1, 39)) == BASELINE
+    assert our_filters.build_params(request, (1, 39)) == BASELINE

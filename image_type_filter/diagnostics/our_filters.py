@@ -1,0 +1,203 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""This project's request filters alone, outside Nova, then
+``GET /allocation_candidates``: ``candidates --disk-format``.
+
+A RequestSpec of our own, shaped like Nova's where the filters read it
+(``.image.disk_format``, ``.image.properties``, ``.flavor.extra_specs``,
+``.is_bfv``, ``.root_required``), so the same filters work on Nova's own
+objects; the query built from it as Nova builds it (root traits in
+``root_required``, microversion 1.35); Placement's answer as the hosts
+offered. The demo and the benchmarks use it too. nova-scheduler never
+loads it: inside Nova, Nova builds the query itself.
+"""
+
+import dataclasses
+import logging
+
+from image_type_common import exceptions
+from image_type_common import placement_client as pc
+from image_type_common import text
+from image_type_common import trait_names
+from image_type_filter import exceptions as filter_exceptions
+from image_type_filter.scheduler import trait_grammar
+
+LOG = logging.getLogger(__name__)
+
+
+def image_required_traits(properties):
+    """The traits an image's properties require, exactly as Nova reads
+    them (``trait_grammar``): Nova adds them to every boot of the image,
+    filters on or off. A name Placement could not take is a ConfigError."""
+    traits = trait_grammar.image_required_traits(properties)
+    for trait in sorted(traits):
+        if not trait_names.is_name(trait):
+            raise exceptions.ConfigError(
+                'image property %s names no valid trait'
+                % text.safe_repr(trait_grammar.IMAGE_PREFIX + trait))
+    return traits
+
+
+@dataclasses.dataclass
+class ImageMeta:
+    disk_format: str = None
+    properties: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Flavor:
+    extra_specs: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class RequestSpec:
+    image: ImageMeta = None
+    flavor: Flavor = dataclasses.field(default_factory=Flavor)
+    is_bfv: bool = False
+    resources: dict = dataclasses.field(default_factory=dict)
+    required: set = dataclasses.field(default_factory=set)
+    forbidden: set = dataclasses.field(default_factory=set)
+    root_required: set = dataclasses.field(default_factory=set)
+    root_forbidden: set = dataclasses.field(default_factory=set)
+
+    @classmethod
+    def for_boot(cls, disk_format=None, resources=None, is_bfv=False,
+                 properties=None, extra_specs=None, **kwargs):
+        """A boot request as Nova builds it: the image's
+        ``trait:X=required`` properties are required traits."""
+        kwargs.setdefault('required', set())
+        kwargs['required'] = set(kwargs['required']) | \
+            image_required_traits(properties)
+        return cls(image=ImageMeta(disk_format, dict(properties or {})),
+                   flavor=Flavor(dict(extra_specs or {})), is_bfv=is_bfv,
+                   resources=dict(resources or {}), **kwargs)
+
+
+# -- the query: pure, deterministic --------------------------------------
+#
+# Parameters come out in a fixed order with sorted values, so the same
+# request always gives the same URL. Trait and resource-class names are
+# checked against Placement's grammar, so nothing else can be smuggled into
+# the query. The builder neither logs nor keeps state.
+
+def _names(values, what):
+    for value in values:
+        if not trait_names.is_name(value):
+            raise ValueError('invalid %s name %r' % (what, value))
+    return sorted(values)
+
+
+def _resources(resources):
+    _names(resources, 'resource class')
+    amounts = []
+    for rc in sorted(resources):
+        amount = resources[rc]
+        if isinstance(amount, bool) or not isinstance(amount, int) or (
+                amount < 1):
+            raise ValueError('invalid amount %r for %s' % (amount, rc))
+        amounts.append('%s:%d' % (rc, amount))
+    return ','.join(amounts)
+
+
+def _traits(required, forbidden, version):
+    if forbidden and version < pc.FORBIDDEN_TRAITS:
+        raise exceptions.PlacementTooOld(
+            'Placement microversion %s cannot forbid traits (needs 1.22)'
+            % pc.version_str(version))
+    tokens = _names(required, 'trait') + [
+        '!' + t for t in _names(forbidden, 'trait')]
+    return ','.join(tokens)
+
+
+def build_params(spec, version):
+    """The (key, value) pairs of the query, in a fixed order.
+
+    Root traits go in ``root_required``; Placement older than 1.35 has
+    none, and they join the unsuffixed ``required`` parameter."""
+    root_required = set(spec.root_required)
+    root_forbidden = set(spec.root_forbidden)
+    required = set(spec.required)
+    forbidden = set(spec.forbidden)
+    if (root_required or root_forbidden or required or forbidden) and (
+            version < pc.CANDIDATES_REQUIRED):
+        raise exceptions.PlacementTooOld(
+            'Placement microversion %s cannot filter allocation candidates '
+            'by trait (needs 1.17); upgrade Placement or turn the filter off'
+            % pc.version_str(version))
+    if version < pc.ROOT_REQUIRED:
+        required |= root_required
+        forbidden |= root_forbidden
+        root_required, root_forbidden = set(), set()
+    params = []
+    if spec.resources:
+        params.append(('resources', _resources(spec.resources)))
+    if required or forbidden:
+        params.append(('required', _traits(required, forbidden, version)))
+    if root_required or root_forbidden:
+        params.append(('root_required',
+                       _traits(root_required, root_forbidden, version)))
+    return params
+
+
+def build(spec, version):
+    """The query string for ``GET /allocation_candidates``."""
+    return pc.encode_query(build_params(spec, version))
+
+
+# -- asking Placement ------------------------------------------------------
+
+@dataclasses.dataclass
+class Candidates:
+    """What Placement offered: hosts (root provider uuids), and how asked."""
+
+    provider_uuids: list
+    query: str
+    filters_applied: list
+
+
+def root_providers(body):
+    """Root provider uuids of every allocation request, sorted."""
+    summaries = body.get('provider_summaries', {})
+    roots = set()
+    for request in body.get('allocation_requests', []):
+        for uuid in request.get('allocations', {}):
+            roots.add(summaries.get(uuid, {}).get('root_provider_uuid', uuid))
+    return sorted(roots)
+
+
+def get_candidates(placement, pipeline, spec, ctxt=None):
+    """``pipeline`` (a ``RequestFilterPipeline``) on ``spec``, which it
+    mutates, then ``GET /allocation_candidates`` of ``placement`` (a
+    PlacementClient, whose microversion is negotiated once). A 400 "No
+    such trait" names the trait: a custom one no host carries is
+    NoValidHost; a standard one says Placement is older than os-traits."""
+    applied = pipeline(ctxt, spec)
+    version = placement.negotiate()
+    if version < pc.ROOT_REQUIRED:
+        LOG.warning('Placement microversion %s has no root_required (1.35): '
+                    'requiring root traits through the unsuffixed required '
+                    'parameter instead', pc.version_str(version))
+    query_string = build(spec, version)
+    try:
+        body = placement.get_allocation_candidates(query_string)
+    except exceptions.UnknownTraits as exc:
+        custom = sorted(t for t in exc.traits if t.startswith('CUSTOM_'))
+        if custom:
+            raise filter_exceptions.NoValidHost(
+                'No compute host carries %s: Placement does not know '
+                'the trait' % ', '.join(custom)) from exc
+        raise exceptions.UnknownTraits(exc.traits, (
+            'Placement is older than the installed os-traits: it lacks '
+            'trait(s) %s; upgrade Placement or turn the filter off'
+            % ', '.join(sorted(exc.traits)))) from exc
+    return Candidates(root_providers(body), query_string, applied)
