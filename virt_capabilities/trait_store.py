@@ -34,14 +34,8 @@ that writer reads them. A store has four calls and two attributes:
 * ``outcome_unknown``: the errors of a ``write`` after which what it
   changed cannot be known (no answer): the reporter then keeps recorded
   every trait it was about to add. After any other error it reads the
-  provider again and keeps recorded those it carries.
-
-A write may fail after changing something: Placement's PUT is one atomic
-request, but its answer can be lost after Placement applied it; Ironic's
-traits are written one request each, so a write can stop half-way. The
-reporter records what a write adds before the write
-(``Reporter.sync_provider``), so either way nothing is set and not
-recorded.
+  provider again and keeps recorded those it carries (why:
+  doc/source/admin/trait-ownership.rst, "What the state may do").
 """
 
 from image_type_common import exceptions
