@@ -17,7 +17,7 @@ rule, and writes it back; it does so through a store, so that the traits of
 a provider whose writer takes them from elsewhere (nova-compute's ironic
 driver copies an Ironic node's own traits over its provider's on every
 update: ``drivers.Driver.replaces_provider_traits``) can be written where
-that writer reads them. A store has four calls and two attributes:
+that writer reads them. A store has five calls and two attributes:
 
 * ``read(uuid)``: (traits, generation), the generation being whatever
   ``write`` needs to refuse a concurrent change (None if nothing);
@@ -26,6 +26,9 @@ that writer reads them. A store has four calls and two attributes:
   (the reporter reads again and retries), ``exceptions.UnknownTraits`` for
   traits the store does not know;
 * ``create_trait(name)``: make a custom trait known;
+* ``resolve_with_wait(refs, wait, sleep)``: (its uuids of ``refs`` in
+  ref order, the refs not found), waited for as ``providers.wait_for``
+  says;
 * ``in_sync(tokens)``: the providers whose traits match Placement's
   ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
   when the store cannot ask that in one query;
@@ -38,8 +41,11 @@ that writer reads them. A store has four calls and two attributes:
   doc/source/admin/trait-ownership.rst, "What the state may do").
 """
 
+import time
+
 from image_type_common import exceptions
 from image_type_common import placement_client
+from virt_capabilities import providers
 
 
 class PlacementTraits:
@@ -62,6 +68,9 @@ class PlacementTraits:
 
     def create_trait(self, name):
         self.client.create_trait(name)
+
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
+        return providers.resolve_with_wait(self.client, refs, wait, sleep)
 
     def in_sync(self, tokens):
         if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
