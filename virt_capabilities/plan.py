@@ -56,15 +56,7 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
-        refs, provider_needed = (), None
-        try:
-            refs = tuple([providers.validate(v, '--provider')
-                          for v in provider_values]
-                         or providers.default_refs(
-                             settings, capabilities.driver, config_files))
-        except providers.ProviderNeeded as exc:
-            provider_needed = exc
-        plan = cls(conf, settings, capabilities, refs, provider_needed,
+        plan = cls(conf, settings, capabilities, (), None,
                    tuple(config_files), tuple(config_dirs))
         if plan.on_ironic_node and plan.owns_image_types:
             raise exceptions.ConfigError(
@@ -81,6 +73,14 @@ class NodePlan:
                 'reports image types on this node (%s): list them in '
                 '[compute] image_type_exclude_list too, so that it boots '
                 'none' % ', '.join(sorted(capabilities.formats)))
+        try:
+            plan = dataclasses.replace(plan, refs=tuple(
+                [providers.validate(v, '--provider')
+                 for v in provider_values]
+                or providers.default_refs(
+                    settings, capabilities.driver, config_files)))
+        except providers.ProviderNeeded as exc:
+            plan = dataclasses.replace(plan, provider_needed=exc)
         # report refuses a state file that is not its own: show too.
         ownership_state.read_document(settings.state_file)
         if plan.custom_traits and not settings.state_file:
