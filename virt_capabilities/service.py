@@ -17,11 +17,10 @@ store and its client, the reporter. ``run_service`` runs it every interval
 (jittered, so a fleet of nodes does not hit Placement in step); how it takes
 signals, outages and refused credentials: doc/source/install/compute.rst
 ("As a service"). A stop is honoured at once, except inside a
-``control.shielded`` block, which it must not cut in two: one provider's
-sync (``Reporter.sync_provider``: its reads, its write and the record of
-what it set) and the status file's record of the cycle. There it is
-honoured as the block ends, or in a conflict's back-off (nothing of that
-try was written). ``run_remove`` undoes what the reporter set.
+``control.shielded`` block (one provider's sync,
+``Reporter.sync_provider``, and the status file's record of the cycle),
+where it waits for the block's end or a conflict's back-off.
+``run_remove`` undoes what the reporter set.
 """
 
 import logging
