@@ -16,8 +16,36 @@ Read, apply the owner rule (``merge.OwnerRule``, decided by the plan), write
 with the provider generation; on 409 re-read, re-merge and retry with
 jittered back-off. An unchanged provider costs one request. With many
 providers, a ``GET /resource_providers?required=`` query finds those already
-in sync so only the stale ones are read and written. Where a provider's
-traits are read and written is the store's (``trait_store``).
+in sync so only the stale ones are read and written.
+
+A provider's traits are read and written through a trait store
+(``PlacementTraits``, or ``ironic_node_traits.IronicNodeTraits``), so that
+the traits of a provider whose writer takes them from elsewhere
+(nova-compute's ironic driver copies an Ironic node's own traits over its
+provider's on every update: ``drivers.Driver.replaces_provider_traits``)
+can be written where that writer reads them. A store has five calls and
+two attributes:
+
+* ``read(uuid)``: (traits, generation), the generation being whatever
+  ``write`` needs to refuse a concurrent change (None if nothing);
+* ``write(uuid, traits, generation)``: make the provider carry exactly
+  ``traits``; ``exceptions.ConcurrentUpdate`` if it changed since the read
+  (the reporter reads again and retries), ``exceptions.UnknownTraits`` for
+  traits the store does not know;
+* ``create_trait(name)``: make a custom trait known;
+* ``resolve_with_wait(refs, wait, sleep)``: (its uuids of ``refs`` in
+  ref order, the refs not found), waited for as ``providers.wait_for``
+  says;
+* ``in_sync(tokens)``: the providers whose traits match Placement's
+  ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
+  when the store cannot ask that in one query;
+* ``kind``: what its providers are, as a log line names one
+  (``provider``, ``Ironic node``);
+* ``outcome_unknown``: the errors of a ``write`` after which what it
+  changed cannot be known (no answer): the reporter then keeps recorded
+  every trait it was about to add. After any other error it reads the
+  provider again and keeps recorded those it carries (why:
+  doc/source/admin/trait-ownership.rst, "What the state may do").
 """
 
 import dataclasses
@@ -26,10 +54,10 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
+from image_type_common import placement_client
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
-from virt_capabilities import trait_store
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
@@ -53,7 +81,7 @@ class SyncReport:
     """What one sync cycle did, for exit codes, logs and benchmarks."""
 
     results: list = dataclasses.field(default_factory=list)
-    #: What was synced, as a log line names one (``trait_store`` ``kind``).
+    #: What was synced, as a log line names one (the store's ``kind``).
     kind: str = 'provider'
     missing_traits: frozenset = frozenset()
     missing_providers: list = dataclasses.field(default_factory=list)
@@ -79,6 +107,37 @@ class SyncReport:
         return providers.missing_line(self.kind, self.missing_providers)
 
 
+class PlacementTraits:
+    """A provider's traits in Placement: one GET to read, one PUT with the
+    provider generation to write."""
+
+    kind = 'provider'
+    #: No answer after the configured retries: the PUT may have been
+    #: applied.
+    outcome_unknown = (exceptions.PlacementUnavailable,)
+
+    def __init__(self, client):
+        self.client = client
+
+    def read(self, uuid):
+        return self.client.get_provider_traits(uuid)
+
+    def write(self, uuid, traits, generation):
+        self.client.put_provider_traits(uuid, traits, generation)
+
+    def create_trait(self, name):
+        self.client.create_trait(name)
+
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
+        return providers.resolve_with_wait(self.client, refs, wait, sleep)
+
+    def in_sync(self, tokens):
+        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
+            return None
+        return {rp['uuid'] for rp in self.client.list_resource_providers(
+            required=','.join(tokens))}
+
+
 class Reporter:
     """Keeps ``rule``'s traits (and touches only those it owns) on
     providers.
@@ -95,7 +154,7 @@ class Reporter:
                  backoff=reporter_conf.CONFLICT_BACKOFF,
                  sleep=time.sleep, store=None):
         self.rule = rule
-        self.store = store or trait_store.PlacementTraits(client)
+        self.store = store or PlacementTraits(client)
         self.state = (state if state is not None
                       else ownership_state.OwnershipState(None))
         self.conflict_retries = conflict_retries

@@ -37,7 +37,6 @@ from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import status_file
-from virt_capabilities import trait_store
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
@@ -66,7 +65,7 @@ class ReportJob:
             store = ironic_node_traits.IronicNodeTraits(
                 client or ironic_node_traits.client_for(self.conf, cloud))
         else:
-            store = trait_store.PlacementTraits(
+            store = reporter_mod.PlacementTraits(
                 client or connection.client_for(self.conf, cloud))
         self.reporter = reporter_mod.Reporter(
             store.client, self.plan.rule, state,
