@@ -16,7 +16,7 @@ Nova's ironic driver replaces the whole trait set of an ironic node's
 resource provider with the Ironic node's own on every update, so for that
 driver (``NodePlan.on_ironic_node``) the reporter writes nothing to
 Placement: ``IronicNodeTraits`` is its trait store
-(``virt_capabilities.trait_store``), which reads and writes each provider's
+(``virt_capabilities.reporter``), which reads and writes each provider's
 traits as the Ironic node of the same uuid, one trait a request, through
 openstacksdk's baremetal proxy. Why, what it owns there, and how Ironic is
 reached and fails: doc/source/admin/trait-ownership.rst ("Ironic nodes").
@@ -195,7 +195,7 @@ def client_for(conf, cloud=None):
 
 
 class IronicNodeTraits:
-    """A trait store (``virt_capabilities.trait_store``) over Ironic
+    """A trait store (``virt_capabilities.reporter``) over Ironic
     nodes: a provider's traits are read from, and written to, the Ironic
     node of the same uuid, one trait a request, so that a trait somebody
     else sets or removes meanwhile is neither lost nor put back."""

@@ -43,8 +43,7 @@ class Ownership:
     (``desired``) and the traits owned, whose absence a sync may bring
     about: ``owned``, and with ``image_type_namespace`` every
     ``COMPUTE_IMAGE_TYPE_*`` trait. Every other trait belongs to someone
-    else; one that is none of this project's to own is never owned, even
-    when handed over."""
+    else (``_ownable``)."""
 
     desired: frozenset
     owned: frozenset = frozenset()
@@ -92,9 +91,7 @@ def combined(ownerships):
 
 @dataclasses.dataclass(frozen=True)
 class OwnerRule:
-    """Which traits this reporter keeps, and which it may remove.
-
-    Decided once, from the configuration, by ``NodePlan.rule``:
+    """Which traits this reporter keeps, and which it may remove:
 
     * ``image_types``: the image-type traits it keeps, with
       ``owns_image_types`` (``image_type_traits_owner = reporter``), when

@@ -69,14 +69,10 @@ def _refuse(path, why):
 
 
 def read_document(path):
-    """The state file at ``path`` as a dict.
-
-    None when there is no file. ConfigError (the file is left alone) when
-    it cannot be read or is not the reporter's own: a JSON object with
-    ``"format": FORMAT`` whose ``"providers"``, if any, hold lists of trait
-    names by provider uuid and reporter name. The file's contents are never
-    quoted: it may be anything.
-    """
+    """The state file at ``path`` as a dict, None when there is none.
+    ConfigError (the file left alone) when it cannot be read or is not in
+    the module's format; its contents are never quoted (it may be
+    anything)."""
     if not path:
         return None
     try:
@@ -177,9 +173,8 @@ class OwnershipState:
             self._own[uuid] = self._own.get(uuid, frozenset()) | traits
 
     def prepare(self):
-        """Make sure a record can be saved, before anything is sent:
-        StateNotSaved (naming the file) if its directory or lock file
-        cannot be made. Nothing else is written."""
+        """StateNotSaved, before anything is sent, if the file's directory
+        or lock file cannot be made. Nothing else is written."""
         if not self.path:
             return
         with self._locked():
@@ -248,9 +243,8 @@ class OwnershipState:
 
     def _save(self, changes, drop_empty_file=False):
         """Read the file again under the lock, change only this reporter's
-        records of ``changes``' providers, write it back atomically (or
-        delete it, with ``drop_empty_file``, when nobody's record is left);
-        StateNotSaved if it cannot."""
+        records of ``changes``' providers, and write it back (see
+        ``record_each``)."""
         with self._locked():
             try:
                 # It may have changed (another reporter) or been replaced

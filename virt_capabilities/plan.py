@@ -36,11 +36,6 @@ from virt_capabilities.conf import reporter as reporter_conf
 LOG = logging.getLogger(__name__)
 
 
-def _owns_image_types(settings):
-    """The owner rule's one input from the options."""
-    return settings.image_type_traits_owner == reporter_conf.REPORTER
-
-
 @dataclasses.dataclass(frozen=True)
 class NodePlan:
     #: The parsed files, for what other libraries read themselves
@@ -61,8 +56,9 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
-        if (capabilities.driver.replaces_provider_traits
-                and _owns_image_types(settings)):
+        plan = cls(conf, settings, capabilities, (), None,
+                   tuple(config_files), tuple(config_dirs))
+        if plan.on_ironic_node and plan.owns_image_types:
             raise exceptions.ConfigError(
                 '[virt_capabilities] image_type_traits_owner = reporter is '
                 'refused with compute_driver %s: nova-compute\'s resource '
@@ -77,16 +73,14 @@ class NodePlan:
                 'reports image types on this node (%s): list them in '
                 '[compute] image_type_exclude_list too, so that it boots '
                 'none' % ', '.join(sorted(capabilities.formats)))
-        refs, provider_needed = (), None
         try:
-            refs = tuple([providers.validate(v, '--provider')
-                          for v in provider_values]
-                         or providers.default_refs(
-                             settings, capabilities.driver, config_files))
+            plan = dataclasses.replace(plan, refs=tuple(
+                [providers.validate(v, '--provider')
+                 for v in provider_values]
+                or providers.default_refs(
+                    settings, capabilities.driver, config_files)))
         except providers.ProviderNeeded as exc:
-            provider_needed = exc
-        plan = cls(conf, settings, capabilities, refs, provider_needed,
-                   tuple(config_files), tuple(config_dirs))
+            plan = dataclasses.replace(plan, provider_needed=exc)
         # report refuses a state file that is not its own: show too.
         ownership_state.read_document(settings.state_file)
         if plan.custom_traits and not settings.state_file:
@@ -128,8 +122,9 @@ class NodePlan:
 
     @property
     def owns_image_types(self):
-        """Does the reporter keep the COMPUTE_IMAGE_TYPE_* traits?"""
-        return _owns_image_types(self.settings)
+        """Does the reporter keep the COMPUTE_IMAGE_TYPE_* traits? The
+        owner rule's one input from the options."""
+        return self.settings.image_type_traits_owner == reporter_conf.REPORTER
 
     @property
     def on_ironic_node(self):
@@ -172,11 +167,10 @@ class NodePlan:
 
     @property
     def rule(self):
-        """The owner rule, decided here once and handed whole to the
-        reporter: the traits it keeps (the image types only when it owns
-        them), and the image-metadata traits it may own, on or off (those
-        its driver could report: one it remembers setting is removed when
-        no longer reported; no other is touched)."""
+        """The owner rule (``merge.OwnerRule``), decided here once and
+        handed whole to the reporter. It may own every image-metadata
+        trait its driver could report, on or off: one it remembers setting
+        is removed once no longer reported."""
         return merge.OwnerRule(
             image_types=(self.capabilities.traits if self.owns_image_types
                          else frozenset()),

@@ -14,13 +14,38 @@
 
 Read, apply the owner rule (``merge.OwnerRule``, decided by the plan), write
 with the provider generation; on 409 re-read, re-merge and retry with
-jittered back-off. An unchanged provider costs one request. A failed read
-writes nothing; what a write adds is recorded before it is sent
-(``Reporter.sync_provider``). With many providers, a
-``GET /resource_providers?required=`` query finds those already in sync so
-only the stale ones are read and written. Where a provider's traits are
-read and written is the store's (``trait_store``: Placement, or an ironic
-node's Ironic node).
+jittered back-off. An unchanged provider costs one request. With many
+providers, a ``GET /resource_providers?required=`` query finds those already
+in sync so only the stale ones are read and written.
+
+A provider's traits are read and written through a trait store
+(``PlacementTraits``, or ``ironic_node_traits.IronicNodeTraits``), so that
+the traits of a provider whose writer takes them from elsewhere
+(nova-compute's ironic driver copies an Ironic node's own traits over its
+provider's on every update: ``drivers.Driver.replaces_provider_traits``)
+can be written where that writer reads them. A store has five calls and
+two attributes:
+
+* ``read(uuid)``: (traits, generation), the generation being whatever
+  ``write`` needs to refuse a concurrent change (None if nothing);
+* ``write(uuid, traits, generation)``: make the provider carry exactly
+  ``traits``; ``exceptions.ConcurrentUpdate`` if it changed since the read
+  (the reporter reads again and retries), ``exceptions.UnknownTraits`` for
+  traits the store does not know;
+* ``create_trait(name)``: make a custom trait known;
+* ``resolve_with_wait(refs, wait, sleep)``: (its uuids of ``refs`` in
+  ref order, the refs not found), waited for as ``providers.wait_for``
+  says;
+* ``in_sync(tokens)``: the providers whose traits match Placement's
+  ``required`` ``tokens`` (all desired, none of the ``!`` ones), or None
+  when the store cannot ask that in one query;
+* ``kind``: what its providers are, as a log line names one
+  (``provider``, ``Ironic node``);
+* ``outcome_unknown``: the errors of a ``write`` after which what it
+  changed cannot be known (no answer): the reporter then keeps recorded
+  every trait it was about to add. After any other error it reads the
+  provider again and keeps recorded those it carries (why:
+  doc/source/admin/trait-ownership.rst, "What the state may do").
 """
 
 import dataclasses
@@ -29,10 +54,10 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
+from image_type_common import placement_client
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
-from virt_capabilities import trait_store
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
@@ -56,7 +81,7 @@ class SyncReport:
     """What one sync cycle did, for exit codes, logs and benchmarks."""
 
     results: list = dataclasses.field(default_factory=list)
-    #: What was synced, as a log line names one (``trait_store`` ``kind``).
+    #: What was synced, as a log line names one (the store's ``kind``).
     kind: str = 'provider'
     missing_traits: frozenset = frozenset()
     missing_providers: list = dataclasses.field(default_factory=list)
@@ -82,6 +107,37 @@ class SyncReport:
         return providers.missing_line(self.kind, self.missing_providers)
 
 
+class PlacementTraits:
+    """A provider's traits in Placement: one GET to read, one PUT with the
+    provider generation to write."""
+
+    kind = 'provider'
+    #: No answer after the configured retries: the PUT may have been
+    #: applied.
+    outcome_unknown = (exceptions.PlacementUnavailable,)
+
+    def __init__(self, client):
+        self.client = client
+
+    def read(self, uuid):
+        return self.client.get_provider_traits(uuid)
+
+    def write(self, uuid, traits, generation):
+        self.client.put_provider_traits(uuid, traits, generation)
+
+    def create_trait(self, name):
+        self.client.create_trait(name)
+
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
+        return providers.resolve_with_wait(self.client, refs, wait, sleep)
+
+    def in_sync(self, tokens):
+        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
+            return None
+        return {rp['uuid'] for rp in self.client.list_resource_providers(
+            required=','.join(tokens))}
+
+
 class Reporter:
     """Keeps ``rule``'s traits (and touches only those it owns) on
     providers.
@@ -97,9 +153,8 @@ class Reporter:
                  conflict_retries=reporter_conf.CONFLICT_RETRIES,
                  backoff=reporter_conf.CONFLICT_BACKOFF,
                  sleep=time.sleep, store=None):
-        self.client = client
         self.rule = rule
-        self.store = store or trait_store.PlacementTraits(client)
+        self.store = store or PlacementTraits(client)
         self.state = (state if state is not None
                       else ownership_state.OwnershipState(None))
         self.conflict_retries = conflict_retries
@@ -151,22 +206,24 @@ class Reporter:
     def sync_provider(self, uuid):
         """Bring one provider's owned traits in line. Raises on failure.
 
-        What it is about to set is recorded before it is written, so that
-        no failure (a write Ironic applied in part, an answer lost after
-        Placement applied it, the process killed after the write) can
-        leave a trait set and never recorded: one dropped from the
-        configuration then would stay on the provider for ever. Once the
-        sync is done the record is narrowed to what the owner rule keeps
-        (``OwnerRule.to_record``); after a failure the store answered, or a
-        stop or reload in a conflict's back-off, to what the provider now
-        carries (``_keep_what_was_written``).
+        What it is about to set is recorded before it is written (why:
+        doc/source/admin/trait-ownership.rst, "What the state may do"),
+        and narrowed once the sync is done to what the owner rule keeps
+        (``OwnerRule.to_record``), or after a failure to what the provider
+        carries (``_keep_what_was_written``). StateNotSaved stops the sync
+        before anything is sent.
         """
+        intended = set()
+
+        def intend(added):
+            new = self.rule.remembered(added) - self.state.owned(uuid)
+            if new:
+                self.state.record(uuid, self.state.owned(uuid) | new)
+                intended.update(new)
+
         with control.shielded():
-            intended = set()
             try:
-                result = self._apply(uuid, self.ownership,
-                                     lambda added: self._intend(
-                                         uuid, added, intended))
+                result = self._apply(uuid, self.ownership, intend)
             except (exceptions.Error, control.Interrupted) as exc:
                 # A stop or reload in the 409 back-off unwinds here too:
                 # the traits recorded ahead were never written.
@@ -176,24 +233,11 @@ class Reporter:
                 self.state.owned(uuid), result.added, self.missing))
             return result
 
-    def _intend(self, uuid, added, intended):
-        """Record, before the write, the traits of ``added`` the state
-        remembers (custom and image-metadata ones): StateNotSaved stops
-        the sync before anything is sent."""
-        new = self.rule.remembered(added) - self.state.owned(uuid)
-        if new:
-            before = self.state.owned(uuid)
-            self.state.record(uuid, before | new)
-            intended |= new
-
     def _keep_what_was_written(self, uuid, intended, exc):
         """After a failed (or interrupted) write: of the traits recorded
-        ahead, keep in the record those the provider carries now; forget
-        those it does not (never sent, or refused), so that the record
-        never holds a trait this reporter did not set. When the store gave
-        no answer (``store.outcome_unknown``: whether the last request was
-        applied cannot be known) or cannot be read now, the record stays
-        as it is until the next sync that succeeds narrows it."""
+        ahead, forget those the provider does not carry now. When the store
+        gave no answer (``store.outcome_unknown``) or cannot be read now,
+        the record stays as it is until the next sync that succeeds."""
         if not intended or isinstance(exc, self.store.outcome_unknown):
             return
         try:
@@ -280,53 +324,49 @@ class Reporter:
         self.missing = set()  # Placement may have been upgraded: ask again
         # A reporter that sets nothing of its own (only image types, or
         # nothing) needs no writable state.
-        report = self._run(self._sync, list(dict.fromkeys(uuids)),
-                           self.rule.records_anything)
+        report = self._run(self.sync_provider, uuids,
+                           self.rule.records_anything, skip_in_sync=True)
         report.missing_traits = frozenset(self.missing & self.rule.desired)
         return report
-
-    def _sync(self, uuids, report):
-        todo = uuids
-        if len(uuids) >= providers.BULK_THRESHOLD:
-            in_sync = self.find_in_sync(uuids)
-            todo = [u for u in uuids if u not in in_sync]
-            report.skipped_in_sync = len(uuids) - len(todo)
-            self.state.record_each({uuid: self.rule.to_record(
-                self.state.owned(uuid), (), self.missing) for uuid in in_sync})
-        self._each(todo, self.sync_provider, report)
 
     def remove(self, uuids):
         """Remove what it set from every provider in ``uuids``; one
         failure does not stop the others, a state that cannot be saved
         stops them all."""
-        return self._run(lambda uuids, report: self._each(
-            uuids, self.remove_provider, report),
-            list(dict.fromkeys(uuids)), True)
+        return self._run(self.remove_provider, uuids, True)
 
-    def _run(self, act, uuids, prepare):
-        """``act(uuids, report)`` with the state fresh (what the reporters
-        sharing the file recorded since) and, with ``prepare``, writable
-        before anything is written: what it sets must be remembered."""
+    def _run(self, act, uuids, prepare, skip_in_sync=False):
+        """``act(uuid)`` for each of ``uuids``, with the state fresh (what
+        the reporters sharing the file recorded since) and, with
+        ``prepare``, writable before anything is written: what it sets
+        must be remembered. ``skip_in_sync``: with many providers, those
+        one query finds in sync are skipped."""
         report = SyncReport(kind=self.store.kind)
+        uuids = list(dict.fromkeys(uuids))
         self.state.refresh()
         try:
             if prepare:
                 self.state.prepare()
-            act(uuids, report)
+            if skip_in_sync and len(uuids) >= providers.BULK_THRESHOLD:
+                in_sync = self.find_in_sync(uuids)
+                uuids = [u for u in uuids if u not in in_sync]
+                report.skipped_in_sync = len(in_sync)
+                self.state.record_each({uuid: self.rule.to_record(
+                    self.state.owned(uuid), (), self.missing)
+                    for uuid in in_sync})
+            for uuid in uuids:
+                self.sleep(0)  # a stop request ends the run here
+                try:
+                    report.results.append(act(uuid))
+                except (exceptions.PlacementUnavailable,
+                        exceptions.CredentialsRefused,
+                        ownership_state.StateNotSaved):
+                    raise  # the whole run's, not one provider's
+                except exceptions.Error as exc:
+                    # Logged by whoever reads the report
+                    # (service.summarize), which knows whether it is news
+                    # or the same outage again.
+                    report.results.append(SyncResult(uuid, error=exc))
         except ownership_state.StateNotSaved as exc:
             report.state_error = exc
         return report
-
-    def _each(self, uuids, act, report):
-        for uuid in uuids:
-            self.sleep(0)  # a stop request ends the run here
-            try:
-                report.results.append(act(uuid))
-            except (exceptions.PlacementUnavailable,
-                    exceptions.CredentialsRefused,
-                    ownership_state.StateNotSaved):
-                raise  # the whole run's, not one provider's
-            except exceptions.Error as exc:
-                # Logged by whoever reads the report (service.summarize),
-                # which knows whether it is news or the same outage again.
-                report.results.append(SyncResult(uuid, error=exc))

@@ -17,11 +17,10 @@ store and its client, the reporter. ``run_service`` runs it every interval
 (jittered, so a fleet of nodes does not hit Placement in step); how it takes
 signals, outages and refused credentials: doc/source/install/compute.rst
 ("As a service"). A stop is honoured at once, except inside a
-``control.shielded`` block, which it must not cut in two: one provider's
-sync (``Reporter.sync_provider``: its reads, its write and the record of
-what it set) and the status file's record of the cycle. There it is
-honoured as the block ends, or in a conflict's back-off (nothing of that
-try was written). ``run_remove`` undoes what the reporter set.
+``control.shielded`` block (one provider's sync,
+``Reporter.sync_provider``, and the status file's record of the cycle),
+where it waits for the block's end or a conflict's back-off.
+``run_remove`` undoes what the reporter set.
 """
 
 import logging
@@ -36,10 +35,8 @@ from virt_capabilities import ironic_node_traits
 from virt_capabilities import logs
 from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
-from virt_capabilities import providers
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import status_file
-from virt_capabilities import trait_store
 from virt_capabilities.conf import reporter as reporter_conf
 
 LOG = logging.getLogger(__name__)
@@ -65,14 +62,13 @@ class ReportJob:
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
-            self.client = client or ironic_node_traits.client_for(
-                self.conf, cloud)
-            store = ironic_node_traits.IronicNodeTraits(self.client)
+            store = ironic_node_traits.IronicNodeTraits(
+                client or ironic_node_traits.client_for(self.conf, cloud))
         else:
-            self.client = client or connection.client_for(self.conf, cloud)
-            store = trait_store.PlacementTraits(self.client)
+            store = reporter_mod.PlacementTraits(
+                client or connection.client_for(self.conf, cloud))
         self.reporter = reporter_mod.Reporter(
-            self.client, self.plan.rule, state,
+            store.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
             store=store)
         self.sleep = sleep
@@ -88,13 +84,8 @@ class ReportJob:
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
         if self.uuids is None or self.missing:
-            if self.plan.on_ironic_node:
-                found = self.reporter.store.resolve_with_wait(
-                    self.plan.refs, wait, sleep=self.sleep)
-            else:
-                found = providers.resolve_with_wait(
-                    self.client, self.plan.refs, wait, sleep=self.sleep)
-            self.uuids, self.missing = found
+            self.uuids, self.missing = self.reporter.store.resolve_with_wait(
+                self.plan.refs, wait, sleep=self.sleep)
         return self.uuids
 
     def sync(self, wait=0.0):
@@ -119,13 +110,11 @@ class FailureLog:
     """Says an outage once, not once a cycle, and says when it is over
     (doc/source/install/compute.rst, "As a service").
 
-    The first cycle to fail a given way (the error's kind, and the provider
-    for a provider's error) logs it at its level; the same failure again is
-    DEBUG; the first cycle that succeeds after failures says at INFO how
-    many failed. A one-shot run has no FailureLog: it logs every failure.
-    Not quieted, by design: a state that cannot be saved (each cycle may
-    set traits nobody will remember), and Placement's missing traits or
-    providers (configuration, not an outage).
+    A failure is "the same" when the error's kind is (and the provider,
+    for a provider's error). A one-shot run has no FailureLog: it logs
+    every failure. Not quieted, by design: a state that cannot be saved
+    (each cycle may set traits nobody will remember), and Placement's
+    missing traits or providers (configuration, not an outage).
     """
 
     def __init__(self):
@@ -222,12 +211,9 @@ def run_service(job_factory, interval, wait, control=None):
     ``job_factory(sleep)`` builds a ReportJob whose waits use ``sleep``.
     ``control`` is how it is told to stop or reload: the CLI's own (its
     signals already routed there), or a library caller's; without one, a
-    new one, with the signals routed to it when on the main thread.
-
-    A configuration that cannot be read at start-up is exit 2 (restarting
-    will not fix it). Credentials refused (401 or 403) are not: the
-    service retries with back-off, at most ``interval`` apart, reading the
-    configuration again before each try, and says so once per outage.
+    new one, with the signals routed to it when on the main thread. How
+    it meets bad configuration and refused credentials:
+    doc/source/install/compute.rst ("As a service").
     """
     if control is None:
         control = control_mod.Control()
@@ -305,15 +291,6 @@ def _cycle_done(job, report, failed, failures):
     failures.cycle_done(failed is None and not report.errors)
 
 
-def _started(job, interval):
-    """The service's first job: nova.conf's log options (a SIGHUP keeps
-    these) and what it reports."""
-    logs.setup(job.conf)
-    LOG.info('reporting %s every %.0f s (jittered)',
-             ', '.join(sorted(job.plan.traits)) or 'no traits', interval)
-    return job
-
-
 def _credentials_refused(failures, exc, interval, refused, control):
     """Say a refusal once per outage, wait the back-off (a stop or a
     SIGHUP cuts it short); returns the tries refused so far."""
@@ -332,14 +309,9 @@ def _credentials_refused(failures, exc, interval, refused, control):
 
 
 def run_remove(job_factory):
-    """``virt-capabilities remove``: take off every provider what this
-    reporter's records say it set (never what another reporter's record
-    holds), and, owning the image types, the image-type traits it keeps on
-    its providers; then forget its records and delete its status file.
-    Returns the exit code. Without the records it needs (no state file, or
-    with custom or image-metadata traits configured, a state file that
-    does not exist) a ConfigError before any request: nothing changed,
-    nothing deleted."""
+    """``virt-capabilities remove`` (what it does:
+    ``virt_capabilities.cmd.remove.Remove``); returns the exit code.
+    Without the records it needs, a ConfigError before any request."""
     job = job_factory()
     logs.setup(job.conf)
     state_file = job.plan.settings.state_file
@@ -405,7 +377,12 @@ def _rebuilt(job, job_factory, control, failures, interval, reload):
                         'keeping the previous configuration: %s', exc)
         return job
     if job is None:
-        return _started(fresh, interval)
+        # nova.conf's log options are the first job's: a SIGHUP keeps them.
+        logs.setup(fresh.conf)
+        LOG.info('reporting %s every %.0f s (jittered)',
+                 ', '.join(sorted(fresh.plan.traits)) or 'no traits',
+                 interval)
+        return fresh
     if reload:
         LOG.info('configuration re-read')
     # What the previous job set stays known, also with no state file: a

@@ -62,9 +62,9 @@ def record(path, reporter_name, report=None, error=None, clock=now):
     if not path:
         return
     time = clock()
-    failed = error is not None or (report is not None and not report.ok)
     if error is None and report is not None and not report.ok:
         error = _report_error(report)
+    failed = error is not None
     document = {
         'format': FORMAT,
         'reporter_name': reporter_name,
