@@ -13,18 +13,16 @@
 """A compute node's configuration, read once into typed values.
 
 Every option of ``[virt_capabilities]``, and every one of Nova's own the
-reporter declares (``virt_capabilities.conf``'s default, compute and
-libvirt modules: the driver, what decides its formats, ``host`` and
-``state_path``), is read here, in one pass, and handed down as a frozen
-dataclass (a test holds it). A value of the wrong type fails as the files
-are loaded (``loading.validate_all``), one the reporter cannot use (a
-custom trait's name, an architecture) here: either is one line naming it
-(exit 2). Two other modules of this package read options by name, where
-they are used, and no other does (a test holds it): ``ironic_node_traits``
-(the ``[ironic]`` section: its ``auth_type`` picks the credentials, as
-``[placement] auth_type`` does in ``image_type_common.connection``;
-keystoneauth1 loads the rest) and ``logs`` (where oslo.log writes, named
-when it cannot open it).
+reporter declares (``virt_capabilities.conf.nova``), is read here, in one
+pass, and handed down as a frozen dataclass (a test holds it). A value of
+the wrong type fails as the files are loaded (``loading.validate_all``),
+one the reporter cannot use (a custom trait's name, an architecture)
+here: either is one line naming it (exit 2). Two other modules of this
+package read options by name, where they are used, and no other does (a
+test holds it): ``ironic_node_traits`` (the ``[ironic]`` section: its
+``auth_type`` picks the credentials, as ``[placement] auth_type`` does in
+``image_type_common.connection``; keystoneauth1 loads the rest) and
+``logs`` (where oslo.log writes, named when it cannot open it).
 """
 
 import dataclasses

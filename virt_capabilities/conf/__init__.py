@@ -18,12 +18,10 @@ from image_type_common.conf import groups
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
 from virt_capabilities import logs
-from virt_capabilities.conf import compute
-from virt_capabilities.conf import default
-from virt_capabilities.conf import libvirt
+from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
 
-MODULES = (default, libvirt, compute, reporter, keystoneauth.placement,
+MODULES = (nova, reporter, keystoneauth.placement,
            keystoneauth.ironic)
 
 
