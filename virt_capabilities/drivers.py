@@ -262,9 +262,7 @@ def capabilities(settings):
     """Work out a node's capabilities from its NodeSettings."""
     driver = normalize_driver(settings.compute_driver)
     excluded = parse_exclude_list(settings.image_type_exclude_list)
-    formats = DRIVERS[driver].formats_for(settings)
-    unknown = formats.difference(image_types.FORMATS)
-    if unknown:
-        # An os-traits older than this table; never report what it lacks.
-        formats = formats.difference(unknown)
-    return Capabilities(driver, frozenset(formats - excluded), excluded)
+    # An os-traits older than this table: never report what it lacks.
+    formats = DRIVERS[driver].formats_for(settings).intersection(
+        image_types.FORMATS)
+    return Capabilities(driver, formats - excluded, excluded)

@@ -44,6 +44,18 @@ PROVIDER_HELP = (
     'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
+
+
+def add_node_arguments(parser, provider_help=PROVIDER_HELP, cloud=True):
+    """The node's arguments every command takes: its nova.conf, its
+    providers and (report, remove) the cloud that reaches them."""
+    arguments.add_config_argument(parser)
+    if cloud:
+        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
+    parser.add_argument('--provider', action='append', default=[],
+                        metavar='NAME_OR_UUID', help=provider_help)
+
+
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')
@@ -83,11 +95,7 @@ class Report(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
-        parser.add_argument(
-            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help=PROVIDER_HELP)
+        add_node_arguments(parser)
         parser.add_argument(
             '--wait', type=float, default=0.0, metavar='SECONDS',
             help='Wait this long, with back-off, for the provider to appear '

@@ -14,7 +14,6 @@
 
 from cliff import show
 
-from image_type_common.cli import arguments
 from image_type_common.cli import column_types
 from image_type_common.cli import roles
 from image_type_common.cli import values
@@ -58,10 +57,7 @@ class Show(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        arguments.add_config_argument(parser)
-        parser.add_argument(
-            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help=report.PROVIDER_HELP)
+        report.add_node_arguments(parser, cloud=False)
         return parser
 
     def take_action(self, parsed_args):
