@@ -37,15 +37,6 @@ LIBVIRT = 'libvirt.LibvirtDriver'
 
 
 @dataclasses.dataclass(frozen=True)
-class NodeName:
-    """How nova-compute names its node, and so its provider, when there is
-    no ``compute_id`` file: ``read(settings)``, and where that comes from."""
-
-    read: typing.Callable
-    source: str
-
-
-@dataclasses.dataclass(frozen=True)
 class Driver:
     """One driver: every fact about it the reporter uses."""
 
@@ -55,9 +46,11 @@ class Driver:
     formats: frozenset
     #: Where Nova 34.0.0 says so.
     formats_source: str
-    #: How nova-compute names its node without a compute_id file, or None
-    #: when only the hypervisor knows (``named_by_hypervisor`` says how).
-    node_name: NodeName = None
+    #: How nova-compute names its node, and so its provider, without a
+    #: compute_id file: ``node_name(settings)``, and where that comes from;
+    #: None when only the hypervisor knows (``named_by_hypervisor`` says how).
+    node_name: typing.Callable = None
+    node_name_source: str = None
     named_by_hypervisor: str = None
     #: The image-metadata traits it boots but nova-compute never writes:
     #: ``metadata_traits`` rows by host CPU architecture (``uname -m``),
@@ -142,8 +135,8 @@ DRIVERS = {d.name: d for d in (
         formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
         formats_rule=lambda s: libvirt_formats(
             s.images_type, s.virt_type, s.force_raw_images),
-        node_name=NodeName(lambda settings: providers.libvirt_hostname(),
-                           'this machine\'s hostname, by libvirt\'s rule'),
+        node_name=lambda settings: providers.libvirt_hostname(),
+        node_name_source='this machine\'s hostname, by libvirt\'s rule',
         metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
         replaces_source='nova/virt/libvirt/driver.py:9796-9939 (31.0.0: '
                         '9403-9554): ' + _KEEPS_OTHERS),
@@ -178,8 +171,8 @@ DRIVERS = {d.name: d for d in (
     # upgrade restarts them.
     *(Driver(
         name, frozenset({'raw'}), 'nova/virt/fake.py:130-131',
-        node_name=NodeName(lambda settings: settings.host,
-                           '[DEFAULT] host'),
+        node_name=lambda settings: settings.host,
+        node_name_source='[DEFAULT] host',
         replaces_source='nova/virt/fake.py:541-574 (31.0.0: 537-570): '
                         'sets no trait')
       for name in ('fake.FakeDriver', 'fake.FakeDriverWithoutFakeNodes')),

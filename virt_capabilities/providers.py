@@ -149,8 +149,8 @@ def default_refs(settings, driver, config_files=()):
         node_uuid, path = found
         return [ProviderRef(node_uuid, 'compute_id file %s' % path)]
     if driver.node_name is not None:
-        return [validate(driver.node_name.read(settings),
-                         driver.node_name.source)]
+        return [validate(driver.node_name(settings),
+                         driver.node_name_source)]
     raise ProviderNeeded(
         'give --provider NAME_OR_UUID: %s cannot find its provider from '
         'nova.conf (%s)' % (driver.name, driver.named_by_hypervisor

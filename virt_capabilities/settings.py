@@ -55,13 +55,9 @@ def _custom_traits(names):
 
 
 def canonical_architecture(name):
-    """``name`` as Nova's Architecture field stores it, or None when Nova
-    refuses it: lower-cased, its aliases rewritten (i386 ... to i686, amd64
-    to x86_64), then one of Nova's names (Nova 34's
-    nova/objects/fields.py:193-219 canonicalize, its list
-    nova/virt/arch.py:57-66, both in ``image_metadata``)."""
-    name = name.strip().lower()
-    name = image_metadata.ARCH_ALIASES.get(name, name)
+    """``name`` as Nova's Architecture field stores it
+    (``image_metadata.canonical``), or None when Nova refuses it."""
+    name = image_metadata.canonical('hw_architecture', name)
     return name if name in image_metadata.ARCHITECTURES else None
 
 

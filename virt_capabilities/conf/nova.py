@@ -11,9 +11,8 @@
 # under the License.
 
 """Options nova-compute already has, read from its own nova.conf: the
-driver, what decides the formats it boots (its ``[DEFAULT]``,
-``[libvirt]`` options and the operator's ``[compute]`` exclusions), and
-where its node's provider is found."""
+driver, the options that decide the formats it boots (and the operator's
+exclusions of some), and where its node's provider is found."""
 
 import socket
 
