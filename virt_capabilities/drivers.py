@@ -57,13 +57,10 @@ class Driver:
     #: ``None`` for rows of every host.
     metadata_rows_by_machine: dict = dataclasses.field(default_factory=dict)
     #: Whether nova-compute's driver replaces the provider's whole trait
-    #: set on every update, dropping traits it does not own (the resource
-    #: tracker adds back only its own): a trait kept in Placement there
-    #: does not stay, so the reporter keeps its traits where the driver
-    #: takes them from (ironic's, the only one: the Ironic node). Where:
+    #: set on every update (ironic's alone; why, and what the reporter
+    #: does there: doc/source/admin/trait-ownership.rst). Where:
     #: ``update_provider_tree`` in Nova 34.0.0 and (in brackets) 31.0.0,
-    #: whose lines ``tests/nova`` checks, and what it does to the
-    #: provider's traits.
+    #: whose lines ``tests/nova`` checks, and what it does to traits.
     replaces_provider_traits: bool = False
     replaces_source: str = ''
     #: The options' rule for ``formats`` (libvirt): a function of the

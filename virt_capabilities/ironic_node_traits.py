@@ -62,13 +62,10 @@ class NodeNotFound(IronicError, exceptions.ProviderNotFound):
 
 
 class IronicClient:
-    """The Bare Metal API requests the writer makes, through openstacksdk's
-    baremetal proxy (get a node, add or remove one of its traits, at the
-    microversions openstacksdk sends: 1.37 for traits), over the session
-    of nova.conf's ``[ironic]`` or of the cloud. A node locked by a
-    conductor (409) is retried by keystoneauth1 as openstacksdk asks it
-    to, up to ``[ironic] status_code_retries`` times (or clouds.yaml's
-    ``baremetal_status_code_retries``). Failures on the way (Keystone, TLS,
+    """The Bare Metal API requests the writer makes (get a node, add or
+    remove one of its traits), through openstacksdk's baremetal proxy over
+    the session of nova.conf's ``[ironic]`` or of the cloud (its retries:
+    the admin page the module names). Failures on the way (Keystone, TLS,
     no answer) are worded as Placement's are
     (``connection.NamedServiceAdapter``), naming Ironic."""
 
@@ -219,9 +216,8 @@ class IronicNodeTraits:
     def write(self, uuid, traits, generation):
         """Add what ``traits`` has and the read did not, remove what the
         read had and ``traits`` has not; every other trait is left as
-        Ironic has it now. A request that fails stops the write there:
-        the traits before it are written (the reporter recorded them
-        before the write, and keeps recorded those the node carries)."""
+        Ironic has it now. A request that fails stops the write there
+        (``trait_store`` says what the reporter then records)."""
         for trait in sorted(set(traits) - set(generation)):
             self.client.add_trait(uuid, trait)
         for trait in sorted(set(generation) - set(traits)):
