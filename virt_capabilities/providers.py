@@ -12,13 +12,8 @@
 
 """Find the resource providers a node reports for, as nova-compute names them.
 
-By default the uuid in nova-compute's ``compute_id`` file, looked for where
-nova-compute looks (beside each config file, then under ``[DEFAULT]
-state_path``), else the node name the virt driver gives (its record's
-``node_name`` in ``drivers``); drivers whose node name only the hypervisor
-knows need ``--provider``.
-nova-compute may not have created the provider yet at start-up, so lookups
-can wait with back-off.
+By default as ``default_refs`` says; nova-compute may not have created the
+provider yet at start-up, so lookups can wait with back-off.
 """
 
 import dataclasses

@@ -114,9 +114,10 @@ class NodeSettings:
         def read(name, group=None):
             return loading.read(conf, name, group)
 
+        def own(name):
+            return read(name, 'virt_capabilities')
+
         state_path = read('state_path')
-        explicit_state = read('state_file', 'virt_capabilities')
-        explicit_status = read('status_file', 'virt_capabilities')
         return cls(
             compute_driver=read('compute_driver'),
             force_raw_images=read('force_raw_images'),
@@ -126,21 +127,16 @@ class NodeSettings:
             virt_type=read('virt_type', 'libvirt'),
             image_type_exclude_list=tuple(
                 read('image_type_exclude_list', 'compute')),
-            image_type_traits_owner=read('image_type_traits_owner',
-                                         'virt_capabilities'),
-            custom_traits=_custom_traits(
-                read('custom_traits', 'virt_capabilities')),
-            volume_only=read('volume_only', 'virt_capabilities'),
-            state_file=explicit_state or (
+            image_type_traits_owner=own('image_type_traits_owner'),
+            custom_traits=_custom_traits(own('custom_traits')),
+            volume_only=own('volume_only'),
+            state_file=own('state_file') or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
                 else None),
-            status_file=explicit_status or (
+            status_file=own('status_file') or (
                 os.path.join(state_path, STATUS_FILE_NAME) if state_path
                 else None),
-            reporter_name=(read('reporter_name', 'virt_capabilities')
-                           or '').strip() or None,
-            conflict_retries=read('conflict_retries', 'virt_capabilities'),
-            image_metadata_traits=read('image_metadata_traits',
-                                       'virt_capabilities'),
-            host_architecture=_host_architecture(
-                read('host_architecture', 'virt_capabilities')))
+            reporter_name=(own('reporter_name') or '').strip() or None,
+            conflict_retries=own('conflict_retries'),
+            image_metadata_traits=own('image_metadata_traits'),
+            host_architecture=_host_architecture(own('host_architecture')))

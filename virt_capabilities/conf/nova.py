@@ -58,14 +58,11 @@ libvirt_group = cfg.OptGroup(
     'libvirt', title='Libvirt options',
     help='The libvirt driver options that decide supported image formats.')
 
-IMAGES_TYPES = ('raw', 'flat', 'qcow2', 'lvm', 'rbd', 'ploop', 'default')
-VIRT_TYPES = ('kvm', 'lxc', 'qemu', 'parallels')
-
 libvirt_opts = [
     cfg.StrOpt(
         'images_type',
         default='default',
-        choices=IMAGES_TYPES,
+        choices=('raw', 'flat', 'qcow2', 'lvm', 'rbd', 'ploop', 'default'),
         help='Image backend of instance disks. With ``rbd`` or ``lvm`` and '
              '``[DEFAULT] force_raw_images = False`` the driver cannot boot '
              'qcow2 images (and Nova refuses ``rbd`` with that combination '
@@ -73,7 +70,7 @@ libvirt_opts = [
     cfg.StrOpt(
         'virt_type',
         default='kvm',
-        choices=VIRT_TYPES,
+        choices=('kvm', 'lxc', 'qemu', 'parallels'),
         help='Libvirt domain type. Only ``parallels`` boots ploop images.'),
 ]
 
