@@ -205,9 +205,7 @@ def normalize_driver(name):
         raise exceptions.ConfigError(
             '[DEFAULT] compute_driver is not set; accepted: %s'
             % ', '.join(KNOWN_DRIVERS))
-    short = name.strip()
-    if short.startswith(NOVA_VIRT_PREFIX):
-        short = short[len(NOVA_VIRT_PREFIX):]
+    short = name.strip().removeprefix(NOVA_VIRT_PREFIX)
     if short in DRIVERS:
         return short
     if short in REMOVED_DRIVERS:

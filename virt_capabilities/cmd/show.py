@@ -34,8 +34,9 @@ class Show(show.ShowOne):
     configuration (a configuration or state file report refuses, show
     refuses with the same message and exit code 2) and the same traits.
     Three refusals of report's are not show's, as they matter only to a
-    sync: no Placement (or Ironic) credentials, no provider found from
-    nova.conf (VMware, ironic and z/VM without --provider), and a log
+    sync: how Placement (or Ironic) is reached (credentials, endpoints,
+    TLS files: show reads none), no provider found from nova.conf
+    (VMware, ironic and z/VM without --provider), and a log
     destination nova.conf names that cannot be opened (show logs to
     stderr); show exits 0 on them, and says the second in provider_needed.
     nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
