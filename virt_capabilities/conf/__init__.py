@@ -21,19 +21,28 @@ from virt_capabilities import logs
 from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
 
-MODULES = (nova, reporter, keystoneauth.placement,
-           keystoneauth.ironic)
+#: The option modules: Nova's own options and the reporter's, each a
+#: ``list_opts`` registered here, then the keystoneauth1 sections, which
+#: register themselves.
+OPTIONS = (nova, reporter)
+SECTIONS = (keystoneauth.placement, keystoneauth.ironic)
 
 
 def register_opts(conf):
-    for module in MODULES:
-        module.register_opts(conf)
+    for group, opts in groups.merged_list_opts(OPTIONS):
+        if group == 'DEFAULT':
+            conf.register_opts(opts)
+        else:
+            conf.register_group(groups.fresh_group(group))
+            conf.register_opts(opts, group=group.name)
+    for section in SECTIONS:
+        section.register_opts(conf)
     logs.register_opts(conf)
 
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return groups.merged_list_opts(MODULES)
+    return groups.merged_list_opts(OPTIONS + SECTIONS)
 
 
 def load(config_files, conf=None, config_dirs=()):

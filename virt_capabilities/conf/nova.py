@@ -18,8 +18,6 @@ import socket
 
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
-
 default_opts = [
     cfg.StrOpt(
         'compute_driver',
@@ -88,14 +86,6 @@ compute_opts = [
              'must be a known format (the ``COMPUTE_IMAGE_TYPE_*`` traits of '
              'os-traits, in lower case).'),
 ]
-
-
-def register_opts(conf):
-    conf.register_opts(default_opts)
-    for group, opts in ((libvirt_group, libvirt_opts),
-                        (compute_group, compute_opts)):
-        conf.register_group(fresh_group(group))
-        conf.register_opts(opts, group=group.name)
 
 
 def list_opts():
