@@ -41,9 +41,10 @@ class Driver:
     """One driver: every fact about it the reporter uses."""
 
     name: str
-    #: The formats it boots whatever the options (the ``supports_image_type_*``
-    #: capabilities that are True), or None where ``formats_rule`` decides.
-    formats: frozenset
+    #: The formats it boots (the ``supports_image_type_*`` capabilities that
+    #: are True): a set, or where they depend on the options (libvirt) a
+    #: function of the NodeSettings.
+    formats: typing.Union[frozenset, typing.Callable]
     #: Where Nova 34.0.0 says so.
     formats_source: str
     #: How nova-compute names its node, and so its provider, without a
@@ -63,14 +64,10 @@ class Driver:
     #: whose lines ``tests/nova`` checks, and what it does to traits.
     replaces_provider_traits: bool = False
     replaces_source: str = ''
-    #: The options' rule for ``formats`` (libvirt): a function of the
-    #: NodeSettings.
-    formats_rule: typing.Callable = None
 
     def formats_for(self, settings):
-        if self.formats_rule is not None:
-            return self.formats_rule(settings)
-        return self.formats
+        return (self.formats(settings) if callable(self.formats)
+                else self.formats)
 
     def metadata_rows(self, machine):
         """The rows a node of this driver on a host of CPU architecture
@@ -128,10 +125,9 @@ _KEEPS_OTHERS = 'only adds or removes its own traits'
 #: Every driver of the supported Nova releases.
 DRIVERS = {d.name: d for d in (
     Driver(
-        LIBVIRT, formats=None,
-        formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
-        formats_rule=lambda s: libvirt_formats(
+        LIBVIRT, formats=lambda s: libvirt_formats(
             s.images_type, s.virt_type, s.force_raw_images),
+        formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
         node_name=lambda settings: providers.libvirt_hostname(),
         node_name_source='this machine\'s hostname, by libvirt\'s rule',
         metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
