@@ -12,6 +12,7 @@
 
 """``virt-capabilities report``: sync the traits, once or as a service."""
 
+import functools
 import math
 import time
 
@@ -140,18 +141,15 @@ class Report(lister.Lister):
     def check_line(self):
         """--check's one line: in sync, or which providers differ and
         how; the exit code says the same."""
-        drift = [(ref, uuid, added, removed)
-                 for ref, uuid, added, removed in self.rows
-                 if added or removed]
-        if not drift:
+        if not self.drift:
             return 'in sync: %d %s(s) carry what this node should' % (
                 len(self.rows), self.job.kind)
         return 'drift: %d of %d %s(s) differ from what this node should ' \
-            'carry: %s' % (len(drift), len(self.rows), self.job.kind,
+            'carry: %s' % (len(self.drift), len(self.rows), self.job.kind,
                            '; '.join('%s (%s) add %s, remove %s' % (
                                ref.value, uuid, ','.join(added) or '-',
                                ','.join(removed) or '-')
-                               for ref, uuid, added, removed in drift))
+                               for ref, uuid, added, removed in self.drift))
 
     def check_arguments(self, parsed_args):
         if parsed_args.interval is not None and not (
@@ -177,8 +175,7 @@ class Report(lister.Lister):
                     else 'a sync lists nothing'))
 
     def sync(self, parsed_args):
-        def job_factory(sleep=time.sleep):
-            return self.new_job(parsed_args, sleep)
+        job_factory = functools.partial(self.new_job, parsed_args)
         if parsed_args.interval:
             return service.run_service(job_factory, parsed_args.interval,
                                        parsed_args.wait, self.app.control)
@@ -195,8 +192,8 @@ class Report(lister.Lister):
         sync would add and remove there."""
         self.job = self.new_job(parsed_args)
         self.rows = self.job.dry_run(parsed_args.wait)
-        self.drift = any(added or removed
-                         for _, _, added, removed in self.rows)
+        #: The rows of the providers that differ.
+        self.drift = [row for row in self.rows if row[2] or row[3]]
         return COLUMNS, [
             (ref.value, uuid, column_types.ListColumn(added),
              column_types.ListColumn(removed))
