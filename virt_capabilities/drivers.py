@@ -12,14 +12,10 @@
 
 """Each Nova virt driver, as the reporter needs to know it: one record.
 
-A table of records, data first, for the drivers of the supported Nova
-releases only, each fact naming the Nova 34.0.0 source it comes from: the
-disk image formats the driver boots (libvirt's depend on options, so it
-alone has a rule), how nova-compute names its node (and so its provider),
-the image-metadata traits it boots but nova-compute never writes
-(``metadata_traits``' rows), and whether nova-compute's driver replaces
-traits it does not own. Driver names are spelled as nova.conf spells them;
-the ``nova.virt.`` prefix is optional, as it is for Nova.
+A table of records (``Driver`` lists the facts), data first, for the
+drivers of the supported Nova releases only, each fact naming the Nova
+34.0.0 source it comes from. Driver names are spelled as nova.conf spells
+them; the ``nova.virt.`` prefix is optional, as it is for Nova.
 """
 
 import dataclasses
