@@ -21,9 +21,8 @@ from virt_capabilities import logs
 from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
 
-#: The option modules: Nova's own options and the reporter's, each a
-#: ``list_opts`` registered here, then the keystoneauth1 sections, which
-#: register themselves.
+#: Nova's options and the reporter's, registered here from their
+#: ``list_opts``; the keystoneauth1 sections register themselves.
 OPTIONS = (nova, reporter)
 SECTIONS = (keystoneauth.placement, keystoneauth.ironic)
 
