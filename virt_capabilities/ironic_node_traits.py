@@ -241,9 +241,7 @@ class IronicNodeTraits:
                     [ref for ref, node in found if node is None])
         uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
                                             sleep, clock, IronicUnavailable)
-        return uuids, [self._no_node(ref) for ref in missing]
-
-    def _no_node(self, ref):
-        return dataclasses.replace(ref, source='%s; Ironic at %s has no such '
-                                   'node' % (ref.source,
-                                             self.client.endpoint()))
+        return uuids, [dataclasses.replace(
+            ref, source='%s; Ironic at %s has no such node' % (
+                ref.source, self.client.endpoint()))
+            for ref in missing]
