@@ -20,11 +20,6 @@ from image_type_common.cli import values
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
 
-COLUMNS = ('compute_driver', 'formats', 'excluded',
-           'image_type_traits_owner', 'nova_compute_keeps', 'reporter_keeps',
-           'custom_traits', 'image_metadata_traits', 'why', 'providers',
-           'provider_needed', 'reporter_name')
-
 
 class Show(show.ShowOne):
     """Show who keeps which trait on this node's provider, and why.
@@ -65,9 +60,9 @@ class Show(show.ShowOne):
         node = plan.NodePlan.from_files(
             parsed_args.config_file, parsed_args.provider,
             parsed_args.config_dir)
-        result = columns(node)
-        return COLUMNS, tuple(_column(result[c], parsed_args.formatter)
-                              for c in COLUMNS)
+        result = columns(node)  # in the order shown
+        return tuple(result), tuple(_column(value, parsed_args.formatter)
+                                    for value in result.values())
 
 
 def _column(value, formatter):
