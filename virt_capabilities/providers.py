@@ -171,9 +171,10 @@ def resolve(client, refs):
 def missing_line(kind, refs):
     """What was not found: ``no resource provider found for ...``, or
     ``no Ironic node found for ...`` (``kind``: the trait store's)."""
-    return 'no %s found for %s' % (
-        'resource provider' if kind == 'provider' else kind,
-        '; '.join(ref.describe() for ref in refs))
+    what = '; '.join(ref.describe() for ref in refs)
+    if kind == 'provider':
+        return 'no resource provider found for %s' % what
+    return 'no %s found for %s' % (kind, what)
 
 
 def wait_for(lookup, refs, kind='provider', wait=0.0, sleep=time.sleep,
