@@ -111,11 +111,9 @@ def libvirt_formats(images_type, virt_type, force_raw_images):
     return frozenset(formats)
 
 
-#: Nova 34.0.0's (and 31.0.0's) ironic driver ends update_provider_tree with
-#: provider_tree.update_traits(nodename, node.traits); every other driver
-#: here only adds (and libvirt removes) traits it owns itself, and the
-#: resource tracker keeps the rest
-#: (nova/compute/resource_tracker.py:1335-1352).
+#: Every driver here but ironic: the resource tracker keeps the traits
+#: it does not own (nova/compute/resource_tracker.py:1335-1352; the
+#: table: doc/source/admin/trait-ownership.rst).
 _KEEPS_OTHERS = 'only adds or removes its own traits'
 
 #: Every driver of the supported Nova releases.
