@@ -11,14 +11,9 @@
 # under the License.
 
 """Compute-side half: the traits a compute node carries that nova-compute
-does not keep itself.
-
-Reads a compute node's nova.conf and works out which disk image formats its
-virt driver boots, as nova-compute does. Under the default
-``image_type_traits_owner = nova-compute``, nova-compute keeps those
-``COMPUTE_IMAGE_TYPE_*`` traits itself and the reporter keeps on the node's
-resource provider only what nova-compute never writes: its configured custom
-traits and the driver's image-metadata traits (``metadata_traits``). With
-``image_type_traits_owner = reporter`` it keeps the image-type traits too.
-``virt-capabilities show`` says, per node, which are whose.
+does not keep itself (its custom traits, the driver's image-metadata
+traits and, with ``image_type_traits_owner = reporter``, the
+``COMPUTE_IMAGE_TYPE_*`` traits of the formats its driver boots), kept on
+its resource provider by ``virt-capabilities``. Its modules:
+doc/source/contributor/architecture.rst.
 """

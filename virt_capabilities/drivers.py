@@ -12,14 +12,10 @@
 
 """Each Nova virt driver, as the reporter needs to know it: one record.
 
-A table of records, data first, for the drivers of the supported Nova
-releases only, each fact naming the Nova 34.0.0 source it comes from: the
-disk image formats the driver boots (libvirt's depend on options, so it
-alone has a rule), how nova-compute names its node (and so its provider),
-the image-metadata traits it boots but nova-compute never writes
-(``metadata_traits``' rows), and whether nova-compute's driver replaces
-traits it does not own. Driver names are spelled as nova.conf spells them;
-the ``nova.virt.`` prefix is optional, as it is for Nova.
+A table of records (``Driver`` lists the facts), data first, for the
+drivers of the supported Nova releases only, each fact naming the Nova
+34.0.0 source it comes from. Driver names are spelled as nova.conf spells
+them; the ``nova.virt.`` prefix is optional, as it is for Nova.
 """
 
 import dataclasses
@@ -37,50 +33,37 @@ LIBVIRT = 'libvirt.LibvirtDriver'
 
 
 @dataclasses.dataclass(frozen=True)
-class NodeName:
-    """How nova-compute names its node, and so its provider, when there is
-    no ``compute_id`` file: ``read(settings)``, and where that comes from."""
-
-    read: typing.Callable
-    source: str
-
-
-@dataclasses.dataclass(frozen=True)
 class Driver:
     """One driver: every fact about it the reporter uses."""
 
     name: str
-    #: The formats it boots whatever the options (the ``supports_image_type_*``
-    #: capabilities that are True), or None where ``formats_rule`` decides.
-    formats: frozenset
+    #: The formats it boots (the ``supports_image_type_*`` capabilities that
+    #: are True): a set, or where they depend on the options (libvirt) a
+    #: function of the NodeSettings.
+    formats: typing.Union[frozenset, typing.Callable]
     #: Where Nova 34.0.0 says so.
     formats_source: str
-    #: How nova-compute names its node without a compute_id file, or None
-    #: when only the hypervisor knows (``named_by_hypervisor`` says how).
-    node_name: NodeName = None
+    #: How nova-compute names its node, and so its provider, without a
+    #: compute_id file: ``node_name(settings)``, and where that comes from;
+    #: None when only the hypervisor knows (``named_by_hypervisor`` says how).
+    node_name: typing.Callable = None
+    node_name_source: str = None
     named_by_hypervisor: str = None
     #: The image-metadata traits it boots but nova-compute never writes:
     #: ``metadata_traits`` rows by host CPU architecture (``uname -m``),
     #: ``None`` for rows of every host.
     metadata_rows_by_machine: dict = dataclasses.field(default_factory=dict)
     #: Whether nova-compute's driver replaces the provider's whole trait
-    #: set on every update, dropping traits it does not own (the resource
-    #: tracker adds back only its own): a trait kept in Placement there
-    #: does not stay, so the reporter keeps its traits where the driver
-    #: takes them from (ironic's, the only one: the Ironic node). Where:
+    #: set on every update (ironic's alone; why, and what the reporter
+    #: does there: doc/source/admin/trait-ownership.rst). Where:
     #: ``update_provider_tree`` in Nova 34.0.0 and (in brackets) 31.0.0,
-    #: whose lines ``tests/nova`` checks, and what it does to the
-    #: provider's traits.
+    #: whose lines ``tests/nova`` checks, and what it does to traits.
     replaces_provider_traits: bool = False
     replaces_source: str = ''
-    #: The options' rule for ``formats`` (libvirt): a function of the
-    #: NodeSettings.
-    formats_rule: typing.Callable = None
 
     def formats_for(self, settings):
-        if self.formats_rule is not None:
-            return self.formats_rule(settings)
-        return self.formats
+        return (self.formats(settings) if callable(self.formats)
+                else self.formats)
 
     def metadata_rows(self, machine):
         """The rows a node of this driver on a host of CPU architecture
@@ -128,22 +111,19 @@ def libvirt_formats(images_type, virt_type, force_raw_images):
     return frozenset(formats)
 
 
-#: Nova 34.0.0's (and 31.0.0's) ironic driver ends update_provider_tree with
-#: provider_tree.update_traits(nodename, node.traits); every other driver
-#: here only adds (and libvirt removes) traits it owns itself, and the
-#: resource tracker keeps the rest
-#: (nova/compute/resource_tracker.py:1335-1352).
+#: Every driver here but ironic: the resource tracker keeps the traits
+#: it does not own (nova/compute/resource_tracker.py:1335-1352; the
+#: table: doc/source/admin/trait-ownership.rst).
 _KEEPS_OTHERS = 'only adds or removes its own traits'
 
 #: Every driver of the supported Nova releases.
 DRIVERS = {d.name: d for d in (
     Driver(
-        LIBVIRT, formats=None,
-        formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
-        formats_rule=lambda s: libvirt_formats(
+        LIBVIRT, formats=lambda s: libvirt_formats(
             s.images_type, s.virt_type, s.force_raw_images),
-        node_name=NodeName(lambda settings: providers.libvirt_hostname(),
-                           'this machine\'s hostname, by libvirt\'s rule'),
+        formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
+        node_name=lambda settings: providers.libvirt_hostname(),
+        node_name_source='this machine\'s hostname, by libvirt\'s rule',
         metadata_rows_by_machine=metadata_traits.LIBVIRT_ROWS_BY_MACHINE,
         replaces_source='nova/virt/libvirt/driver.py:9796-9939 (31.0.0: '
                         '9403-9554): ' + _KEEPS_OTHERS),
@@ -178,8 +158,8 @@ DRIVERS = {d.name: d for d in (
     # upgrade restarts them.
     *(Driver(
         name, frozenset({'raw'}), 'nova/virt/fake.py:130-131',
-        node_name=NodeName(lambda settings: settings.host,
-                           '[DEFAULT] host'),
+        node_name=lambda settings: settings.host,
+        node_name_source='[DEFAULT] host',
         replaces_source='nova/virt/fake.py:541-574 (31.0.0: 537-570): '
                         'sets no trait')
       for name in ('fake.FakeDriver', 'fake.FakeDriverWithoutFakeNodes')),
@@ -215,9 +195,7 @@ def normalize_driver(name):
         raise exceptions.ConfigError(
             '[DEFAULT] compute_driver is not set; accepted: %s'
             % ', '.join(KNOWN_DRIVERS))
-    short = name.strip()
-    if short.startswith(NOVA_VIRT_PREFIX):
-        short = short[len(NOVA_VIRT_PREFIX):]
+    short = name.strip().removeprefix(NOVA_VIRT_PREFIX)
     if short in DRIVERS:
         return short
     if short in REMOVED_DRIVERS:
@@ -262,9 +240,7 @@ def capabilities(settings):
     """Work out a node's capabilities from its NodeSettings."""
     driver = normalize_driver(settings.compute_driver)
     excluded = parse_exclude_list(settings.image_type_exclude_list)
-    formats = DRIVERS[driver].formats_for(settings)
-    unknown = formats.difference(image_types.FORMATS)
-    if unknown:
-        # An os-traits older than this table; never report what it lacks.
-        formats = formats.difference(unknown)
-    return Capabilities(driver, frozenset(formats - excluded), excluded)
+    # An os-traits older than this table: never report what it lacks.
+    formats = DRIVERS[driver].formats_for(settings).intersection(
+        image_types.FORMATS)
+    return Capabilities(driver, formats - excluded, excluded)

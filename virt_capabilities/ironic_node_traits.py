@@ -62,13 +62,10 @@ class NodeNotFound(IronicError, exceptions.ProviderNotFound):
 
 
 class IronicClient:
-    """The Bare Metal API requests the writer makes, through openstacksdk's
-    baremetal proxy (get a node, add or remove one of its traits, at the
-    microversions openstacksdk sends: 1.37 for traits), over the session
-    of nova.conf's ``[ironic]`` or of the cloud. A node locked by a
-    conductor (409) is retried by keystoneauth1 as openstacksdk asks it
-    to, up to ``[ironic] status_code_retries`` times (or clouds.yaml's
-    ``baremetal_status_code_retries``). Failures on the way (Keystone, TLS,
+    """The Bare Metal API requests the writer makes (get a node, add or
+    remove one of its traits), through openstacksdk's baremetal proxy over
+    the session of nova.conf's ``[ironic]`` or of the cloud (its retries:
+    the admin page the module names). Failures on the way (Keystone, TLS,
     no answer) are worded as Placement's are
     (``connection.NamedServiceAdapter``), naming Ironic."""
 
@@ -154,7 +151,9 @@ class IronicClient:
                    lambda proxy: proxy.add_node_trait(node_uuid, trait))
 
     def remove_trait(self, node_uuid, trait):
-        """Remove one trait; False when it was gone already."""
+        """Remove one trait; nothing to do when it was gone already (Ironic
+        answers 404, which openstacksdk's ``ignore_missing`` does not
+        take for that: the node is asked whether it is the one gone)."""
         try:
             self._call('DELETE', 'nodes/%s/traits/%s' % (node_uuid, trait),
                        lambda proxy: proxy.remove_node_trait(
@@ -162,8 +161,6 @@ class IronicClient:
         except NodeNotFound:
             if self.get_node(node_uuid) is None:
                 raise
-            return False
-        return True
 
 
 def adapter_from_conf(conf):
@@ -185,8 +182,8 @@ def client_for(conf, cloud=None):
     openstacksdk (``oslo_conf``)."""
     import openstack.connection
 
-    if cloud or not (conf.ironic.auth_type
-                     or not connection.has_cloud_environment()):
+    if cloud or (not conf.ironic.auth_type
+                 and connection.has_cloud_environment()):
         return IronicClient(connection.connect(cloud, 'Ironic'),
                             tls.CLOUDS_YAML)
     return IronicClient(openstack.connection.Connection(
@@ -219,9 +216,8 @@ class IronicNodeTraits:
     def write(self, uuid, traits, generation):
         """Add what ``traits`` has and the read did not, remove what the
         read had and ``traits`` has not; every other trait is left as
-        Ironic has it now. A request that fails stops the write there:
-        the traits before it are written (the reporter recorded them
-        before the write, and keeps recorded those the node carries)."""
+        Ironic has it now. A request that fails stops the write there
+        (``trait_store`` says what the reporter then records)."""
         for trait in sorted(set(traits) - set(generation)):
             self.client.add_trait(uuid, trait)
         for trait in sorted(set(generation) - set(traits)):
@@ -245,9 +241,7 @@ class IronicNodeTraits:
                     [ref for ref, node in found if node is None])
         uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
                                             sleep, clock, IronicUnavailable)
-        return uuids, [self._no_node(ref) for ref in missing]
-
-    def _no_node(self, ref):
-        return dataclasses.replace(ref, source='%s; Ironic at %s has no such '
-                                   'node' % (ref.source,
-                                             self.client.endpoint()))
+        return uuids, [dataclasses.replace(
+            ref, source='%s; Ironic at %s has no such node' % (
+                ref.source, self.client.endpoint()))
+            for ref in missing]

@@ -34,14 +34,9 @@ DESTINATIONS = ('log_file', 'log_dir', 'use_syslog', 'use_journal',
 
 
 def quiet_default_log_levels():
-    """oslo.log's ``default_log_levels`` with the chatty libraries at ERROR.
-
-    keystoneauth1 warns on every retry and urllib3 names every failed
-    connection: in a service's log an outage would cost a line per retry,
-    all saying what the reporter's one line says. The same libraries the
-    command line quiets (``library_logs.CHATTY_LOGGERS``); an operator's own
-    ``default_log_levels`` in nova.conf still wins.
-    """
+    """oslo.log's ``default_log_levels`` with the libraries the command
+    line quiets (``library_logs``, which says why) at ERROR; an operator's
+    own ``default_log_levels`` in nova.conf still wins."""
     def chatty(entry):
         name = entry.split('=')[0]
         return any(name == lib or name.startswith(lib + '.') or

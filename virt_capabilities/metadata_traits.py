@@ -51,9 +51,6 @@ class Row:
     #: Where Nova 34.0.0 boots the value (paths under nova/).
     source: str
 
-    def describe(self):
-        return '%s (%s)' % (self.trait, self.family)
-
 
 #: VMware: the values its spawn path honours. nova/virt/vmwareapi/driver.py
 #: update_provider_tree (432-539) reports none of them.

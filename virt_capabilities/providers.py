@@ -12,13 +12,8 @@
 
 """Find the resource providers a node reports for, as nova-compute names them.
 
-By default the uuid in nova-compute's ``compute_id`` file, looked for where
-nova-compute looks (beside each config file, then under ``[DEFAULT]
-state_path``), else the node name the virt driver gives (its record's
-``node_name`` in ``drivers``); drivers whose node name only the hypervisor
-knows need ``--provider``.
-nova-compute may not have created the provider yet at start-up, so lookups
-can wait with back-off.
+By default as ``default_refs`` says; nova-compute may not have created the
+provider yet at start-up, so lookups can wait with back-off.
 """
 
 import dataclasses
@@ -149,8 +144,8 @@ def default_refs(settings, driver, config_files=()):
         node_uuid, path = found
         return [ProviderRef(node_uuid, 'compute_id file %s' % path)]
     if driver.node_name is not None:
-        return [validate(driver.node_name.read(settings),
-                         driver.node_name.source)]
+        return [validate(driver.node_name(settings),
+                         driver.node_name_source)]
     raise ProviderNeeded(
         'give --provider NAME_OR_UUID: %s cannot find its provider from '
         'nova.conf (%s)' % (driver.name, driver.named_by_hypervisor

@@ -13,18 +13,16 @@
 """A compute node's configuration, read once into typed values.
 
 Every option of ``[virt_capabilities]``, and every one of Nova's own the
-reporter declares (``virt_capabilities.conf``'s default, compute and
-libvirt modules: the driver, what decides its formats, ``host`` and
-``state_path``), is read here, in one pass, and handed down as a frozen
-dataclass (a test holds it). A value of the wrong type fails as the files
-are loaded (``loading.validate_all``), one the reporter cannot use (a
-custom trait's name, an architecture) here: either is one line naming it
-(exit 2). Two other modules of this package read options by name, where
-they are used, and no other does (a test holds it): ``ironic_node_traits``
-(the ``[ironic]`` section: its ``auth_type`` picks the credentials, as
-``[placement] auth_type`` does in ``image_type_common.connection``;
-keystoneauth1 loads the rest) and ``logs`` (where oslo.log writes, named
-when it cannot open it).
+reporter declares (``virt_capabilities.conf.nova``), is read here, in one
+pass, and handed down as a frozen dataclass (a test holds it). A value of
+the wrong type fails as the files are loaded (``loading.validate_all``),
+one the reporter cannot use (a custom trait's name, an architecture)
+here: either is one line naming it (exit 2). Two other modules of this
+package read options by name, where they are used, and no other does (a
+test holds it): ``ironic_node_traits`` (the ``[ironic]`` section: its
+``auth_type`` picks the credentials, as ``[placement] auth_type`` does in
+``image_type_common.connection``; keystoneauth1 loads the rest) and
+``logs`` (where oslo.log writes, named when it cannot open it).
 """
 
 import dataclasses
@@ -57,13 +55,9 @@ def _custom_traits(names):
 
 
 def canonical_architecture(name):
-    """``name`` as Nova's Architecture field stores it, or None when Nova
-    refuses it: lower-cased, its aliases rewritten (i386 ... to i686, amd64
-    to x86_64), then one of Nova's names (Nova 34's
-    nova/objects/fields.py:193-219 canonicalize, its list
-    nova/virt/arch.py:57-66, both in ``image_metadata``)."""
-    name = name.strip().lower()
-    name = image_metadata.ARCH_ALIASES.get(name, name)
+    """``name`` as Nova's Architecture field stores it
+    (``image_metadata.canonical``), or None when Nova refuses it."""
+    name = image_metadata.canonical('hw_architecture', name)
     return name if name in image_metadata.ARCHITECTURES else None
 
 
@@ -120,9 +114,10 @@ class NodeSettings:
         def read(name, group=None):
             return loading.read(conf, name, group)
 
+        def own(name):
+            return read(name, 'virt_capabilities')
+
         state_path = read('state_path')
-        explicit_state = read('state_file', 'virt_capabilities')
-        explicit_status = read('status_file', 'virt_capabilities')
         return cls(
             compute_driver=read('compute_driver'),
             force_raw_images=read('force_raw_images'),
@@ -132,21 +127,16 @@ class NodeSettings:
             virt_type=read('virt_type', 'libvirt'),
             image_type_exclude_list=tuple(
                 read('image_type_exclude_list', 'compute')),
-            image_type_traits_owner=read('image_type_traits_owner',
-                                         'virt_capabilities'),
-            custom_traits=_custom_traits(
-                read('custom_traits', 'virt_capabilities')),
-            volume_only=read('volume_only', 'virt_capabilities'),
-            state_file=explicit_state or (
+            image_type_traits_owner=own('image_type_traits_owner'),
+            custom_traits=_custom_traits(own('custom_traits')),
+            volume_only=own('volume_only'),
+            state_file=own('state_file') or (
                 os.path.join(state_path, STATE_FILE_NAME) if state_path
                 else None),
-            status_file=explicit_status or (
+            status_file=own('status_file') or (
                 os.path.join(state_path, STATUS_FILE_NAME) if state_path
                 else None),
-            reporter_name=(read('reporter_name', 'virt_capabilities')
-                           or '').strip() or None,
-            conflict_retries=read('conflict_retries', 'virt_capabilities'),
-            image_metadata_traits=read('image_metadata_traits',
-                                       'virt_capabilities'),
-            host_architecture=_host_architecture(
-                read('host_architecture', 'virt_capabilities')))
+            reporter_name=(own('reporter_name') or '').strip() or None,
+            conflict_retries=own('conflict_retries'),
+            image_metadata_traits=own('image_metadata_traits'),
+            host_architecture=_host_architecture(own('host_architecture')))

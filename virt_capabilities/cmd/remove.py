@@ -16,7 +16,6 @@ import functools
 
 from cliff import command
 
-from image_type_common.cli import arguments
 from image_type_common.cli import roles
 from virt_capabilities import service
 from virt_capabilities.cmd import report
@@ -49,14 +48,11 @@ class Remove(command.Command):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser, report.IRONIC_CLOUD)
-        parser.add_argument(
-            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help='With image_type_traits_owner = reporter: the provider whose '
-                 'image-type traits to remove, as for report (the records '
-                 'name their own providers). ' + report.PROVIDER_HELP.split(
-                     '(repeatable). ', 1)[1])
+        report.add_node_arguments(parser, provider_help=(
+            'With image_type_traits_owner = reporter: the provider whose '
+            'image-type traits to remove, as for report (the records name '
+            'their own providers). ' + report.PROVIDER_HELP.split(
+                '(repeatable). ', 1)[1]))
         return parser
 
     def take_action(self, parsed_args):

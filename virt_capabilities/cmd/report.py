@@ -12,6 +12,7 @@
 
 """``virt-capabilities report``: sync the traits, once or as a service."""
 
+import functools
 import math
 import time
 
@@ -44,6 +45,18 @@ PROVIDER_HELP = (
     'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
+
+
+def add_node_arguments(parser, provider_help=PROVIDER_HELP, cloud=True):
+    """The node's arguments every command takes: its nova.conf, its
+    providers and (report, remove) the cloud that reaches them."""
+    arguments.add_config_argument(parser)
+    if cloud:
+        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
+    parser.add_argument('--provider', action='append', default=[],
+                        metavar='NAME_OR_UUID', help=provider_help)
+
+
 #: What --dry-run lists: the provider as given (or found in nova.conf),
 #: its uuid, and the traits a sync would add and remove.
 COLUMNS = ('provider', 'uuid', 'add', 'remove')
@@ -83,11 +96,7 @@ class Report(lister.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        arguments.add_config_argument(parser)
-        arguments.add_cloud_argument(parser, IRONIC_CLOUD)
-        parser.add_argument(
-            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help=PROVIDER_HELP)
+        add_node_arguments(parser)
         parser.add_argument(
             '--wait', type=float, default=0.0, metavar='SECONDS',
             help='Wait this long, with back-off, for the provider to appear '
@@ -132,18 +141,15 @@ class Report(lister.Lister):
     def check_line(self):
         """--check's one line: in sync, or which providers differ and
         how; the exit code says the same."""
-        drift = [(ref, uuid, added, removed)
-                 for ref, uuid, added, removed in self.rows
-                 if added or removed]
-        if not drift:
+        if not self.drift:
             return 'in sync: %d %s(s) carry what this node should' % (
                 len(self.rows), self.job.kind)
         return 'drift: %d of %d %s(s) differ from what this node should ' \
-            'carry: %s' % (len(drift), len(self.rows), self.job.kind,
+            'carry: %s' % (len(self.drift), len(self.rows), self.job.kind,
                            '; '.join('%s (%s) add %s, remove %s' % (
                                ref.value, uuid, ','.join(added) or '-',
                                ','.join(removed) or '-')
-                               for ref, uuid, added, removed in drift))
+                               for ref, uuid, added, removed in self.drift))
 
     def check_arguments(self, parsed_args):
         if parsed_args.interval is not None and not (
@@ -169,8 +175,7 @@ class Report(lister.Lister):
                     else 'a sync lists nothing'))
 
     def sync(self, parsed_args):
-        def job_factory(sleep=time.sleep):
-            return self.new_job(parsed_args, sleep)
+        job_factory = functools.partial(self.new_job, parsed_args)
         if parsed_args.interval:
             return service.run_service(job_factory, parsed_args.interval,
                                        parsed_args.wait, self.app.control)
@@ -187,8 +192,8 @@ class Report(lister.Lister):
         sync would add and remove there."""
         self.job = self.new_job(parsed_args)
         self.rows = self.job.dry_run(parsed_args.wait)
-        self.drift = any(added or removed
-                         for _, _, added, removed in self.rows)
+        #: The rows of the providers that differ.
+        self.drift = [row for row in self.rows if row[2] or row[3]]
         return COLUMNS, [
             (ref.value, uuid, column_types.ListColumn(added),
              column_types.ListColumn(removed))

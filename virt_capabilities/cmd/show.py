@@ -14,17 +14,11 @@
 
 from cliff import show
 
-from image_type_common.cli import arguments
 from image_type_common.cli import column_types
 from image_type_common.cli import roles
 from image_type_common.cli import values
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
-
-COLUMNS = ('compute_driver', 'formats', 'excluded',
-           'image_type_traits_owner', 'nova_compute_keeps', 'reporter_keeps',
-           'custom_traits', 'image_metadata_traits', 'why', 'providers',
-           'provider_needed', 'reporter_name')
 
 
 class Show(show.ShowOne):
@@ -35,8 +29,9 @@ class Show(show.ShowOne):
     configuration (a configuration or state file report refuses, show
     refuses with the same message and exit code 2) and the same traits.
     Three refusals of report's are not show's, as they matter only to a
-    sync: no Placement (or Ironic) credentials, no provider found from
-    nova.conf (VMware, ironic and z/VM without --provider), and a log
+    sync: how Placement (or Ironic) is reached (credentials, endpoints,
+    TLS files: show reads none), no provider found from nova.conf
+    (VMware, ironic and z/VM without --provider), and a log
     destination nova.conf names that cannot be opened (show logs to
     stderr); show exits 0 on them, and says the second in provider_needed.
     nova_compute_keeps: the COMPUTE_IMAGE_TYPE_* traits
@@ -58,19 +53,16 @@ class Show(show.ShowOne):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        arguments.add_config_argument(parser)
-        parser.add_argument(
-            '--provider', action='append', default=[], metavar='NAME_OR_UUID',
-            help=report.PROVIDER_HELP)
+        report.add_node_arguments(parser, cloud=False)
         return parser
 
     def take_action(self, parsed_args):
         node = plan.NodePlan.from_files(
             parsed_args.config_file, parsed_args.provider,
             parsed_args.config_dir)
-        result = columns(node)
-        return COLUMNS, tuple(_column(result[c], parsed_args.formatter)
-                              for c in COLUMNS)
+        result = columns(node)  # in the order shown
+        return tuple(result), tuple(_column(value, parsed_args.formatter)
+                                    for value in result.values())
 
 
 def _column(value, formatter):

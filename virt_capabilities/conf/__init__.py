@@ -18,24 +18,30 @@ from image_type_common.conf import groups
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
 from virt_capabilities import logs
-from virt_capabilities.conf import compute
-from virt_capabilities.conf import default
-from virt_capabilities.conf import libvirt
+from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
 
-MODULES = (default, libvirt, compute, reporter, keystoneauth.placement,
-           keystoneauth.ironic)
+#: Nova's options and the reporter's, registered here from their
+#: ``list_opts``; the keystoneauth1 sections register themselves.
+OPTIONS = (nova, reporter)
+SECTIONS = (keystoneauth.placement, keystoneauth.ironic)
 
 
 def register_opts(conf):
-    for module in MODULES:
-        module.register_opts(conf)
+    for group, opts in groups.merged_list_opts(OPTIONS):
+        if group == 'DEFAULT':
+            conf.register_opts(opts)
+        else:
+            conf.register_group(groups.fresh_group(group))
+            conf.register_opts(opts, group=group.name)
+    for section in SECTIONS:
+        section.register_opts(conf)
     logs.register_opts(conf)
 
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return groups.merged_list_opts(MODULES)
+    return groups.merged_list_opts(OPTIONS + SECTIONS)
 
 
 def load(config_files, conf=None, config_dirs=()):

@@ -16,7 +16,6 @@ from oslo_config import cfg
 
 from image_type_common import backoff
 from image_type_common import nova_releases
-from image_type_common.conf.groups import fresh_group
 
 reporter_group = cfg.OptGroup(
     'virt_capabilities', title='Reporter options (virt-capabilities)',
@@ -172,11 +171,6 @@ reporter_opts = [
              'a 409 generation conflict (another writer changed it between '
              'our read and our write), with jittered back-off.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_group(fresh_group(reporter_group))
-    conf.register_opts(reporter_opts, group=reporter_group.name)
 
 
 def list_opts():

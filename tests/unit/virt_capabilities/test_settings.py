@@ -41,12 +41,10 @@ def test_every_option_of_the_reporter_and_the_driver_is_read_here(
     from image_type_common.conf import loading
     from virt_capabilities import conf as vc_conf
     from virt_capabilities import settings
-    from virt_capabilities.conf import compute
-    from virt_capabilities.conf import default
-    from virt_capabilities.conf import libvirt
+    from virt_capabilities.conf import nova
     from virt_capabilities.conf import reporter
     declared = {(group or 'DEFAULT', opt.dest)
-                for module in (default, compute, libvirt, reporter)
+                for module in (nova, reporter)
                 for group, opts in module.list_opts().items()
                 for opt in opts
                 for group in [getattr(group, 'name', group)]}

@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""[DEFAULT] options nova-compute already has, read from its own nova.conf."""
+"""Options nova-compute already has, read from its own nova.conf: the
+driver, the options that decide the formats it boots (and the operator's
+exclusions of some), and where its node's provider is found."""
 
 import socket
 
@@ -50,10 +52,42 @@ default_opts = [
              'state_file`` is set, no state file is kept.'),
 ]
 
+libvirt_group = cfg.OptGroup(
+    'libvirt', title='Libvirt options',
+    help='The libvirt driver options that decide supported image formats.')
 
-def register_opts(conf):
-    conf.register_opts(default_opts)
+libvirt_opts = [
+    cfg.StrOpt(
+        'images_type',
+        default='default',
+        choices=('raw', 'flat', 'qcow2', 'lvm', 'rbd', 'ploop', 'default'),
+        help='Image backend of instance disks. With ``rbd`` or ``lvm`` and '
+             '``[DEFAULT] force_raw_images = False`` the driver cannot boot '
+             'qcow2 images (and Nova refuses ``rbd`` with that combination '
+             'outright).'),
+    cfg.StrOpt(
+        'virt_type',
+        default='kvm',
+        choices=('kvm', 'lxc', 'qemu', 'parallels'),
+        help='Libvirt domain type. Only ``parallels`` boots ploop images.'),
+]
+
+compute_group = cfg.OptGroup(
+    'compute', title='Compute options',
+    help='Options of nova-compute that narrow the reported image formats.')
+
+compute_opts = [
+    cfg.ListOpt(
+        'image_type_exclude_list',
+        default=[],
+        help='Disk image formats this node must not be scheduled for even '
+             'though its driver could boot them, for example ``qcow2`` on a '
+             'Ceph-backed node where conversion would be slow. Each entry '
+             'must be a known format (the ``COMPUTE_IMAGE_TYPE_*`` traits of '
+             'os-traits, in lower case).'),
+]
 
 
 def list_opts():
-    return {'DEFAULT': default_opts}
+    return {'DEFAULT': default_opts, libvirt_group: libvirt_opts,
+            compute_group: compute_opts}
