@@ -217,7 +217,7 @@ class IronicNodeTraits:
         """Add what ``traits`` has and the read did not, remove what the
         read had and ``traits`` has not; every other trait is left as
         Ironic has it now. A request that fails stops the write there
-        (``trait_store`` says what the reporter then records)."""
+        (``reporter``'s docstring says what the reporter then records)."""
         for trait in sorted(set(traits) - set(generation)):
             self.client.add_trait(uuid, trait)
         for trait in sorted(set(generation) - set(traits)):
