@@ -29,7 +29,7 @@ from cliff import commandmanager
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_common import library_logs
-from image_type_common.cli import yaml_types
+from image_type_common.cli import column_types
 
 #: This project's packages (the product's, as setup.cfg lists them): INFO
 #: by default, DEBUG from -v on, WARNING with -q.
@@ -55,7 +55,7 @@ class App(app.App):
         self._error = None
         #: How a signal reaches a running command (``control.install``).
         self.control = control or control_mod.Control()
-        yaml_types.register()
+        column_types.register_yaml()
         super().__init__(description=description,
                          version=metadata.version('image-type-filter'),
                          command_manager=commandmanager.CommandManager(
