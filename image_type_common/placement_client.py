@@ -28,6 +28,7 @@ import logging
 import re
 from urllib import parse
 
+from keystoneauth1 import discover
 from keystoneauth1 import exceptions as ks_exc
 
 from image_type_common import exceptions
@@ -55,13 +56,8 @@ CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
 
 
-def version_str(version):
-    return '%d.%d' % version
-
-
-def parse_version(text):
-    major, minor = text.split('.')
-    return int(major), int(minor)
+#: (1, 39) -> '1.39'.
+version_str = discover.version_to_string
 
 
 def quote(segment):
@@ -95,7 +91,7 @@ class PlacementClient:
             raise self._error('GET', '/', resp)
         try:
             versions = resp.json().get('versions') or [{}]
-            server_max = parse_version(
+            server_max = discover.normalize_version_number(
                 versions[0].get('max_version') or '1.0')
         except (ValueError, AttributeError, TypeError) as exc:
             raise exceptions.PlacementError(
