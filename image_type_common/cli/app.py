@@ -29,21 +29,22 @@ from cliff import commandmanager
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_common import library_logs
+from image_type_common import startup
 from image_type_common.cli import column_types
 
-#: This project's packages (the product's, as setup.cfg lists them): INFO
-#: by default, DEBUG from -v on, WARNING with -q.
-OWN_LOGGERS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
-#: The global options' help, as configure_logging applies them.
-VERBOSE_HELP = ("Also show this project's DEBUG lines (the Keystone tokens "
-                'it obtains and renews, the Placement microversion, a '
-                'failure repeated cycle after cycle) and the warnings of '
-                'keystoneauth1, urllib3 and openstacksdk; once is enough '
-                '(-v -v shows the same).')
-QUIET_HELP = 'Show only warnings and errors.'
-LOG_FILE_HELP = 'Also write the lines shown on stderr to this file.'
-DEBUG_HELP = ('Show tracebacks on errors, and the DEBUG lines of this '
-              'project and of every library.')
+#: The global options' help, as configure_logging applies them (cliff's
+#: own words, "Increase verbosity of output. Can be repeated.", do not say
+#: what each gives here).
+OPTION_HELP = {
+    '--verbose': "Also show this project's DEBUG lines (the Keystone tokens "
+                 'it obtains and renews, the Placement microversion, a '
+                 'failure repeated cycle after cycle) and the warnings of '
+                 'keystoneauth1, urllib3 and openstacksdk; once is enough '
+                 '(-v -v shows the same).',
+    '--quiet': 'Show only warnings and errors.',
+    '--log-file': 'Also write the lines shown on stderr to this file.',
+    '--debug': 'Show tracebacks on errors, and the DEBUG lines of this '
+               'project and of every library.'}
 
 
 class App(app.App):
@@ -88,7 +89,9 @@ class App(app.App):
         own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
                logging.INFO if self.options.verbose_level == 1 else
                logging.WARNING)
-        for name in OWN_LOGGERS + (self.NAME,):
+        # This project's packages: INFO by default, DEBUG from -v on,
+        # WARNING with -q.
+        for name in startup.OURS:
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
         library_logs.quiet_libraries(self.options)
@@ -101,13 +104,9 @@ class App(app.App):
         parser = super().build_option_parser(
             description, version,
             dict(argparse_kwargs or {}, prog=self.NAME))
-        # cliff's own words ("Increase verbosity of output. Can be
-        # repeated.") do not say what each gives here.
-        helps = {'--verbose': VERBOSE_HELP, '--quiet': QUIET_HELP,
-                 '--log-file': LOG_FILE_HELP, '--debug': DEBUG_HELP}
         for action in parser._actions:
             for option in action.option_strings:
-                action.help = helps.get(option, action.help)
+                action.help = OPTION_HELP.get(option, action.help)
         return parser
 
     def run(self, argv):
