@@ -204,12 +204,10 @@ def failure(exc, settings, client_cert=None):
         # The server's alert (unknown CA, bad certificate) is its answer.
         refused = 'alert' in words
     else:
-        hint = ('if it asks for a client certificate, set %s'
-                % settings.client_cert)
         refused = 'certificate required' in words
-        if refused:
-            hint = 'it asks for a client certificate: set %s' % (
-                settings.client_cert)
+        hint = ('it asks for a client certificate: set %s' if refused else
+                'if it asks for a client certificate, set %s'
+                ) % settings.client_cert
     if refused:
         return Failure('TLS handshake refused (%s): %s' % (words, hint), True)
     return Failure('TLS handshake failed (%s): %s' % (words, hint), False)
