@@ -28,7 +28,7 @@ import dataclasses
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 RETRIABLE_STATUS_CODES = [502, 503, 504]
 #: keystoneauth1's retry options this project sets: how many times it tries

@@ -19,7 +19,7 @@ Nova builds the allocation-candidate query).
 
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 scheduler_client_group = cfg.OptGroup(
     'scheduler_client', title='This project\'s own scheduler client',

@@ -14,9 +14,9 @@
 explicit ConfigOpts."""
 
 from image_type_common import exceptions
-from image_type_common.conf import groups
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
+from image_type_common.conf import merged_list_opts
 from virt_capabilities import logs
 from virt_capabilities.conf import compute
 from virt_capabilities.conf import default
@@ -35,7 +35,7 @@ def register_opts(conf):
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return groups.merged_list_opts(MODULES)
+    return merged_list_opts(MODULES)
 
 
 def load(config_files, conf=None, config_dirs=()):

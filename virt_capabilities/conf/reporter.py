@@ -16,7 +16,7 @@ from oslo_config import cfg
 
 from image_type_common import backoff
 from image_type_common import nova_releases
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 reporter_group = cfg.OptGroup(
     'virt_capabilities', title='Reporter options (virt-capabilities)',
