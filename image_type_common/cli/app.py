@@ -129,6 +129,30 @@ class App(app.App):
         self._error = err
 
 
+class AnswersWithExitCode:
+    """Mixin for a cliff command whose exit code is part of its answer.
+
+    ``take_action`` sets ``self.exit_code`` (a readiness check that prints
+    its table and answers 2); one of this project's errors becomes its own
+    exit code and one line. Both hold under any cliff App, the
+    ``openstack`` client's included; with ``--debug`` errors propagate for
+    the traceback.
+    """
+
+    exit_code = 0
+
+    def run(self, parsed_args):
+        self.exit_code = 0
+        try:
+            result = super().run(parsed_args)
+        except exceptions.Error as exc:
+            if getattr(self.app.options, 'debug', False):
+                raise
+            self.app.LOG.error('%s', exc)
+            return exc.exit_code
+        return result or self.exit_code
+
+
 def main_for(name, description, namespace, argv=None):
     """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
     the command wherever it is, once out of a ``control.shielded`` block (a
