@@ -20,8 +20,7 @@ negotiated yet does so before its first request, so reading
 ``microversion`` never sends anything. Errors become this project's
 exceptions with a one-line message; retries for connection errors and 5xx
 are keystoneauth1's (see ``image_type_common.conf.keystoneauth``), only 409
-handling is the caller's. Counting requests is the benchmarks' business
-(a wrapper around the adapter), not this client's.
+handling is the caller's.
 """
 
 import logging

@@ -58,7 +58,7 @@ class App(app.App):
         self.control = control or control_mod.Control()
         column_types.register_yaml()
         super().__init__(description=description,
-                         version=metadata.version('image-type-filter'),
+                         version=metadata.version(startup.DISTRIBUTION),
                          command_manager=commandmanager.CommandManager(
                              namespace),
                          deferred_help=True)
