@@ -91,7 +91,12 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
                        (settings.certfile, certfile),
                        (settings.keyfile, keyfile)):
         if path and not os.path.isdir(path):
-            _readable(name, path)
+            try:
+                with open(path, 'rb'):
+                    pass
+            except OSError as exc:
+                raise exceptions.ConfigError('%s %s: %s' % (
+                    name, path, (exc.strerror or str(exc)).lower())) from exc
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if cafile:
         try:
@@ -120,16 +125,6 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
             raise exceptions.ConfigError(
                 '%s %s: %s' % (settings.certfile, certfile, problem)
             ) from exc
-
-
-def _readable(name, path):
-    try:
-        with open(path, 'rb'):
-            pass
-    except OSError as exc:
-        raise exceptions.ConfigError(
-            '%s %s: %s' % (name, path, (exc.strerror or str(exc)).lower())
-        ) from exc
 
 
 def warn_if_insecure(verify, settings, service='Placement'):
