@@ -66,7 +66,7 @@ class ListColumn(columns.FormattableColumn):
     in json or yaml. Never a Python repr."""
 
     def human_readable(self):
-        return ', '.join(str(v) for v in self._value) or '-'
+        return str(TextList(self._value)) or '-'
 
     def machine_readable(self):
         return TextList(self._value)
