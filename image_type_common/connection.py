@@ -29,7 +29,6 @@ from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
 from keystoneauth1 import loading as ks_loading
-from oslo_config import cfg
 
 from image_type_common import exceptions
 from image_type_common import placement_client
@@ -48,15 +47,10 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
     options (``[placement]``, ``[ironic]``), as nova-compute builds its
     own to reach ``service``.
 
-    Refused before a token is asked for, in one line naming the option
-    (exit 2): auth options the plugin cannot load, no auth plugin
-    (``unset`` says what to do instead), an endpoint or ``auth_url`` that
-    is not an http(s) URL, an empty token, a CA bundle or client
-    certificate that cannot work (``tls.check_files``), and an identity
-    endpoint that answers version discovery with 401 or 403 (it is not
-    Keystone's public discovery document; keystoneauth1 would then retry
-    authenticated inside its own lock and hang for ever). ``insecure`` is
-    one WARNING instead of urllib3's on each connection.
+    What cannot work is refused before a token is asked for, in one line
+    naming the option (exit 2; ``unset``: what to do without an auth
+    plugin); ``insecure`` is one WARNING instead of urllib3's on each
+    connection (doc/source/install/credentials.rst, "TLS").
     """
     try:
         auth = ks_loading.load_auth_from_conf_options(conf, group)
@@ -69,7 +63,7 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
             '[%s] auth_type is not set: %s' % (group, unset))
     section = conf[group]
     for name in ('endpoint', 'endpoint_override', 'auth_url'):
-        value = _option(section, name)
+        value = getattr(section, name, None)  # not every plugin has it
         if value is not None and not is_url(value):
             raise exceptions.ConfigError(
                 '[%s] %s: %s is not an http(s) URL'
@@ -79,20 +73,13 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
                     section.keyfile)
     session = ks_loading.load_session_from_conf_options(conf, group, auth=auth)
     tls.warn_if_insecure(session.verify, settings, service)
-    token = _option(section, 'token')
+    token = getattr(section, 'token', None)
     if token is not None and not token.strip():
         raise exceptions.ConfigError('[%s] token is empty' % group)
-    if _option(section, 'auth_url'):
+    if getattr(section, 'auth_url', None):
         _probe_identity(group, section.auth_url, session, settings)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
-
-
-def _option(group, name):
-    try:
-        return getattr(group, name)
-    except cfg.NoSuchOptError:
-        return None
 
 
 def is_url(value):
@@ -104,14 +91,17 @@ def is_url(value):
 
 def _probe_identity(group, auth_url, session, settings):
     """One unauthenticated GET of ``auth_url``, through the session every
-    request uses (its CA bundle, client certificate and timeout)."""
+    request uses: a TLS failure is named now, and an answer of 401 or 403
+    refused (it is not Keystone's public discovery document; keystoneauth1
+    would then retry authenticated inside its own lock and hang for
+    ever)."""
     try:
         answer = _get_unauthenticated(session, auth_url)
     except ks_exc.ConnectionError as exc:
-        failed = tls.failure(exc, settings, session.cert)
-        if failed is not None:
-            raise _unreachable('Keystone', auth_url, failed,
-                               exceptions.KeystoneUnavailable) from exc
+        if tls.failure(exc, settings, session.cert) is not None:
+            raise connection_error('Keystone', auth_url, exc, session,
+                                   settings, exceptions.KeystoneUnavailable
+                                   ) from exc
         return  # unreachable: keystoneauth1 reports and retries that
     if answer.status_code in (401, 403):
         raise exceptions.ConfigError(
@@ -166,9 +156,6 @@ def adapter_from_cloud(cloud=None):
 #: The operating system's reason inside a requests/urllib3 message:
 #: "[Errno 111] Connection refused", "[Errno -2] Name or service not known".
 _OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
-#: Answers that mean "Placement is there but cannot serve now" (after
-#: keystoneauth1's status_code_retries).
-UNAVAILABLE_STATUSES = (502, 503, 504)
 
 
 def failure_reason(exc, timeout):
@@ -185,26 +172,20 @@ def failure_reason(exc, timeout):
     return 'connection failed (%s)' % type(exc).__name__
 
 
-def connection_error(service, url, exc, timeout, settings, cert=None,
+def connection_error(service, url, exc, session, settings,
                      unavailable=exceptions.PlacementUnavailable):
-    """Our error for a connection to ``service`` at ``url`` that failed:
-    ``unavailable`` (exit 1, may pass), or a ConfigError (exit 2) when a
-    certificate was refused or a client certificate is missing or not
-    accepted; a TLS failure names the setting to look at, in the words of
-    ``settings`` (where the credentials come from). ``cert``: the client
-    certificate the session sends, if any."""
-    failed = tls.failure(exc, settings, cert)
-    if failed is None:
-        return unavailable('cannot reach %s at %s: %s'
-                           % (service, url, failure_reason(exc, timeout)))
-    return _unreachable(service, url, failed, unavailable)
-
-
-def _unreachable(service, url, failed, unavailable):
-    message = 'cannot reach %s at %s: %s' % (service, url, failed.reason)
-    if failed.configuration:
-        return exceptions.ConfigError(message)
-    return unavailable(message)
+    """Our error for a connection to ``service`` at ``url`` through
+    ``session`` (None: unknown) that failed: ``unavailable`` (exit 1, may
+    pass), or a ConfigError (exit 2) when a certificate was refused or a
+    client certificate is missing or not accepted; a TLS failure names the
+    setting to look at, in the words of ``settings`` (where the
+    credentials come from)."""
+    failed = tls.failure(exc, settings, getattr(session, 'cert', None))
+    reason = failed.reason if failed else failure_reason(
+        exc, getattr(session, 'timeout', None))
+    kind = (exceptions.ConfigError if failed and failed.configuration
+            else unavailable)
+    return kind('cannot reach %s at %s: %s' % (service, url, reason))
 
 
 def _get_unauthenticated(session, url):
@@ -215,39 +196,20 @@ def _get_unauthenticated(session, url):
                        headers={'Accept': 'application/json'})
 
 
-def discovery_error(session, url, settings, otherwise=None,
-                    service='Placement',
-                    unavailable=exceptions.PlacementUnavailable):
-    """Why version discovery at ``url`` failed, when the library that
-    tried kept no cause: one GET of our own through the same session, on
-    the failure path only. ``otherwise``: the error to give when it
-    answers with success after all."""
-    try:
-        answer = _get_unauthenticated(session, url)
-    except ks_exc.ConnectionError as exc:
-        return connection_error(service, url, exc, session.timeout,
-                                settings, session.cert, unavailable)
-    if answer.status_code < 400 and otherwise is not None:
-        return otherwise
-    return unavailable('cannot reach %s at %s: it answered %d without a '
-                       'version document' % (service, url,
-                                             answer.status_code))
-
-
-def keystone_error(exc, identity_url, timeout=None, settings=tls.NOVA_CONF,
-                   cert=None, service='Placement',
+def keystone_error(exc, identity_url, session=None, settings=tls.NOVA_CONF,
+                   service='Placement',
                    unavailable=exceptions.KeystoneUnavailable,
                    refused=exceptions.CredentialsRefused):
     """One of our errors for a keystoneauth1 failure while authenticating
     or reading the catalogue on the way to ``service``: unreachable
     Keystone is a runtime failure (exit 1, ``unavailable``), refused
     credentials (``refused``), a refused certificate and a missing
-    endpoint are configuration (exit 2). ``settings`` and ``cert``: as
+    endpoint are configuration (exit 2). ``session`` and ``settings``: as
     for ``connection_error``."""
     where = text.one_line(identity_url or '(no auth_url)')
     if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
-        return connection_error('Keystone', where, exc, timeout, settings,
-                                cert, unavailable)
+        return connection_error('Keystone', where, exc, session, settings,
+                                unavailable)
     if isinstance(exc, ks_exc.HttpError):
         if exc.http_status in (401, 403):
             return refused('Keystone at %s refused the credentials (%d)'
@@ -309,22 +271,30 @@ class NamedServiceAdapter:
                                          % (self._service, unset))
         return listed
 
-    # The module's three errors, for this service and source.
+    # The module's errors, for this service and source.
     def keystone_error(self, exc):
-        return keystone_error(exc, self.identity_url, self._session.timeout,
-                              self._settings, self._session.cert,
-                              self._service,
+        return keystone_error(exc, self.identity_url, self._session,
+                              self._settings, self._service,
                               self._keystone_unavailable, self._refused)
 
     def connection_error(self, url, exc):
-        return connection_error(self._service, url, exc,
-                                self._session.timeout, self._settings,
-                                self._session.cert, self._unavailable)
+        return connection_error(self._service, url, exc, self._session,
+                                self._settings, self._unavailable)
 
-    def discovery_error(self, url):
-        return discovery_error(self._session, url, self._settings,
-                               service=self._service,
-                               unavailable=self._unavailable)
+    def discovery_error(self, url, otherwise=None):
+        """Why version discovery at ``url`` failed, when the library that
+        tried kept no cause: one GET of our own through the same session,
+        on the failure path only. ``otherwise``: the error to give when it
+        answers with success after all."""
+        try:
+            answer = _get_unauthenticated(self._session, url)
+        except ks_exc.ConnectionError as exc:
+            return self.connection_error(url, exc)
+        if answer.status_code < 400 and otherwise is not None:
+            return otherwise
+        return self._unavailable(
+            'cannot reach %s at %s: it answered %d without a version '
+            'document' % (self._service, url, answer.status_code))
 
     def sdk_proxy(self, conn, unset):
         """The Keystone steps (``listed_endpoint``), then openstacksdk's
@@ -343,18 +313,15 @@ class NamedServiceAdapter:
             raise self.connection_error(listed, exc) from exc
         except ks_exc.DiscoveryFailure as exc:
             raise self.discovery_error(listed) from exc
-        except sdk_exc.NotSupported as exc:
-            # "No supported versions" is also what openstacksdk says when
-            # discovery failed (a refused client certificate among others):
-            # one GET of our own says why.
-            raise discovery_error(
-                self._session, listed, self._settings,
-                exceptions.ConfigError('%s at %s: %s' % (
-                    self._service, listed, text.one_line(exc))),
-                self._service, self._unavailable) from exc
         except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
-            raise exceptions.ConfigError('%s at %s: %s' % (
-                self._service, listed, text.one_line(exc))) from exc
+            error = exceptions.ConfigError('%s at %s: %s' % (
+                self._service, listed, text.one_line(exc)))
+            if isinstance(exc, sdk_exc.NotSupported):
+                # "No supported versions" is also what openstacksdk says
+                # when discovery failed (a refused client certificate
+                # among others): one GET of our own says why.
+                error = self.discovery_error(listed, error)
+            raise error from exc
         if data is None or not data.url:
             raise self.discovery_error(listed)
         return listed, proxy, data
@@ -378,7 +345,9 @@ class NamedServiceAdapter:
         except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
                 ) as exc:
             raise self.connection_error(endpoint, exc) from exc
-        if resp.status_code in UNAVAILABLE_STATUSES:
+        # Placement is there but cannot serve now, after keystoneauth1's
+        # status_code_retries.
+        if resp.status_code in keystoneauth.RETRIABLE_STATUS_CODES:
             status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
             raise exceptions.PlacementUnavailable(
                 'Placement at %s answered %s to %s %s'

@@ -50,6 +50,8 @@ class ReloadRequested(Interrupted):
 
 
 class Control:
+    """One command's requests (the flags) and its doorbell (the pipe)."""
+
     def __init__(self):
         self._bell_r, self._bell_w = os.pipe()
         os.set_blocking(self._bell_r, False)
@@ -61,17 +63,16 @@ class Control:
         self._interruptible = False
 
     def stop(self, interrupt=False, signum=None):
-        """Ask to stop. From a signal handler (``interrupt=True``) inside
-        ``interruptible()``, also unwind the main thread at once, wherever
-        it is (a library's own retry sleep included)."""
+        """Ask to stop; ``interrupt``: from a signal handler (see the
+        module's docstring)."""
         self.stop_requested = True
         if signum is not None and self.stop_signal is None:
             self.stop_signal = signum
         self._ring(interrupt, Stopping)
 
     def reload(self, interrupt=False):
-        """Ask to re-read the configuration; from a signal handler inside
-        ``interruptible()``, also end the sync under way at once."""
+        """Ask to re-read the configuration; ``interrupt``: as for
+        ``stop``."""
         self.reload_requested = True
         self._ring(interrupt, ReloadRequested)
 

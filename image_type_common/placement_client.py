@@ -20,14 +20,14 @@ negotiated yet does so before its first request, so reading
 ``microversion`` never sends anything. Errors become this project's
 exceptions with a one-line message; retries for connection errors and 5xx
 are keystoneauth1's (see ``image_type_common.conf.keystoneauth``), only 409
-handling is the caller's. Counting requests is the benchmarks' business
-(a wrapper around the adapter), not this client's.
+handling is the caller's.
 """
 
 import logging
 import re
 from urllib import parse
 
+from keystoneauth1 import discover
 from keystoneauth1 import exceptions as ks_exc
 
 from image_type_common import exceptions
@@ -55,13 +55,8 @@ CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
 
 
-def version_str(version):
-    return '%d.%d' % version
-
-
-def parse_version(text):
-    major, minor = text.split('.')
-    return int(major), int(minor)
+#: (1, 39) -> '1.39'.
+version_str = discover.version_to_string
 
 
 def quote(segment):
@@ -95,7 +90,7 @@ class PlacementClient:
             raise self._error('GET', '/', resp)
         try:
             versions = resp.json().get('versions') or [{}]
-            server_max = parse_version(
+            server_max = discover.normalize_version_number(
                 versions[0].get('max_version') or '1.0')
         except (ValueError, AttributeError, TypeError) as exc:
             raise exceptions.PlacementError(

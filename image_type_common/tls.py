@@ -91,7 +91,12 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
                        (settings.certfile, certfile),
                        (settings.keyfile, keyfile)):
         if path and not os.path.isdir(path):
-            _readable(name, path)
+            try:
+                with open(path, 'rb'):
+                    pass
+            except OSError as exc:
+                raise exceptions.ConfigError('%s %s: %s' % (
+                    name, path, (exc.strerror or str(exc)).lower())) from exc
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     if cafile:
         try:
@@ -120,16 +125,6 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
             raise exceptions.ConfigError(
                 '%s %s: %s' % (settings.certfile, certfile, problem)
             ) from exc
-
-
-def _readable(name, path):
-    try:
-        with open(path, 'rb'):
-            pass
-    except OSError as exc:
-        raise exceptions.ConfigError(
-            '%s %s: %s' % (name, path, (exc.strerror or str(exc)).lower())
-        ) from exc
 
 
 def warn_if_insecure(verify, settings, service='Placement'):
@@ -204,12 +199,10 @@ def failure(exc, settings, client_cert=None):
         # The server's alert (unknown CA, bad certificate) is its answer.
         refused = 'alert' in words
     else:
-        hint = ('if it asks for a client certificate, set %s'
-                % settings.client_cert)
         refused = 'certificate required' in words
-        if refused:
-            hint = 'it asks for a client certificate: set %s' % (
-                settings.client_cert)
+        hint = ('it asks for a client certificate: set %s' if refused else
+                'if it asks for a client certificate, set %s'
+                ) % settings.client_cert
     if refused:
         return Failure('TLS handshake refused (%s): %s' % (words, hint), True)
     return Failure('TLS handshake failed (%s): %s' % (words, hint), False)

@@ -15,9 +15,8 @@
 Installed with the ``cli`` extra (``image-type-filter[cli]``), which
 nova-scheduler does not need: nothing the scheduler side or the compute
 side's option registration imports comes from here. One module a job:
-``app`` (the cliff App and the console scripts' body), ``column_types``
-(output columns), ``values`` (lists and mappings that print as text),
-``yaml_types`` (those values in cliff's yaml output), ``arguments`` (the
-config and cloud arguments) and ``exit_codes`` (commands whose exit code
-is part of the answer).
+``app`` (the cliff App, the console scripts' body, and commands whose exit
+code is part of the answer), ``column_types`` (output columns, and lists
+and mappings that print as text) and ``arguments`` (the config and cloud
+arguments).
 """

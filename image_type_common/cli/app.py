@@ -29,21 +29,22 @@ from cliff import commandmanager
 from image_type_common import control as control_mod
 from image_type_common import exceptions
 from image_type_common import library_logs
-from image_type_common.cli import yaml_types
+from image_type_common import startup
+from image_type_common.cli import column_types
 
-#: This project's packages (the product's, as setup.cfg lists them): INFO
-#: by default, DEBUG from -v on, WARNING with -q.
-OWN_LOGGERS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
-#: The global options' help, as configure_logging applies them.
-VERBOSE_HELP = ("Also show this project's DEBUG lines (the Keystone tokens "
-                'it obtains and renews, the Placement microversion, a '
-                'failure repeated cycle after cycle) and the warnings of '
-                'keystoneauth1, urllib3 and openstacksdk; once is enough '
-                '(-v -v shows the same).')
-QUIET_HELP = 'Show only warnings and errors.'
-LOG_FILE_HELP = 'Also write the lines shown on stderr to this file.'
-DEBUG_HELP = ('Show tracebacks on errors, and the DEBUG lines of this '
-              'project and of every library.')
+#: The global options' help, as configure_logging applies them (cliff's
+#: own words, "Increase verbosity of output. Can be repeated.", do not say
+#: what each gives here).
+OPTION_HELP = {
+    '--verbose': "Also show this project's DEBUG lines (the Keystone tokens "
+                 'it obtains and renews, the Placement microversion, a '
+                 'failure repeated cycle after cycle) and the warnings of '
+                 'keystoneauth1, urllib3 and openstacksdk; once is enough '
+                 '(-v -v shows the same).',
+    '--quiet': 'Show only warnings and errors.',
+    '--log-file': 'Also write the lines shown on stderr to this file.',
+    '--debug': 'Show tracebacks on errors, and the DEBUG lines of this '
+               'project and of every library.'}
 
 
 class App(app.App):
@@ -55,9 +56,9 @@ class App(app.App):
         self._error = None
         #: How a signal reaches a running command (``control.install``).
         self.control = control or control_mod.Control()
-        yaml_types.register()
+        column_types.register_yaml()
         super().__init__(description=description,
-                         version=metadata.version('image-type-filter'),
+                         version=metadata.version(startup.DISTRIBUTION),
                          command_manager=commandmanager.CommandManager(
                              namespace),
                          deferred_help=True)
@@ -88,7 +89,9 @@ class App(app.App):
         own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
                logging.INFO if self.options.verbose_level == 1 else
                logging.WARNING)
-        for name in OWN_LOGGERS + (self.NAME,):
+        # This project's packages: INFO by default, DEBUG from -v on,
+        # WARNING with -q.
+        for name in startup.OURS:
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
         library_logs.quiet_libraries(self.options)
@@ -101,13 +104,9 @@ class App(app.App):
         parser = super().build_option_parser(
             description, version,
             dict(argparse_kwargs or {}, prog=self.NAME))
-        # cliff's own words ("Increase verbosity of output. Can be
-        # repeated.") do not say what each gives here.
-        helps = {'--verbose': VERBOSE_HELP, '--quiet': QUIET_HELP,
-                 '--log-file': LOG_FILE_HELP, '--debug': DEBUG_HELP}
         for action in parser._actions:
             for option in action.option_strings:
-                action.help = helps.get(option, action.help)
+                action.help = OPTION_HELP.get(option, action.help)
         return parser
 
     def run(self, argv):
@@ -128,6 +127,30 @@ class App(app.App):
     def clean_up(self, cmd, result, err):
         # Read by run(), which runs the command (run_subcommand).
         self._error = err
+
+
+class AnswersWithExitCode:
+    """Mixin for a cliff command whose exit code is part of its answer.
+
+    ``take_action`` sets ``self.exit_code`` (a readiness check that prints
+    its table and answers 2); one of this project's errors becomes its own
+    exit code and one line. Both hold under any cliff App, the
+    ``openstack`` client's included; with ``--debug`` errors propagate for
+    the traceback.
+    """
+
+    exit_code = 0
+
+    def run(self, parsed_args):
+        self.exit_code = 0
+        try:
+            result = super().run(parsed_args)
+        except exceptions.Error as exc:
+            if getattr(self.app.options, 'debug', False):
+                raise
+            self.app.LOG.error('%s', exc)
+            return exc.exit_code
+        return result or self.exit_code
 
 
 def main_for(name, description, namespace, argv=None):

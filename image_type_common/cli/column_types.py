@@ -10,11 +10,55 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Output columns that read right in every cliff formatter."""
+"""Output columns, lists and mappings that read right in every cliff
+formatter.
+
+A command's data goes to every cliff formatter: ``json`` and ``yaml`` want
+the list or mapping itself, ``value``, ``shell`` and ``csv`` print
+``str()`` of it, which must never be a Python repr.
+"""
 
 from cliff import columns
+import yaml
 
-from image_type_common.cli import values
+
+class TextList(list):
+    """A list that is text where text is wanted (``-f value``, ``shell``,
+    ``csv``: comma-separated) and a list where a list is (``json``,
+    ``yaml``)."""
+
+    def __str__(self):
+        return ', '.join(str(v) for v in self)
+
+
+class TextDict(dict):
+    """A mapping that is one line of text where text is wanted (``key:
+    value; ...``, or ``text`` when given) and an object in json or yaml."""
+
+    def __init__(self, mapping=(), text=None):
+        super().__init__(mapping)
+        self._text = text
+
+    def __str__(self):
+        if self._text is not None:
+            return self._text
+        return '; '.join('%s: %s' % kv for kv in self.items())
+
+
+def register_yaml():
+    """Teach ``-f yaml`` TextList and TextDict, as a plain list and mapping.
+
+    cliff's yaml formatter calls ``yaml.safe_dump``, whose SafeDumper knows
+    a type only by its exact class: a list subclass would stop the output
+    with a RepresenterError. This changes PyYAML's SafeDumper for the whole
+    process, so it is called where a command line starts (``app.App`` and
+    the openstack client plugin's commands), never on import. Idempotent: a
+    second call replaces the same representers.
+    """
+    yaml.SafeDumper.add_representer(
+        TextList, yaml.representer.SafeRepresenter.represent_list)
+    yaml.SafeDumper.add_representer(
+        TextDict, yaml.representer.SafeRepresenter.represent_dict)
 
 
 class ListColumn(columns.FormattableColumn):
@@ -22,10 +66,10 @@ class ListColumn(columns.FormattableColumn):
     in json or yaml. Never a Python repr."""
 
     def human_readable(self):
-        return ', '.join(str(v) for v in self._value) or '-'
+        return str(TextList(self._value)) or '-'
 
     def machine_readable(self):
-        return values.TextList(self._value)
+        return TextList(self._value)
 
 
 class DataColumn(columns.FormattableColumn):

@@ -14,19 +14,10 @@
 
 Every command's ``--help`` (and so its page under doc/source/cli/, which
 is generated from the commands) ends with its line from here
-(``epilog``), and the installation guide's role table
-(doc/source/install/credentials.rst) is held to it by a repository test,
-as is the list of commands.
-
-The roles are the smallest the default policies of the 2026 releases
-allow, with the new defaults and scope enforced, in the project the
-credentials name: Placement's rules for every request this project makes
-pass for ``service`` or ``admin`` (``reader`` and ``member`` pass none);
-an ironic node's reporter writes its Ironic node's traits, which Ironic's
-policy lets ``service`` do; Nova's default policy keeps compute services
-(``os_compute_api:os-services:list``) and other projects' servers to
-``admin``, and ``candidates`` reads them with ``--server``, ``--image`` or
-``--flavor``.
+(``epilog``), and the installation guide's role table, which says why
+each role is the smallest the default policies allow
+(doc/source/install/credentials.rst, "Keystone roles"), is held to it by a
+repository test, as is the list of commands.
 """
 
 import dataclasses

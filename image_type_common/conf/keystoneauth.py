@@ -16,11 +16,9 @@ adapter options, as nova.conf has them.
 nova-compute reaches Placement and Ironic with these sections, so the
 reporter and the scheduler side read the same ones and need no second
 credentials file. Both are registered by one ``Section``, with the
-defaults this project sets on top of keystoneauth1's: the service type,
-internal then public endpoints, a timeout on every request
-(``DEFAULT_TIMEOUT``; keystoneauth1's own default, and so nova-compute's,
-is none) and retries of connection errors and of 502/503/504 answers
-(none by default either), with one warning per attempt.
+defaults this project sets on top of keystoneauth1's (``register_opts``;
+keystoneauth1's own, and so nova-compute's, are no timeout and no
+retries).
 """
 
 import dataclasses
@@ -28,7 +26,7 @@ import dataclasses
 from keystoneauth1 import loading as ks_loading
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 RETRIABLE_STATUS_CODES = [502, 503, 504]
 #: keystoneauth1's retry options this project sets: how many times it tries

@@ -20,8 +20,8 @@ from cliff import lister
 
 from image_type_common import exceptions
 from image_type_common import text
+from image_type_common.cli import app
 from image_type_common.cli import column_types
-from image_type_common.cli import exit_codes
 from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
@@ -46,7 +46,7 @@ WHOLE_DOCUMENT = ('json', 'yaml')
 HOST_COLUMNS = ('name', 'uuid', 'result', 'reasons')
 
 
-class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
+class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
                  lister.Lister):
     """List the hosts Placement offers for a boot, and why the others not.
 

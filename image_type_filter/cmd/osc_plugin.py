@@ -35,7 +35,7 @@ from image_type_common import exceptions
 from image_type_common import library_logs
 from image_type_common import text
 from image_type_common import tls
-from image_type_common.cli import yaml_types
+from image_type_common.cli import column_types
 from image_type_common.conf import loading
 from image_type_filter import conf as itf_conf
 from image_type_filter.cmd import candidates
@@ -79,7 +79,7 @@ class _OnTheOpenstackClient:
         # What our own App sets up when it starts, on the openstack
         # client's App.
         library_logs.quiet_libraries(self.app.options)
-        yaml_types.register()
+        column_types.register_yaml()
         conf = loading.load(parsed_args.config_file,
                             itf_conf.register_opts,
                             config_dirs=parsed_args.config_dir)

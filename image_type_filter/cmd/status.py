@@ -15,7 +15,7 @@
 from cliff import lister
 
 from image_type_common import exceptions
-from image_type_common.cli import exit_codes
+from image_type_common.cli import app
 from image_type_common.cli import roles
 from image_type_filter import settings
 from image_type_filter.cmd import common
@@ -31,7 +31,7 @@ class CouldNotCheck(exceptions.Error):
     exit_code = readiness.COULD_NOT_CHECK
 
 
-class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
+class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
              lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 

@@ -18,8 +18,8 @@ only the request filters' options to Nova's own CONF, so nova.conf alone
 configures them and no second ConfigOpts has to be loaded.
 """
 
-from image_type_common.conf import groups
 from image_type_common.conf import keystoneauth
+from image_type_common.conf import merged_list_opts
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import image_metadata_prefilter
 from image_type_filter.conf import image_type_filter
@@ -44,5 +44,5 @@ def register_nova_opts(conf):
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return groups.merged_list_opts(MODULES)
+    return merged_list_opts(MODULES)
 

@@ -14,7 +14,7 @@
 
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 image_isolation_group = cfg.OptGroup(
     'image_isolation', title='Image-property isolation',

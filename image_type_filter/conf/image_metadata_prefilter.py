@@ -16,7 +16,7 @@ from oslo_config import cfg
 from oslo_config import types
 
 from image_type_common import image_metadata
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 image_metadata_prefilter_group = cfg.OptGroup(
     'image_metadata_prefilter', title='Image-metadata prefilter',

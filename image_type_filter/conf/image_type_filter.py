@@ -19,7 +19,7 @@ but the spec's ``filter_hosts_by_image_type_support`` (``scheduler.py``).
 
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 image_type_filter_group = cfg.OptGroup(
     'image_type_filter', title='Image-type request filters',

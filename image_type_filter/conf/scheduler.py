@@ -24,7 +24,7 @@ same thing. Everything else of ours has a group of its own
 
 from oslo_config import cfg
 
-from image_type_common.conf.groups import fresh_group
+from image_type_common.conf import fresh_group
 
 scheduler_group = cfg.OptGroup(
     'scheduler', title='Scheduler options',

@@ -93,8 +93,8 @@ class Cloud:
                 where)) from exc
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
             raise connection.connection_error(
-                service, self._where(service), exc, session.timeout,
-                self.settings, session.cert, CloudError) from exc
+                service, self._where(service), exc, session, self.settings,
+                CloudError) from exc
         except (ks_exc.EndpointNotFound, ks_exc.CatalogException) as exc:
             raise exceptions.ConfigError(
                 'no %s endpoint in the catalogue: %s'
@@ -223,8 +223,7 @@ def from_openstacksdk(cloud=None):
     except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure,
             ks_exc.HttpError, ks_exc.CatalogException) as exc:
         raise connection.keystone_error(
-            exc, auth_url, conn.session.timeout, tls.CLOUDS_YAML,
-            conn.session.cert) from exc
+            exc, auth_url, conn.session, tls.CLOUDS_YAML) from exc
     except (sdk_exc.SDKException, ks_exc.ClientException) as exc:
         raise exceptions.ConfigError(
             '%s (Nova and Glance are read with your own cloud credentials: '

@@ -47,7 +47,7 @@ NOT_ALERTING = {}
 #: elsewhere (an error's message, a built line). (path, function) -> where
 #: the page covers the lines they carry.
 PASSES_ON = {
-    ('image_type_common/cli/exit_codes.py', 'run'):
+    ('image_type_common/cli/app.py', 'run'):
         'a one-shot command\'s one error line: "What the error part says"',
     ('image_type_filter/nova/integration.py', '_stop'):
         'the "cannot run at all" and "cannot add its filters" lines',

@@ -16,7 +16,6 @@ from cliff import show
 
 from image_type_common.cli import column_types
 from image_type_common.cli import roles
-from image_type_common.cli import values
 from virt_capabilities import plan
 from virt_capabilities.cmd import report
 
@@ -70,7 +69,7 @@ def _column(value, formatter):
     ``None`` in text)."""
     if value is None:
         return column_types.MissingColumn(formatter)
-    if isinstance(value, values.TextDict):
+    if isinstance(value, column_types.TextDict):
         return column_types.DataColumn(value)
     if isinstance(value, list):
         return column_types.ListColumn(value)
@@ -85,11 +84,12 @@ def columns(node):
     found from nova.conf (null when one was)."""
     families = {}
     for row in sorted(node.metadata_rows, key=lambda r: (r.family, r.trait)):
-        families.setdefault(row.family, values.TextList()).append(row.trait)
-    providers = values.TextList(
-        values.TextDict({'kind': 'uuid' if ref.is_uuid else 'name',
-                         'value': ref.value, 'source': ref.source},
-                        text=ref.describe())
+        families.setdefault(row.family,
+                            column_types.TextList()).append(row.trait)
+    providers = column_types.TextList(
+        column_types.TextDict({'kind': 'uuid' if ref.is_uuid else 'name',
+                               'value': ref.value, 'source': ref.source},
+                              text=ref.describe())
         for ref in node.refs)
     why = node.why()
     return {
@@ -100,9 +100,9 @@ def columns(node):
         'nova_compute_keeps': sorted(node.nova_compute_traits),
         'reporter_keeps': sorted(node.traits),
         'custom_traits': sorted(node.custom_traits),
-        'image_metadata_traits': values.TextDict(families),
+        'image_metadata_traits': column_types.TextDict(families),
         # One line per kind in a table, which stays readable.
-        'why': values.TextDict(why, text='\n'.join(
+        'why': column_types.TextDict(why, text='\n'.join(
             '%s: %s' % kv for kv in why.items())),
         'providers': providers,
         'provider_needed': (str(node.provider_needed)

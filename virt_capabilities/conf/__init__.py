@@ -14,9 +14,10 @@
 explicit ConfigOpts."""
 
 from image_type_common import exceptions
-from image_type_common.conf import groups
+from image_type_common.conf import fresh_group
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
+from image_type_common.conf import merged_list_opts
 from virt_capabilities import logs
 from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
@@ -28,11 +29,11 @@ SECTIONS = (keystoneauth.placement, keystoneauth.ironic)
 
 
 def register_opts(conf):
-    for group, opts in groups.merged_list_opts(OPTIONS):
+    for group, opts in merged_list_opts(OPTIONS):
         if group == 'DEFAULT':
             conf.register_opts(opts)
         else:
-            conf.register_group(groups.fresh_group(group))
+            conf.register_group(fresh_group(group))
             conf.register_opts(opts, group=group.name)
     for section in SECTIONS:
         section.register_opts(conf)
@@ -41,7 +42,7 @@ def register_opts(conf):
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return groups.merged_list_opts(OPTIONS + SECTIONS)
+    return merged_list_opts(OPTIONS + SECTIONS)
 
 
 def load(config_files, conf=None, config_dirs=()):
