@@ -37,7 +37,6 @@ from image_type_filter.nova import compat
 from image_type_filter.nova import placement
 from image_type_filter.scheduler import log_only
 from image_type_filter.scheduler import pipeline as filter_pipeline
-from image_type_filter.scheduler import rebuild
 from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import warn_once
 
@@ -309,8 +308,8 @@ def rebuild_refusal(host_uuid, spec_obj):
     server = spec_fields.field(spec_obj, 'instance_uuid')
     image = spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id')
     try:
-        reason = rebuild.refusal(
-            installed.pipeline, spec_obj,
+        reason = installed.pipeline.rebuild_refusal(
+            spec_obj,
             lambda: installed.placement.get_provider_traits(host_uuid)[0])
     except exceptions.Error as exc:
         return _unchecked_rebuild(installed, server, image, host_uuid, exc)

@@ -33,7 +33,6 @@ from image_type_common import placement_client as pc
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
@@ -98,8 +97,8 @@ class ImageMetadataPrefilter:
 
     name = 'image_metadata_prefilter'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None, host_guests=None):
+    def __init__(self, settings, catalog=None, placement=None,
+                 host_guests=None):
         self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.placement = placement
@@ -109,8 +108,7 @@ class ImageMetadataPrefilter:
         #: has records of, or None when it cannot tell.
         self.host_guests = host_guests
         self.family_names = frozenset(f.name for f in self.families)
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
         self._warned = warn_once.WarnOnce()
         if self.families and settings.novas_metadata_prefilter:
             LOG.warning(NOVAS_PREFILTER_BESIDE)

@@ -23,7 +23,6 @@ from image_type_common import image_types
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
@@ -39,12 +38,10 @@ class RequireImageTypeSupport:
 
     name = 'require_image_type_support'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None):
+    def __init__(self, settings, catalog=None):
         self.settings = settings
         self._unknown = warn_once.WarnOnce()
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
 
     def __call__(self, ctxt, request_spec):
         if not self.settings.image_type_enabled:

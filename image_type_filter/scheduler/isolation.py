@@ -33,7 +33,6 @@ from image_type_common import text
 from image_type_common import trait_names
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import trait_grammar
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
@@ -103,14 +102,12 @@ class IsolateImageProperties:
 
     name = 'isolate_image_properties'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None):
+    def __init__(self, settings, catalog=None, image_property_names=None):
         self.enabled = settings.isolation_enabled
         self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
         if self.catalog is not None and self.enabled:
             # Known from the first request on: "!CUSTOM_X" is then always
             # a valid query, whichever service starts first.
