@@ -14,7 +14,8 @@
 
 Off unless ``[scheduler] filter_hosts_by_image_type_support`` (or Nova's
 ``query_placement_for_image_type_support``) is on. Volume-backed requests
-and requests without an image are not filtered.
+(the image is not the root disk) and requests without an image are not
+filtered.
 """
 
 import logging
@@ -31,7 +32,6 @@ LOG = logging.getLogger(__name__)
 class RequireImageTypeSupport:
     """Require the trait of the image's ``disk_format`` on the root provider.
 
-    Nothing for volume-backed requests (the image is not the root disk).
     The trait comes from the catalogue, never from the string, so any
     ``disk_format`` yields one known trait or none.
     """
