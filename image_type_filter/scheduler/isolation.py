@@ -11,18 +11,14 @@
 # under the License.
 
 """Image-property isolation: reserved hosts get only the requests meant for
-them (doc/source/admin/isolation.rst).
-
-Each rule reserves a CUSTOM trait. A request asks for it when its image or
-flavor requires it in Nova's own spelling (``trait_grammar``), or when a
-rule ``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a request
-requires the trait on the root provider; every other request forbids it.
+them. What asks for a reserved trait and what the others get is
+doc/source/admin/isolation.rst's; the trait tags are read in Nova's own
+spelling (``trait_grammar``).
 
 Works the same on plain property dicts (this project's RequestSpec, the
 CLI) and on Nova's objects; no image, key, value or missing field raises.
-A reserved trait Placement does not know yet is forbidden nowhere (naming it
-would make every query a 400); a request that asks for it gets NoValidHost
-naming it.
+A reserved trait Placement does not know yet is forbidden nowhere, since
+naming it would make every query a 400.
 """
 
 import dataclasses
