@@ -184,12 +184,10 @@ def _check_host_filter(conf, settings):
 
 
 def _host_guests(nova, conf):
-    """The image-metadata prefilter's ``host_guests``: the architectures
-    Nova's compute-node records say each node runs (``supported_hv_specs``,
-    the ``supported_instances`` ImagePropertiesFilter checks), read in
-    every cell. None, so the prefilter leaves such hosts to Nova, when
-    ImagePropertiesFilter is not enabled (then Nova would not refuse them)
-    or this Nova lacks a name it needs."""
+    """The image-metadata prefilter's ``host_guests``: each node's
+    ``supported_hv_specs`` (what ImagePropertiesFilter checks), in every
+    cell. None when that filter is not enabled (Nova would not refuse such
+    hosts) or this Nova lacks a name it needs."""
     scatter = nova.get(compat.SCATTER_GATHER)
     cell_failed = nova.get(compat.CELL_FAILED)
     by_uuids = nova.get(compat.COMPUTE_NODES_BY_UUIDS)

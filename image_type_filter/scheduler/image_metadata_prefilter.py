@@ -102,10 +102,9 @@ class ImageMetadataPrefilter:
         self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.placement = placement
-        #: Inside Nova, with ImagePropertiesFilter enabled:
         #: ``host_guests(ctxt, uuids)`` -> {compute node uuid: the
-        #: architectures its supported_instances lists} for the nodes Nova
-        #: has records of, or None when it cannot tell.
+        #: architectures Nova's record of it lists}, or None when it cannot
+        #: tell (``nova.integration._host_guests``).
         self.host_guests = host_guests
         self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog
@@ -177,13 +176,10 @@ class ImageMetadataPrefilter:
         return bool(forbidden)
 
     def _refuse_if_no_host_boots(self, ctxt, need):
-        """A value no host carries a trait for can land only on hosts with
-        none of the family's traits: refuse, naming the trait, when there
-        are none, or when Nova's records say none of them runs it. Asks
-        nothing when a serving trait has been seen carried (the common
-        path: an i686 image on x86_64 hosts, which never carry
-        HW_ARCH_I686) and nothing more when Placement or Nova cannot
-        tell."""
+        """Refuse as doc/source/admin/image-metadata.rst's "An architecture
+        no host runs is named" says. Asks nothing when a serving trait has
+        been seen carried (the common path: i686 on x86_64 hosts) and
+        nothing more when Placement or Nova cannot tell."""
         serving = set(need.serving_traits)
         if self.catalog is None or serving & self.catalog.carried_traits() \
                 or self.catalog.uncarried(serving) != serving:
