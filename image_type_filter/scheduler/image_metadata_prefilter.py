@@ -176,10 +176,11 @@ class ImageMetadataPrefilter:
         return bool(forbidden)
 
     def _refuse_if_no_host_boots(self, ctxt, need):
-        """Refuse as doc/source/admin/image-metadata.rst's "An architecture
-        no host runs is named" says. Asks nothing when a serving trait has
-        been seen carried (the common path: i686 on x86_64 hosts) and
-        nothing more when Placement or Nova cannot tell."""
+        """Name an architecture no host runs, as
+        doc/source/admin/image-metadata.rst describes. Asks nothing when a
+        serving trait has been seen carried (the common path: i686 on
+        x86_64 hosts) and nothing more when Placement or Nova cannot
+        tell."""
         serving = set(need.serving_traits)
         if self.catalog is None or serving & self.catalog.carried_traits() \
                 or self.catalog.uncarried(serving) != serving:
