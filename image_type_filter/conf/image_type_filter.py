@@ -11,11 +11,7 @@
 # under the License.
 
 """[image_type_filter] options: how the request filters decide, beside the
-on/off switches, and whether what they decide is applied.
-
-This project's own group, so nothing of ours sits in Nova's ``[scheduler]``
-but the spec's ``filter_hosts_by_image_type_support`` (``scheduler.py``).
-"""
+on/off switches, and whether what they decide is applied."""
 
 from oslo_config import cfg
 

@@ -17,9 +17,7 @@ group: the spec names it there. Nova's
 ``query_placement_for_image_type_support`` and ``image_metadata_prefilter``
 are Nova's: inside nova-scheduler they are read, never declared again;
 elsewhere they are declared here so a nova.conf that sets them means the
-same thing. Everything else of ours has a group of its own
-(``image_type_filter.py``, ``image_isolation.py``,
-``image_metadata_prefilter.py``).
+same thing. Everything else of ours has a group of its own.
 """
 
 from oslo_config import cfg

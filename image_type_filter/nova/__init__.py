@@ -20,11 +20,7 @@ request filters to the ones nova-scheduler runs before every allocation-
 candidate query, and returns ``ImageTypeRebuildFilter``, a host filter that
 checks a rebuild's new image (Nova runs no request filter on a rebuild) and
 that Nova really ran the request filters on every other request.
-
-What nova-scheduler runs uses Nova only here, and only through the names
-``compat`` looks up at start-up: importing it imports nothing of Nova.
-(The operator's ``candidates --server`` imports Nova on its own, in
-``image_type_filter.diagnostics.as_scheduler``, to run Nova's code.)
+Nova is reached only through the names ``compat`` looks up.
 """
 
 from image_type_filter.nova import compat

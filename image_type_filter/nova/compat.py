@@ -111,28 +111,14 @@ def _why(exc):
     return ('%s: %s' % (type(exc).__name__, exc)).splitlines()[0][:160]
 
 
-def _import(module, broken):
-    """The module, or None with ``broken[module]`` saying why."""
-    if module in broken:
-        return None
-    try:
-        return importlib.import_module(module)
-    except Exception as exc:  # noqa: BLE001 - any import-time failure
-        broken[module] = _why(exc)
-        return None
-
-
 @dataclasses.dataclass
 class Nova:
-    """What was found of Nova: ``get(name)``; what was not: ``missing``
-    (name -> why)."""
+    """What was found of Nova: ``get(name)``; what was not: ``missing``,
+    name (or ``module X``, for a module that does not import) -> why."""
 
     version: str
     found: dict
-    #: Missing name -> why, for names whose module imports.
     missing: dict
-    #: Module that does not import -> why (its names are all missing).
-    broken: dict
 
     @property
     def supported(self):
@@ -143,7 +129,7 @@ class Nova:
 
     def _lost(self, name):
         return (dotted(name) in self.missing
-                or name.split(':')[0] in self.broken)
+                or 'module ' + name.split(':')[0] in self.missing)
 
     def lacks(self, *parts):
         """The missing names of these parts, in NEEDS' order."""
@@ -153,12 +139,13 @@ class Nova:
     def report(self):
         """One line: the Nova release, and what is missing with why: a
         module that does not import once, a name each."""
-        items = ['module %s (%s)' % item for item in self.broken.items()]
-        items += ['%s (%s)' % item for item in self.missing.items()]
+        items = sorted(self.missing.items(),
+                       key=lambda item: not item[0].startswith('module '))
         return ('Nova %s (image-type-filter supports %s, tested with %s): '
                 'missing %s' % (self.version, nova_releases.RANGE,
                                 nova_releases.TESTED,
-                                '; '.join(items) or 'nothing'))
+                                '; '.join('%s (%s)' % item for item in items)
+                                or 'nothing'))
 
     def optional_losses(self):
         return ['%s (without it: %s)' % (dotted(name), lost)
@@ -168,11 +155,15 @@ class Nova:
 def resolve():
     """Look every Nova name up; never raises (a Nova module that fails to
     import makes its names missing, with the error's first line)."""
-    found, missing, broken = {}, {}, {}
+    found, missing = {}, {}
     for name in (*NEEDS, *LOST):
         module, attrs = name.split(':')
-        value = _import(module, broken)
-        if value is None:
+        if 'module ' + module in missing:
+            continue
+        try:
+            value = importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - any import-time failure
+            missing['module ' + module] = _why(exc)
             continue
         try:
             for attr in attrs.split('.'):
@@ -184,4 +175,4 @@ def resolve():
             missing[dotted(name)] = 'is not a list'
             continue
         found[name] = value
-    return Nova(nova_version(), found, missing, broken)
+    return Nova(nova_version(), found, missing)

@@ -13,18 +13,13 @@
 """ImageTypeRebuildFilter: the check Nova skips on a rebuild, and the
 check that Nova ran the request filters (``integration.request_check``).
 What it refuses and why it raises Nova's ``NoValidHost`` for a rebuild is
-doc/source/install/scheduler.rst's.
-
-The class is built at start-up on the ``BaseHostFilter`` ``compat`` found:
-this module imports nothing of Nova, so a Nova that moved it gets a log
-line, not a traceback.
+doc/source/install/scheduler.rst's. The class is built at start-up on the
+``BaseHostFilter`` ``compat`` found.
 """
 
 import functools
 
 from image_type_filter.nova import integration
-
-NAME = 'ImageTypeRebuildFilter'
 
 
 @functools.lru_cache(maxsize=None)
@@ -57,6 +52,6 @@ def build(base_host_filter, request_is_rebuild, no_valid_host=None):
             raise no_valid_host(reason=' '.join(reasons))
         return passed
 
-    return type(NAME, (base_host_filter,), {
+    return type(integration.HOST_FILTER, (base_host_filter,), {
         '__doc__': __doc__, '__module__': __name__, 'RUN_ON_REBUILD': True,
         'host_passes': host_passes, 'filter_all': filter_all})

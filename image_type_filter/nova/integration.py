@@ -37,7 +37,6 @@ from image_type_filter.nova import compat
 from image_type_filter.nova import placement
 from image_type_filter.scheduler import log_only
 from image_type_filter.scheduler import pipeline as filter_pipeline
-from image_type_filter.scheduler import rebuild
 from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import warn_once
 
@@ -185,12 +184,10 @@ def _check_host_filter(conf, settings):
 
 
 def _host_guests(nova, conf):
-    """The image-metadata prefilter's ``host_guests``: the architectures
-    Nova's compute-node records say each node runs (``supported_hv_specs``,
-    the ``supported_instances`` ImagePropertiesFilter checks), read in
-    every cell. None, so the prefilter leaves such hosts to Nova, when
-    ImagePropertiesFilter is not enabled (then Nova would not refuse them)
-    or this Nova lacks a name it needs."""
+    """The image-metadata prefilter's ``host_guests``: each node's
+    ``supported_hv_specs`` (what ImagePropertiesFilter checks), in every
+    cell. None when that filter is not enabled (Nova would not refuse such
+    hosts) or this Nova lacks a name it needs."""
     scatter = nova.get(compat.SCATTER_GATHER)
     cell_failed = nova.get(compat.CELL_FAILED)
     by_uuids = nova.get(compat.COMPUTE_NODES_BY_UUIDS)
@@ -309,8 +306,8 @@ def rebuild_refusal(host_uuid, spec_obj):
     server = spec_fields.field(spec_obj, 'instance_uuid')
     image = spec_fields.field(spec_fields.field(spec_obj, 'image'), 'id')
     try:
-        reason = rebuild.refusal(
-            installed.pipeline, spec_obj,
+        reason = installed.pipeline.rebuild_refusal(
+            spec_obj,
             lambda: installed.placement.get_provider_traits(host_uuid)[0])
     except exceptions.Error as exc:
         return _unchecked_rebuild(installed, server, image, host_uuid, exc)

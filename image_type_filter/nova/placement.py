@@ -10,16 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Reach Placement through nova-scheduler's own report client.
-
-Inside Nova the filters use Nova's connection and nova.conf's
-``[placement]`` credentials, so nothing else has to be configured. They
-read (which traits exist and which some host carries, a host's traits on a
-rebuild) and write one thing: at start-up they create the reserved traits
-of ``[image_isolation] rules`` (``PUT /traits/CUSTOM_X``, idempotent), so
-untagged requests can forbid them from the first request on. Under
-Placement's default policy the role nova-scheduler already needs for
-``GET /allocation_candidates`` (``admin`` or ``service``) allows both.
+"""Reach Placement through nova-scheduler's own report client, so inside
+Nova the filters use Nova's connection and nova.conf's ``[placement]``
+credentials and nothing else has to be configured. What they read, the
+one thing they write and the role both need are
+doc/source/install/scheduler.rst's.
 """
 
 from image_type_common import placement_client

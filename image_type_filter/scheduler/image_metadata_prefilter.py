@@ -33,7 +33,6 @@ from image_type_common import placement_client as pc
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
@@ -98,19 +97,17 @@ class ImageMetadataPrefilter:
 
     name = 'image_metadata_prefilter'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None, host_guests=None):
+    def __init__(self, settings, catalog=None, placement=None,
+                 host_guests=None):
         self.families = tuple(image_metadata.FAMILIES[name] for name in
                               settings.image_metadata_families)
         self.placement = placement
-        #: Inside Nova, with ImagePropertiesFilter enabled:
         #: ``host_guests(ctxt, uuids)`` -> {compute node uuid: the
-        #: architectures its supported_instances lists} for the nodes Nova
-        #: has records of, or None when it cannot tell.
+        #: architectures Nova's record of it lists}, or None when it cannot
+        #: tell (``nova.integration._host_guests``).
         self.host_guests = host_guests
         self.family_names = frozenset(f.name for f in self.families)
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
         self._warned = warn_once.WarnOnce()
         if self.families and settings.novas_metadata_prefilter:
             LOG.warning(NOVAS_PREFILTER_BESIDE)
@@ -179,12 +176,10 @@ class ImageMetadataPrefilter:
         return bool(forbidden)
 
     def _refuse_if_no_host_boots(self, ctxt, need):
-        """A value no host carries a trait for can land only on hosts with
-        none of the family's traits: refuse, naming the trait, when there
-        are none, or when Nova's records say none of them runs it. Asks
-        nothing when a serving trait has been seen carried (the common
-        path: an i686 image on x86_64 hosts, which never carry
-        HW_ARCH_I686) and nothing more when Placement or Nova cannot
+        """Name an architecture no host runs, as
+        doc/source/admin/image-metadata.rst describes. Asks nothing when a
+        serving trait has been seen carried (the common path: i686 on
+        x86_64 hosts) and nothing more when Placement or Nova cannot
         tell."""
         serving = set(need.serving_traits)
         if self.catalog is None or serving & self.catalog.carried_traits() \

@@ -14,7 +14,8 @@
 
 Off unless ``[scheduler] filter_hosts_by_image_type_support`` (or Nova's
 ``query_placement_for_image_type_support``) is on. Volume-backed requests
-and requests without an image are not filtered.
+(the image is not the root disk) and requests without an image are not
+filtered.
 """
 
 import logging
@@ -23,7 +24,6 @@ from image_type_common import image_types
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
@@ -32,19 +32,16 @@ LOG = logging.getLogger(__name__)
 class RequireImageTypeSupport:
     """Require the trait of the image's ``disk_format`` on the root provider.
 
-    Nothing for volume-backed requests (the image is not the root disk).
     The trait comes from the catalogue, never from the string, so any
     ``disk_format`` yields one known trait or none.
     """
 
     name = 'require_image_type_support'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None):
+    def __init__(self, settings, catalog=None):
         self.settings = settings
         self._unknown = warn_once.WarnOnce()
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
 
     def __call__(self, ctxt, request_spec):
         if not self.settings.image_type_enabled:

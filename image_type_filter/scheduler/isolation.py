@@ -11,18 +11,14 @@
 # under the License.
 
 """Image-property isolation: reserved hosts get only the requests meant for
-them (doc/source/admin/isolation.rst).
-
-Each rule reserves a CUSTOM trait. A request asks for it when its image or
-flavor requires it in Nova's own spelling (``trait_grammar``), or when a
-rule ``KEY[=VALUE]:CUSTOM_X`` matches an image property. Such a request
-requires the trait on the root provider; every other request forbids it.
+them. What asks for a reserved trait and what the others get is
+doc/source/admin/isolation.rst's; the trait tags are read in Nova's own
+spelling (``trait_grammar``).
 
 Works the same on plain property dicts (this project's RequestSpec, the
 CLI) and on Nova's objects; no image, key, value or missing field raises.
-A reserved trait Placement does not know yet is forbidden nowhere (naming it
-would make every query a 400); a request that asks for it gets NoValidHost
-naming it.
+A reserved trait Placement does not know yet is forbidden nowhere, since
+naming it would make every query a 400.
 """
 
 import dataclasses
@@ -33,7 +29,6 @@ from image_type_common import text
 from image_type_common import trait_names
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import spec_fields
-from image_type_filter.scheduler import trait_catalog
 from image_type_filter.scheduler import trait_grammar
 
 RULE = re.compile(r'^(?P<key>[^=:]+?)\s*(?:=\s*(?P<value>[^:]*?))?\s*:\s*'
@@ -103,14 +98,12 @@ class IsolateImageProperties:
 
     name = 'isolate_image_properties'
 
-    def __init__(self, settings, placement=None, catalog=None,
-                 image_property_names=None):
+    def __init__(self, settings, catalog=None, image_property_names=None):
         self.enabled = settings.isolation_enabled
         self.rules = parse_rules(settings.isolation_rules,
                                  image_property_names)
         self.traits = sorted({r.trait for r in self.rules})
-        self.catalog = catalog or trait_catalog.for_placement(placement,
-                                                             settings)
+        self.catalog = catalog
         if self.catalog is not None and self.enabled:
             # Known from the first request on: "!CUSTOM_X" is then always
             # a valid query, whichever service starts first.

@@ -10,18 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Log-only mode: what the filters would do, one INFO line per request.
-
-Under ``[image_type_filter] enforce = False`` nova-scheduler's requests go
-through unchanged and nothing is refused; instead each request, and each
-rebuild the rebuild filter checks, gives one line in this one wording, so
-an operator (or the gate) can count them with grep or with ``PATTERN``.
-After ``image-type-filter log-only: server <uuid>: `` comes one of::
-
-    would add: root_required=A,B root_forbidden=C
-    would refuse: <the reason the fault would give>
-    would refuse: rebuild to image <id> on host <uuid>: <reason>
-    would change nothing
+"""Log-only mode (``[image_type_filter] enforce = False``): what the filters
+would do, one INFO line per request and per rebuild the rebuild filter
+checks, in the wording doc/source/install/scheduler.rst shows, so an
+operator (or the gate) can count them with grep or with ``PATTERN``.
 
 "would add" lists only what this project's filters add beyond what the
 request already had (Nova's own filters run first). The wording is an

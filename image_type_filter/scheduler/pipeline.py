@@ -21,8 +21,11 @@ honours its own on/off option. There is no plug-in point: a third-party
 filter belongs in Nova's own list.
 
 ``outcome`` runs them on a copy instead and says what they would add or
-refuse, leaving the request as it was: what log-only mode logs and what
-the rebuild check compares with a host's traits.
+refuse, leaving the request as it was: what log-only mode logs, and what
+``rebuild_refusal`` compares with a host's traits. That is the check Nova
+skips: nova-scheduler runs no request filter on a rebuild with a new image,
+only host filters with ``RUN_ON_REBUILD``. Nova-free, so the default test
+run covers what nova-scheduler runs.
 """
 
 import dataclasses
@@ -38,12 +41,6 @@ from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import trait_catalog
 
 LOG = logging.getLogger(__name__)
-
-#: Every request filter, in the order they run.
-FILTERS = (image_type_support.RequireImageTypeSupport,
-           isolation.IsolateImageProperties,
-           image_metadata_prefilter.ImageMetadataPrefilter)
-
 
 CONSTRAINTS = ('root_required', 'root_forbidden', 'required', 'forbidden')
 #: What the filters read of a request, copied onto a scratch one (and
@@ -64,17 +61,6 @@ class Outcome:
     added: dict = dataclasses.field(default_factory=dict)
     #: Why they would refuse the request (the fault's reason), or None.
     refusal: str = None
-
-
-def scratch(request_spec, keep_constraints=True):
-    """A copy of what the filters read of ``request_spec``, and its
-    constraints (or none), that they may change freely."""
-    copy = types.SimpleNamespace(**{
-        name: spec_fields.field(request_spec, name) for name in READ})
-    constraints = _constraints(request_spec) if keep_constraints else {}
-    for name in CONSTRAINTS:
-        setattr(copy, name, constraints.get(name, set()))
-    return copy
 
 
 class RequestFilterPipeline:
@@ -98,15 +84,13 @@ class RequestFilterPipeline:
         """
         # One catalogue for every filter: one read, not one each.
         catalog = trait_catalog.for_placement(placement, settings)
-        filters = []
-        for f in FILTERS:
-            extra = ({'host_guests': host_guests}
-                     if f is image_metadata_prefilter.ImageMetadataPrefilter
-                     else {})
-            filters.append((f.name, f(
-                settings, placement=placement, catalog=catalog,
-                image_property_names=image_property_names, **extra)))
-        return cls(filters)
+        filters = (
+            image_type_support.RequireImageTypeSupport(settings, catalog),
+            isolation.IsolateImageProperties(settings, catalog,
+                                             image_property_names),
+            image_metadata_prefilter.ImageMetadataPrefilter(
+                settings, catalog, placement, host_guests))
+        return cls((f.name, f) for f in filters)
 
     def describe_trait(self, trait, request_spec=None):
         """Which filter rule asks for ``trait`` (in ``request_spec``, when
@@ -143,7 +127,11 @@ class RequestFilterPipeline:
         only what the filters add beyond them counts; False starts from
         none (a rebuild's request carries its first boot's).
         """
-        copy = scratch(request_spec, keep_constraints)
+        copy = types.SimpleNamespace(**{
+            name: spec_fields.field(request_spec, name) for name in READ})
+        constraints = _constraints(request_spec) if keep_constraints else {}
+        for name in CONSTRAINTS:
+            setattr(copy, name, constraints.get(name, set()))
         before = _constraints(copy)
         try:
             self(ctxt, copy)
@@ -153,3 +141,32 @@ class RequestFilterPipeline:
         return Outcome({name: tuple(sorted(after[name] - before[name]))
                         for name in CONSTRAINTS
                         if after[name] - before[name]})
+
+    def rebuild_refusal(self, request_spec, host_traits):
+        """Why a host cannot take a rebuild's new image, or None when it
+        can: what the filters would require and forbid, from none of the
+        first boot's constraints, against the host's traits.
+
+        ``host_traits()`` returns the host's traits (one Placement read); it
+        is called only when the filters ask for or forbid something.
+        """
+        outcome = self.outcome(None, request_spec, keep_constraints=False)
+        if outcome.refusal is not None:
+            return outcome.refusal
+        added = outcome.added
+        required = set(added.get('root_required', ())) | set(
+            added.get('required', ()))
+        forbidden = set(added.get('root_forbidden', ())) | set(
+            added.get('forbidden', ()))
+        if not required and not forbidden:
+            return None
+        traits = host_traits()
+        lacking = sorted(required - traits)
+        unwanted = sorted(forbidden & traits)
+        parts = []
+        if lacking:
+            parts.append('the new image needs %s' % ', '.join(lacking))
+        if unwanted:
+            parts.append('the host has %s, which the new image must not '
+                         'meet' % ', '.join(unwanted))
+        return '; '.join(parts) or None

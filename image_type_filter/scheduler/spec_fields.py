@@ -16,11 +16,9 @@ Nova's objects raise on a name they do not have and on a field that is not
 set. A field that is not set is normal (no image, no flavor extra specs),
 and so is an image property Nova's ImageMetaProps has no field for (the
 legacy ``architecture``, an isolation rule's key outside Nova): ``field``
-answers None for either. A field the filters read that Nova's object does
-not declare at all means Nova renamed or dropped it: ``nova.compat.NEEDS``
-names every such field, checked on Nova's objects when nova-scheduler loads
-the filters (one ERROR line naming it), and tests/nova against Nova's own
-objects.
+answers None for either. A field Nova's object does not declare at all
+means Nova renamed or dropped it: ``nova.compat.NEEDS`` catches that at
+start-up.
 """
 
 import collections.abc

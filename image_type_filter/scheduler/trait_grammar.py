@@ -39,8 +39,8 @@ against Placement's grammar is the caller's business. No key or value of
 any type raises. tests/nova compares every answer with Nova's own parsing.
 """
 
+import collections
 import collections.abc
-import dataclasses
 import re
 
 from image_type_filter.scheduler import spec_fields
@@ -55,16 +55,9 @@ TRAIT_VALUES = (REQUIRED, FORBIDDEN)
 IMAGE_PREFIX = 'trait:'
 #: The ImageMetaProps field Nova fills from ``trait:NAME=required``.
 IMAGE_FIELD = 'traits_required'
-
-
-@dataclasses.dataclass(frozen=True)
-class FlavorTrait:
-    """One ``trait[S]:X`` extra spec Nova honours, as Nova splits it:
-    ``group`` is the suffix (None for the unsuffixed group)."""
-
-    group: str
-    name: str
-    value: str
+#: One ``trait[S]:X`` extra spec Nova honours, as Nova splits it: ``group``
+#: is the suffix (None for the unsuffixed group).
+FlavorTrait = collections.namedtuple('FlavorTrait', 'group name value')
 
 
 def flavor_traits(extra_specs):

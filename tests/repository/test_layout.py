@@ -85,7 +85,6 @@ RUNTIME_MODULES = (
     'image_type_filter.scheduler.image_type_support',
     'image_type_filter.scheduler.isolation',
     'image_type_filter.scheduler.pipeline',
-    'image_type_filter.scheduler.rebuild',
     'image_type_filter.scheduler.spec_fields',
     'image_type_filter.scheduler.trait_catalog',
     'image_type_filter.scheduler.trait_grammar',

@@ -40,7 +40,6 @@ from image_type_common import placement_client
 from image_type_filter import settings
 from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import pipeline as filter_pipeline
-from image_type_filter.scheduler import rebuild
 from placement_runner import writes
 
 
@@ -75,7 +74,7 @@ def test_the_service_role_alone_does_all_the_filters_do(placement, unique,
     spec = our_filters.RequestSpec.for_boot('raw')
     pipeline(None, spec)  # GET /traits?name=..., ?associated=true
     assert spec.root_forbidden == {reserved}
-    assert rebuild.refusal(pipeline, spec, lambda: client.get_provider_traits(
+    assert pipeline.rebuild_refusal(spec, lambda: client.get_provider_traits(
         host)[0]) is None
     client.get_allocation_candidates('resources=VCPU:1')
 

@@ -85,8 +85,10 @@ class FakePlacement:
 
 def make(families=ALL, placement=None):
     conf = scheduler_conf.new_conf(image_metadata_prefilter__families=families)
+    filter_settings = settings_mod.FilterSettings.from_conf(conf)
     return prefilter.ImageMetadataPrefilter(
-        settings_mod.FilterSettings.from_conf(conf), placement=placement)
+        filter_settings,
+        trait_catalog.for_placement(placement, filter_settings), placement)
 
 
 def spec(properties, **kwargs):

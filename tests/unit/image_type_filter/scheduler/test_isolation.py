@@ -72,9 +72,11 @@ def make_filter(enabled=True, rules=('trove=true:CUSTOM_TROVE',
                                      'db=mysql:CUSTOM_TROVE',
                                      'gpu:CUSTOM_GPU', 'CUSTOM_DB'),
                 placement=None):
-    return isolation.IsolateImageProperties(settings.FilterSettings.defaults(
-        isolation_enabled=enabled, isolation_rules=tuple(rules)),
-        placement=placement)
+    filter_settings = settings.FilterSettings.defaults(
+        isolation_enabled=enabled, isolation_rules=tuple(rules))
+    return isolation.IsolateImageProperties(
+        filter_settings,
+        trait_catalog.for_placement(placement, filter_settings))
 
 
 def test_matching_requires_and_the_rest_forbids():

@@ -27,6 +27,7 @@ from image_type_filter import settings as settings_mod
 from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_type_support
 from image_type_filter.scheduler import pipeline as filter_pipeline
+from image_type_filter.scheduler import trait_catalog
 from tests import scheduler_conf
 
 read = settings_mod.FilterSettings.from_conf
@@ -36,6 +37,12 @@ Filter = image_type_support.RequireImageTypeSupport
 
 def make(conf):
     return Filter(read(conf))
+
+
+def over(conf, placement):
+    """The filter as the pipeline builds it over ``placement``."""
+    return Filter(read(conf), trait_catalog.for_placement(placement,
+                                                          read(conf)))
 
 
 @pytest.fixture
@@ -226,8 +233,7 @@ def test_a_format_no_host_boots_fails_naming_it_and_what_the_cloud_boots(
         conf):
     placement = CarriedTraits({'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_QCOW2',
                                'COMPUTE_IMAGE_TYPE_RAW'})
-    image_filter = Filter(
-        read(conf), placement=placement)
+    image_filter = over(conf, placement)
     for _ in range(3):
         with pytest.raises(exceptions.NoValidHost) as err:
             image_filter(None, spec('vmdk'))
@@ -247,6 +253,5 @@ def test_when_placement_cannot_say_the_query_decides(conf):
         def list_associated_traits(self):
             raise common_exceptions.PlacementUnavailable('down')
     request = spec('vmdk')
-    assert Filter(
-        read(conf), placement=Down())(None, request)
+    assert over(conf, Down())(None, request)
     assert request.root_required == {'COMPUTE_IMAGE_TYPE_VMDK'}
