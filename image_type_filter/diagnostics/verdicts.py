@@ -48,20 +48,9 @@ class Verdict:
     reasons: list
 
 
-class _Fleet:
-    """Providers by uuid and the tree each belongs to."""
-
-    def __init__(self, client):
-        self.client = client
-        self.providers = {rp['uuid']: rp
-                          for rp in client.list_resource_providers()}
-
-    def root(self, uuid):
-        rp = self.providers.get(uuid, {})
-        return rp.get('root_provider_uuid') or uuid
-
-    def tree_roots(self, providers):
-        return {self.root(rp['uuid']) for rp in providers}
+def _tree_roots(providers):
+    """The roots of the trees ``providers`` (a listing's) belong to."""
+    return {rp.get('root_provider_uuid') or rp['uuid'] for rp in providers}
 
 
 @dataclasses.dataclass
@@ -171,12 +160,11 @@ class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
 
-    def __init__(self, client, survey, query, give_back, services, fleet,
-                 reads, why):
+    def __init__(self, client, survey, query, give_back, services, reads,
+                 why):
         self.client = client
         self.survey = survey
         self.query = query
-        self.fleet = fleet
         self.give_back = give_back or {}
         self.services = services or {}
         self._reads = reads
@@ -200,7 +188,7 @@ class _Judge:
         """The providers that carry ``trait`` (``tree``: the roots of the
         trees one of whose providers does)."""
         found = self.holders(('trait', trait), required=trait)
-        return self.fleet.tree_roots(found) if tree else \
+        return _tree_roots(found) if tree else \
             {rp['uuid'] for rp in found}
 
     def _lacks(self, host, trait):
@@ -232,7 +220,7 @@ class _Judge:
         return reasons
 
     def _room(self, rc, amount, host):
-        roots = self.fleet.tree_roots(self.holders(
+        roots = _tree_roots(self.holders(
             ('room', rc, amount), resources='%s:%d' % (rc, amount)))
         if host.uuid in roots:
             return None
@@ -265,15 +253,14 @@ class _Judge:
         reasons += ['required %s: has none of them' % term
                     for term in group.any_of
                     if host.uuid not in self.carriers(term, tree=True)]
-        tree = self.fleet.tree_roots
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
-            if host.uuid not in tree(self.holders(('member_of', term),
-                                                  member_of=term)):
+            if host.uuid not in _tree_roots(self.holders(
+                    ('member_of', term), member_of=term)):
                 reasons.append('member_of %s: in none of them' % term)
         for uuid in sorted(group.forbidden_aggregates):
-            if host.uuid in tree(self.holders(('member_of', uuid),
-                                              member_of='in:' + uuid)):
+            if host.uuid in _tree_roots(self.holders(
+                    ('member_of', uuid), member_of='in:' + uuid)):
                 reasons.append('member_of !in:%s: in it' % uuid)
         return reasons
 
@@ -289,7 +276,7 @@ class _Judge:
                                                sorted(group.forbidden)]
             if traits:
                 filters['required'] = ','.join(traits)
-            roots = self.fleet.tree_roots(self.holders(
+            roots = _tree_roots(self.holders(
                 ('group', suffix), **filters))
             if host.uuid not in roots:
                 reasons.append('%s: no provider of the host has all of it'
@@ -316,9 +303,9 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     the server runs on; ``why``: trait -> what in the request asked
     for or forbade it (a request filter's rule), or None.
     """
-    fleet, reads = _Fleet(client), {}
-    judges = [_Judge(client, survey, q, give_back, services, fleet, reads,
-                     why) for q in queries]
+    reads = {}
+    judges = [_Judge(client, survey, q, give_back, services, reads, why)
+              for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
                                     'VCPU fallback')
