@@ -21,6 +21,7 @@ in it (``NOT_COVERED``).
 """
 
 import contextlib
+import dataclasses
 import logging
 from urllib import parse
 import uuid
@@ -328,16 +329,7 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
         for n, q in enumerate(sent) for k, v in parse.parse_qsl(q)]
     fleet = survey_mod.take(placement)
     parsed = [verdicts_mod.Query.parse(q) for q in sent]
-    offered, answers = set(), []
-    for query, querystring in zip(parsed, sent, strict=True):
-        found, answered = _ask(placement, query, querystring)
-        offered |= set(found)
-        answers.append(answered)
-    answered = dict(answers[0], hosts=len(offered),
-                    candidates=sum(a['candidates'] for a in answers),
-                    truncated=any(a['truncated'] for a in answers),
-                    error='; '.join(a['error'] for a in answers
-                                    if a['error']) or None)
+    offered, answered = _ask(placement, parsed, sent)
     document['placement'] = answered
     give_back, current_uuid = {}, None
     current = server.hypervisor_hostname if server else None
@@ -348,39 +340,37 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
     services = _disabled_services(compute)
     verdicts = verdicts_mod.judge(placement, fleet, parsed, offered,
                                   give_back, services, current_uuid)
-    document['hosts'] = [
-        {'name': v.name, 'uuid': v.uuid, 'result': v.result,
-         'reasons': v.reasons} for v in verdicts]
-    if not offered and not fits_its_own_host(verdicts):
+    document['hosts'] = [dataclasses.asdict(v) for v in verdicts]
+    # The server's own host fitting it (its allocation given back) is a
+    # valid host, where Placement offers no other (the last free ironic
+    # node taken, say).
+    if not offered and not any(v.result == verdicts_mod.FITS_WITH_OWN
+                               for v in verdicts):
         document['no_valid_host'] = answered['error'] or \
             verdicts_mod.no_valid_host(verdicts)
     return document
 
 
-def fits_its_own_host(verdicts):
-    """Whether the server's own host fits it with its allocation given
-    back: then the server has a valid host, even where Placement offers
-    no other (the last free ironic node taken, say)."""
-    return any(v.result == verdicts_mod.FITS_WITH_OWN for v in verdicts)
-
-
-def _ask(placement, query, querystring):
-    """(root provider uuids offered, what Placement answered)."""
-    try:
-        body = placement.get_allocation_candidates(querystring)
-    except exceptions.UnknownTraits as exc:
-        return [], {'candidates': 0, 'limit': query.limit,
-                    'truncated': False, 'error': (
-                        'Placement does not know trait(s) %s: it answers '
-                        'nova-scheduler\'s query with 400, and every such '
-                        'boot ends in No valid host'
-                        % ', '.join(sorted(exc.traits)))}
-    offered = scheduler_client.root_providers(body)
-    count = len(body.get('allocation_requests', []))
-    return offered, {
-        'candidates': count, 'hosts': len(offered), 'limit': query.limit,
-        'truncated': query.limit is not None and count >= query.limit,
-        'error': None}
+def _ask(placement, queries, querystrings):
+    """(root provider uuids offered to any query, what Placement answered
+    to them together)."""
+    offered, count, truncated, errors = set(), 0, False, []
+    for query, querystring in zip(queries, querystrings, strict=True):
+        try:
+            body = placement.get_allocation_candidates(querystring)
+        except exceptions.UnknownTraits as exc:
+            errors.append(
+                'Placement does not know trait(s) %s: it answers '
+                'nova-scheduler\'s query with 400, and every such boot ends '
+                'in No valid host' % ', '.join(sorted(exc.traits)))
+            continue
+        offered.update(scheduler_client.root_providers(body))
+        found = len(body.get('allocation_requests', []))
+        count += found
+        truncated |= query.limit is not None and found >= query.limit
+    return offered, {'candidates': count, 'hosts': len(offered),
+                     'limit': queries[0].limit, 'truncated': truncated,
+                     'error': '; '.join(errors) or None}
 
 
 def _own_allocation(placement, server_id):
