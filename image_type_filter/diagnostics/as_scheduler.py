@@ -131,16 +131,11 @@ def for_image_and_flavor(ctxt, image_api, image=None, flavor=None,
     refuses."""
     from nova import exception
     from nova import objects
+    from nova.image import glance
     from nova.pci import request as pci_request
     from nova.virt import hardware
 
-    image_dict = {}
-    if image:
-        base, properties = cloud_mod.split_image(
-            image_api.image(image), image_api.base_attributes())
-        image_dict = {k: v for k, v in base.items()
-                      if k in objects.ImageMeta.fields}
-        image_dict['properties'] = properties
+    glance_image = image_api.image(image) if image else None
     try:
         if flavor:
             found = _flavor(ctxt, flavor)
@@ -152,7 +147,10 @@ def for_image_and_flavor(ctxt, image_api, image=None, flavor=None,
                 memory_mb=resources.get('MEMORY_MB', 0),
                 root_gb=resources.get('DISK_GB', 0), ephemeral_gb=0,
                 swap=0, extra_specs={})
-        image_meta = objects.ImageMeta.from_dict(image_dict)
+        # As nova-api's image API has it: Glance's answer translated by
+        # Nova's own (private) function.
+        image_meta = objects.ImageMeta.from_dict(glance._translate_from_glance(
+            glance_image) if glance_image else {})
         numa = hardware.numa_get_constraints(found, image_meta)
         pci = pci_request.get_pci_requests_from_flavor(found)
         spec = objects.RequestSpec.from_components(
