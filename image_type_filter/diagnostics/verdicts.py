@@ -48,11 +48,6 @@ class Verdict:
     reasons: list
 
 
-def _tree_roots(providers):
-    """The roots of the trees ``providers`` (a listing's) belong to."""
-    return {rp.get('root_provider_uuid') or rp['uuid'] for rp in providers}
-
-
 @dataclasses.dataclass
 class Group:
     resources: dict = dataclasses.field(default_factory=dict)
@@ -160,21 +155,25 @@ class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
 
-    def __init__(self, client, survey, query, give_back, services, reads,
-                 why):
+    def __init__(self, client, query, give_back, services, reads, why):
         self.client = client
-        self.survey = survey
         self.query = query
         self.give_back = give_back or {}
         self.services = services or {}
         self._reads = reads
         self.why = why or (lambda trait: None)
 
-    def holders(self, key, **filters):
-        key = (key, tuple(sorted(filters.items())))
+    def holders(self, **filters):
+        """A filtered listing of providers, read once."""
+        key = tuple(sorted(filters.items()))
         if key not in self._reads:
             self._reads[key] = survey.holders(self.client, **filters)
         return self._reads[key]
+
+    def roots(self, **filters):
+        """The roots of the trees a filtered listing has a provider of."""
+        return {rp.get('root_provider_uuid') or rp['uuid']
+                for rp in self.holders(**filters)}
 
     def usage(self, uuid):
         """(inventories, usages) of one provider, read once."""
@@ -187,9 +186,9 @@ class _Judge:
     def carriers(self, trait, tree=False):
         """The providers that carry ``trait`` (``tree``: the roots of the
         trees one of whose providers does)."""
-        found = self.holders(('trait', trait), required=trait)
-        return _tree_roots(found) if tree else \
-            {rp['uuid'] for rp in found}
+        if tree:
+            return self.roots(required=trait)
+        return {rp['uuid'] for rp in self.holders(required=trait)}
 
     def _lacks(self, host, trait):
         """After "lacks it": which formats the host boots (for an image
@@ -220,9 +219,7 @@ class _Judge:
         return reasons
 
     def _room(self, rc, amount, host):
-        roots = _tree_roots(self.holders(
-            ('room', rc, amount), resources='%s:%d' % (rc, amount)))
-        if host.uuid in roots:
+        if host.uuid in self.roots(resources='%s:%d' % (rc, amount)):
             return None
         inventories, usages = self.usage(host.uuid)
         inventory = inventories.get(rc)
@@ -255,12 +252,10 @@ class _Judge:
                     if host.uuid not in self.carriers(term, tree=True)]
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
-            if host.uuid not in _tree_roots(self.holders(
-                    ('member_of', term), member_of=term)):
+            if host.uuid not in self.roots(member_of=term):
                 reasons.append('member_of %s: in none of them' % term)
         for uuid in sorted(group.forbidden_aggregates):
-            if host.uuid in _tree_roots(self.holders(
-                    ('member_of', uuid), member_of='in:' + uuid)):
+            if host.uuid in self.roots(member_of='in:' + uuid):
                 reasons.append('member_of !in:%s: in it' % uuid)
         return reasons
 
@@ -276,9 +271,7 @@ class _Judge:
                                                sorted(group.forbidden)]
             if traits:
                 filters['required'] = ','.join(traits)
-            roots = _tree_roots(self.holders(
-                ('group', suffix), **filters))
-            if host.uuid not in roots:
+            if host.uuid not in self.roots(**filters):
                 reasons.append('%s: no provider of the host has all of it'
                                % ' '.join('%s%s=%s' % (k, suffix, v) for k, v
                                           in sorted(filters.items())))
@@ -304,7 +297,7 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     for or forbade it (a request filter's rule), or None.
     """
     reads = {}
-    judges = [_Judge(client, survey, q, give_back, services, reads, why)
+    judges = [_Judge(client, q, give_back, services, reads, why)
               for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
