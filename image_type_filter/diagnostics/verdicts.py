@@ -88,11 +88,7 @@ class Query:
                 query.limit = int(value)
                 continue
             if key == 'root_required':
-                for trait in value.split(','):
-                    if trait.startswith('!'):
-                        query.root_forbidden.add(trait[1:])
-                    else:
-                        query.root_required.add(trait)
+                _traits(value, query.root_required, query.root_forbidden)
                 continue
             for param in ('resources', 'required', 'member_of'):
                 if key.startswith(param):
@@ -116,11 +112,16 @@ def _add(group, param, value):
     elif value.startswith('in:'):
         group.any_of.append(value)
     else:
-        for trait in value.split(','):
-            if trait.startswith('!'):
-                group.forbidden.add(trait[1:])
-            else:
-                group.required.add(trait)
+        _traits(value, group.required, group.forbidden)
+
+
+def _traits(value, required, forbidden):
+    """``A,!B``: A into ``required``, B into ``forbidden``."""
+    for trait in value.split(','):
+        if trait.startswith('!'):
+            forbidden.add(trait[1:])
+        else:
+            required.add(trait)
 
 
 def _free(inventory, used):
