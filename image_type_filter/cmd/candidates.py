@@ -28,7 +28,6 @@ from image_type_filter import settings
 from image_type_filter.client import request_spec as rs
 from image_type_filter.client import scheduler_client
 from image_type_filter.cmd import common
-from image_type_filter.cmd import families
 from image_type_filter.diagnostics import as_scheduler
 from image_type_filter.diagnostics import cloud
 from image_type_filter.diagnostics import nova_input
@@ -133,7 +132,8 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
                                  '(hw_disk_bus=scsi) and '
                                  'trait:CUSTOM_X=required, which Nova '
                                  'always honours.')
-        families.add_argument(parser, 'see what it would do (--disk-format)')
+        common.add_family_argument(
+            parser, 'see what it would do (--disk-format)')
         parser.add_argument('--explain', action='store_true',
                             help='Also list left-out hosts and why '
                                  '(--disk-format; the other modes always '
@@ -233,7 +233,7 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
         # The image-type filter is on here, whatever the file says.
         read = dataclasses.replace(read, filters=dataclasses.replace(
             read.filters, image_type_enabled=True,
-            image_metadata_families=families.chosen(
+            image_metadata_families=common.chosen_families(
                 parsed_args, read.filters.image_metadata_families)))
         sched = scheduler_client.SchedulerClient(client, read)
         if parsed_args.volume_backed:

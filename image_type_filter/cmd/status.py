@@ -19,7 +19,6 @@ from image_type_common.cli import exit_codes
 from image_type_common.cli import roles
 from image_type_filter import settings
 from image_type_filter.cmd import common
-from image_type_filter.cmd import families
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 
@@ -61,7 +60,7 @@ class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
-        families.add_argument(parser, 'check it')
+        common.add_family_argument(parser, 'check it')
         return parser
 
     def take_action(self, parsed_args):
@@ -70,7 +69,7 @@ class Status(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             read = settings.ClientSettings.from_conf(conf)
             checks = readiness.ReadinessChecks(
                 client, survey.take(client), read.trait_parameter,
-                families=families.chosen(
+                families=common.chosen_families(
                     parsed_args, read.filters.image_metadata_families),
                 novas_metadata_prefilter=read.filters.novas_metadata_prefilter)
             results = checks.results()
