@@ -20,7 +20,6 @@ did this server find no host?"; what the answer does not explain is said
 in it (``NOT_COVERED``).
 """
 
-import contextlib
 import dataclasses
 import logging
 from urllib import parse
@@ -196,33 +195,30 @@ def describe(spec, server=None, notes=()):
 
 
 class _Said(logging.Handler):
-    """What the request filters log while one runs."""
+    """The lines the request filters log while one runs (``with``), kept
+    for the answer rather than printed."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.lines = []
+        self.loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
+        self.saved = [(lg.level, lg.propagate) for lg in self.loggers]
 
     def emit(self, record):
         if record.msg != TIMING:
             self.lines.append(record.getMessage())
 
+    def __enter__(self):
+        for lg in self.loggers:
+            lg.addHandler(self)
+            lg.setLevel(logging.DEBUG)
+            lg.propagate = False
+        return self.lines
 
-@contextlib.contextmanager
-def _listening():
-    """The lines the request filters log meanwhile, kept for the answer
-    rather than printed."""
-    said = _Said()
-    loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
-    saved = [(lg.level, lg.propagate) for lg in loggers]
-    for lg in loggers:
-        lg.addHandler(said)
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-    try:
-        yield said.lines
-    finally:
-        for lg, (level, propagate) in zip(loggers, saved, strict=True):
-            lg.removeHandler(said)
+    def __exit__(self, *exc_info):
+        for lg, (level, propagate) in zip(self.loggers, self.saved,
+                                          strict=True):
+            lg.removeHandler(self)
             lg.setLevel(level)
             lg.propagate = propagate
 
@@ -237,7 +233,7 @@ def run_request_filters(ctxt, spec):
     outcomes = []
     for request_filter_fn in list(request_filter.ALL_REQUEST_FILTERS):
         name = getattr(request_filter_fn, '__name__', repr(request_filter_fn))
-        with _listening() as said:
+        with _Said() as said:
             try:
                 ran = request_filter_fn(ctxt, spec)
             except exception.RequestFilterFailed as exc:
