@@ -178,7 +178,9 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --server, --image, --flavor --------------------------------------
 
     def as_nova_scheduler(self, parsed_args):
-        ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
+        # First: without Nova, ask nothing.
+        ctxt = as_scheduler.load_nova(parsed_args.config_file,
+                                      parsed_args.config_dir)
         _, placement = self.conf_and_client(parsed_args)
         nova_and_glance = self.cloud_apis(parsed_args)
         server, notes = None, []
@@ -204,11 +206,6 @@ class Candidates(exit_codes.AnswersWithExitCode, common.ConnectsLikeNova,
             LOG.error('No valid host: %s', document['no_valid_host'])
             self.exit_code = NO_VALID_HOST
         return DOCUMENT, document
-
-    def load_nova(self, parsed_args):
-        """Nova, configured from --config-file: an admin context."""
-        return as_scheduler.load_nova(parsed_args.config_file,
-                                      parsed_args.config_dir)
 
     def cloud_apis(self, parsed_args):
         """Nova and Glance through openstacksdk: --os-cloud, else OS_*."""

@@ -312,8 +312,8 @@ class TestTheCommand(Harness):
         # Nova is configured already, by the harness: its databases are
         # the harness's own, which no nova.conf can name.
         self.useFixture(fixtures.MonkeyPatch(
-            'image_type_filter.cmd.candidates.Candidates.load_nova',
-            lambda command, parsed_args: self.ctxt))
+            'image_type_filter.diagnostics.as_scheduler.load_nova',
+            lambda config_files, config_dirs: self.ctxt))
         out, err = io.StringIO(), io.StringIO()
         app = cli_app.App('image-type-filter', 'test',
                           'image_type_filter.commands')
