@@ -26,7 +26,6 @@ from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.cmd import common
-from image_type_filter.cmd import families
 from image_type_filter.diagnostics import as_scheduler
 from image_type_filter.diagnostics import cloud
 from image_type_filter.diagnostics import nova_input
@@ -51,38 +50,25 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
     """List the hosts Placement offers for a boot, and why the others not.
 
     For a real server (--server, in ERROR or ACTIVE), an image (--image),
-    a flavor (--flavor) or both, it asks Placement the query nova-scheduler
-    asks, built by Nova's own code: it runs where Nova is installed (the
-    scheduler's host), with nova-scheduler's nova.conf given with
-    --config-file, whose databases it reads. A server's request spec is
-    the one Nova keeps; an image (read from Glance) and a flavor make one
-    as nova-api does. Nova's request filters run on it, this project's
-    among them when nova.conf's available_filters loads them, and Nova
-    builds the query (with the VCPU fallback query for
-    hw:cpu_policy=dedicated). The server, the image and the compute
-    services are read from Nova and Glance with your own cloud credentials
-    (--os-cloud, clouds.yaml or OS_*; admin role). Every compute host is
-    judged, the term of the query that left it out named; the server's own
-    host with its allocation given back. The output says what it does not
-    explain: nova-scheduler's host filters, and what Nova does not keep in
-    a request spec. -f json gives the queries (the URLs nova-scheduler
-    sends), their parameters, the request filters with what each did, and
-    a verdict per host.
+    a flavor (--flavor) or both, it asks Placement the query
+    nova-scheduler asks, built by Nova's own code after Nova's request
+    filters: it runs where Nova is installed (the scheduler's host), with
+    nova-scheduler's nova.conf given with --config-file, and reads the
+    server, the image and the compute services with your own cloud
+    credentials (--os-cloud, clouds.yaml or OS_*; admin role). Every
+    compute host is judged, the term of the query that left it out
+    named; nova-scheduler's host filters are not run. -f json gives the
+    queries, the request filters and a verdict per host.
 
     With --disk-format instead, it asks for an image of that format with
-    this project's filters only (the image-type filter on whatever the
-    config file says; [image_isolation] and [image_metadata_prefilter]
-    from --config-file, or --family) and --resources;
-    --explain judges each host left out as --server does, naming the terms
-    of the query it fails: a trait it lacks (for the image's, the formats
-    it boots) or carries (with the rule or image property that asked), a
-    resource it has no room for (with what it has free). Input Glance or
-    Nova would refuse, drop or ignore is a WARNING naming it (with
-    --strict, exit 2 before anything is asked): a disk format Glance does
-    not know, an image property Nova has no field for (or spelt in another
-    case), trait:X with a value other than exactly "required" or with a
-    group suffix, a value Nova refuses for an image-metadata property, and
-    an [image_isolation] rule nova-scheduler would refuse at start-up.
+    this project's filters only ([image_isolation] and
+    [image_metadata_prefilter] from --config-file, or --family) and
+    --resources; --explain judges each host left out as --server does.
+    Input Glance or Nova would refuse, drop or ignore is a WARNING naming
+    it (with --strict, exit 2 before anything is asked).
+
+    What each mode reads, asks and explains: "Troubleshooting 'No valid
+    host'" in the documentation (Administration).
 
     Exit codes: 0 hosts found; 3 no valid host (the reason on stderr, as
     Nova would put it in the server's fault); 1 Placement, Nova, Glance
@@ -146,7 +132,8 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
                                  '(hw_disk_bus=scsi) and '
                                  'trait:CUSTOM_X=required, which Nova '
                                  'always honours.')
-        families.add_argument(parser, 'see what it would do (--disk-format)')
+        common.add_family_argument(
+            parser, 'see what it would do (--disk-format)')
         parser.add_argument('--explain', action='store_true',
                             help='Also list left-out hosts and why '
                                  '(--disk-format; the other modes always '
@@ -191,7 +178,9 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
     # -- --server, --image, --flavor --------------------------------------
 
     def as_nova_scheduler(self, parsed_args):
-        ctxt = self.load_nova(parsed_args)  # first: without Nova, ask nothing
+        # First: without Nova, ask nothing.
+        ctxt = as_scheduler.load_nova(parsed_args.config_file,
+                                      parsed_args.config_dir)
         _, placement = self.conf_and_client(parsed_args)
         nova_and_glance = self.cloud_apis(parsed_args)
         server, notes = None, []
@@ -218,11 +207,6 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
             self.exit_code = NO_VALID_HOST
         return DOCUMENT, document
 
-    def load_nova(self, parsed_args):
-        """Nova, configured from --config-file: an admin context."""
-        return as_scheduler.load_nova(parsed_args.config_file,
-                                      parsed_args.config_dir)
-
     def cloud_apis(self, parsed_args):
         """Nova and Glance through openstacksdk: --os-cloud, else OS_*."""
         return cloud.from_openstacksdk(parsed_args.os_cloud)
@@ -247,7 +231,7 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
         pipeline = filter_pipeline.RequestFilterPipeline.from_settings(
             dataclasses.replace(
                 read, image_type_enabled=True,
-                image_metadata_families=families.chosen(
+                image_metadata_families=common.chosen_families(
                     parsed_args, read.image_metadata_families)),
             placement=client)
         if parsed_args.volume_backed:

@@ -15,12 +15,15 @@
 import re
 
 from image_type_common import exceptions
+from image_type_common import image_metadata
 from image_type_common import text as text_mod
 from image_type_common.cli import arguments
 from image_type_filter import conf as itf_conf
 
 RESOURCE = re.compile(r'^([A-Z0-9_]+)=([0-9]+)$')
 DEFAULT_RESOURCES = 'VCPU=1,MEMORY_MB=512,DISK_GB=5'
+#: --family's name for every image-metadata family.
+ALL_FAMILIES = 'all'
 
 
 class ConnectsLikeNova:
@@ -44,6 +47,27 @@ def add_connection_arguments(parser, command, cloud_also=''):
     arguments.add_config_argument(parser)
     if command.takes_os_cloud:
         arguments.add_cloud_argument(parser, cloud_also)
+
+
+def add_family_argument(parser, purpose):
+    """``--family``: image-metadata families the command treats as
+    enabled."""
+    parser.add_argument(
+        '--family', action='append', default=None,
+        choices=image_metadata.NAMES + (ALL_FAMILIES,),
+        help='Treat this image-metadata family as enabled, to %s before '
+             'it is (repeatable; "all" for every one). Default: the '
+             'families [image_metadata_prefilter] enables in the config '
+             'files.' % purpose)
+
+
+def chosen_families(parsed_args, configured):
+    """The families asked for, else those configured; in catalogue order
+    and each once."""
+    names = parsed_args.family or configured
+    if ALL_FAMILIES in names:
+        return image_metadata.NAMES
+    return tuple(n for n in image_metadata.NAMES if n in names)
 
 
 #: Placement's largest amount (a signed 32-bit integer).

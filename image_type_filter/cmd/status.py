@@ -19,7 +19,6 @@ from image_type_common.cli import app
 from image_type_common.cli import roles
 from image_type_filter import settings
 from image_type_filter.cmd import common
-from image_type_filter.cmd import families
 from image_type_filter.diagnostics import readiness
 from image_type_filter.diagnostics import survey
 
@@ -61,7 +60,7 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         common.add_connection_arguments(parser, self)
-        families.add_argument(parser, 'check it')
+        common.add_family_argument(parser, 'check it')
         return parser
 
     def take_action(self, parsed_args):
@@ -69,7 +68,7 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
             conf, client = self.conf_and_client(parsed_args)
             read = settings.FilterSettings.from_conf(conf)
             checks = readiness.ReadinessChecks(
-                client, survey.take(client), families=families.chosen(
+                client, survey.take(client), families=common.chosen_families(
                     parsed_args, read.image_metadata_families),
                 novas_metadata_prefilter=read.novas_metadata_prefilter)
             results = checks.results()

@@ -20,7 +20,7 @@ did this server find no host?"; what the answer does not explain is said
 in it (``NOT_COVERED``).
 """
 
-import contextlib
+import dataclasses
 import logging
 from urllib import parse
 import uuid
@@ -130,16 +130,11 @@ def for_image_and_flavor(ctxt, image_api, image=None, flavor=None,
     refuses."""
     from nova import exception
     from nova import objects
+    from nova.image import glance
     from nova.pci import request as pci_request
     from nova.virt import hardware
 
-    image_dict = {}
-    if image:
-        base, properties = cloud_mod.split_image(
-            image_api.image(image), image_api.base_attributes())
-        image_dict = {k: v for k, v in base.items()
-                      if k in objects.ImageMeta.fields}
-        image_dict['properties'] = properties
+    glance_image = image_api.image(image) if image else None
     try:
         if flavor:
             found = _flavor(ctxt, flavor)
@@ -151,7 +146,10 @@ def for_image_and_flavor(ctxt, image_api, image=None, flavor=None,
                 memory_mb=resources.get('MEMORY_MB', 0),
                 root_gb=resources.get('DISK_GB', 0), ephemeral_gb=0,
                 swap=0, extra_specs={})
-        image_meta = objects.ImageMeta.from_dict(image_dict)
+        # As nova-api's image API has it: Glance's answer translated by
+        # Nova's own (private) function.
+        image_meta = objects.ImageMeta.from_dict(glance._translate_from_glance(
+            glance_image) if glance_image else {})
         numa = hardware.numa_get_constraints(found, image_meta)
         pci = pci_request.get_pci_requests_from_flavor(found)
         spec = objects.RequestSpec.from_components(
@@ -197,33 +195,30 @@ def describe(spec, server=None, notes=()):
 
 
 class _Said(logging.Handler):
-    """What the request filters log while one runs."""
+    """The lines the request filters log while one runs (``with``), kept
+    for the answer rather than printed."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
         self.lines = []
+        self.loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
+        self.saved = [(lg.level, lg.propagate) for lg in self.loggers]
 
     def emit(self, record):
         if record.msg != TIMING:
             self.lines.append(record.getMessage())
 
+    def __enter__(self):
+        for lg in self.loggers:
+            lg.addHandler(self)
+            lg.setLevel(logging.DEBUG)
+            lg.propagate = False
+        return self.lines
 
-@contextlib.contextmanager
-def _listening():
-    """The lines the request filters log meanwhile, kept for the answer
-    rather than printed."""
-    said = _Said()
-    loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
-    saved = [(lg.level, lg.propagate) for lg in loggers]
-    for lg in loggers:
-        lg.addHandler(said)
-        lg.setLevel(logging.DEBUG)
-        lg.propagate = False
-    try:
-        yield said.lines
-    finally:
-        for lg, (level, propagate) in zip(loggers, saved, strict=True):
-            lg.removeHandler(said)
+    def __exit__(self, *exc_info):
+        for lg, (level, propagate) in zip(self.loggers, self.saved,
+                                          strict=True):
+            lg.removeHandler(self)
             lg.setLevel(level)
             lg.propagate = propagate
 
@@ -238,7 +233,7 @@ def run_request_filters(ctxt, spec):
     outcomes = []
     for request_filter_fn in list(request_filter.ALL_REQUEST_FILTERS):
         name = getattr(request_filter_fn, '__name__', repr(request_filter_fn))
-        with _listening() as said:
+        with _Said() as said:
             try:
                 ran = request_filter_fn(ctxt, spec)
             except exception.RequestFilterFailed as exc:
@@ -328,16 +323,7 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
         for n, q in enumerate(sent) for k, v in parse.parse_qsl(q)]
     fleet = survey_mod.take(placement)
     parsed = [verdicts_mod.Query.parse(q) for q in sent]
-    offered, answers = set(), []
-    for query, querystring in zip(parsed, sent, strict=True):
-        found, answered = _ask(placement, query, querystring)
-        offered |= set(found)
-        answers.append(answered)
-    answered = dict(answers[0], hosts=len(offered),
-                    candidates=sum(a['candidates'] for a in answers),
-                    truncated=any(a['truncated'] for a in answers),
-                    error='; '.join(a['error'] for a in answers
-                                    if a['error']) or None)
+    offered, answered = _ask(placement, parsed, sent)
     document['placement'] = answered
     give_back, current_uuid = {}, None
     current = server.hypervisor_hostname if server else None
@@ -348,39 +334,37 @@ def explain(ctxt, spec, compute, placement, config_from, server=None,
     services = _disabled_services(compute)
     verdicts = verdicts_mod.judge(placement, fleet, parsed, offered,
                                   give_back, services, current_uuid)
-    document['hosts'] = [
-        {'name': v.name, 'uuid': v.uuid, 'result': v.result,
-         'reasons': v.reasons} for v in verdicts]
-    if not offered and not fits_its_own_host(verdicts):
+    document['hosts'] = [dataclasses.asdict(v) for v in verdicts]
+    # The server's own host fitting it (its allocation given back) is a
+    # valid host, where Placement offers no other (the last free ironic
+    # node taken, say).
+    if not offered and not any(v.result == verdicts_mod.FITS_WITH_OWN
+                               for v in verdicts):
         document['no_valid_host'] = answered['error'] or \
             verdicts_mod.no_valid_host(verdicts)
     return document
 
 
-def fits_its_own_host(verdicts):
-    """Whether the server's own host fits it with its allocation given
-    back: then the server has a valid host, even where Placement offers
-    no other (the last free ironic node taken, say)."""
-    return any(v.result == verdicts_mod.FITS_WITH_OWN for v in verdicts)
-
-
-def _ask(placement, query, querystring):
-    """(root provider uuids offered, what Placement answered)."""
-    try:
-        body = placement.get_allocation_candidates(querystring)
-    except exceptions.UnknownTraits as exc:
-        return [], {'candidates': 0, 'limit': query.limit,
-                    'truncated': False, 'error': (
-                        'Placement does not know trait(s) %s: it answers '
-                        'nova-scheduler\'s query with 400, and every such '
-                        'boot ends in No valid host'
-                        % ', '.join(sorted(exc.traits)))}
-    offered = our_filters.root_providers(body)
-    count = len(body.get('allocation_requests', []))
-    return offered, {
-        'candidates': count, 'hosts': len(offered), 'limit': query.limit,
-        'truncated': query.limit is not None and count >= query.limit,
-        'error': None}
+def _ask(placement, queries, querystrings):
+    """(root provider uuids offered to any query, what Placement answered
+    to them together)."""
+    offered, count, truncated, errors = set(), 0, False, []
+    for query, querystring in zip(queries, querystrings, strict=True):
+        try:
+            body = placement.get_allocation_candidates(querystring)
+        except exceptions.UnknownTraits as exc:
+            errors.append(
+                'Placement does not know trait(s) %s: it answers '
+                'nova-scheduler\'s query with 400, and every such boot ends '
+                'in No valid host' % ', '.join(sorted(exc.traits)))
+            continue
+        offered.update(our_filters.root_providers(body))
+        found = len(body.get('allocation_requests', []))
+        count += found
+        truncated |= query.limit is not None and found >= query.limit
+    return offered, {'candidates': count, 'hosts': len(offered),
+                     'limit': queries[0].limit, 'truncated': truncated,
+                     'error': '; '.join(errors) or None}
 
 
 def _own_allocation(placement, server_id):

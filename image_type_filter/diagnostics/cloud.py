@@ -16,9 +16,8 @@
 openstacksdk's compute and image proxies on the operator's own
 credentials (``--os-cloud``, clouds.yaml, ``OS_*``; or the ``openstack``
 client's session): a server (by id, or by name in any project), the
-compute services and compute nodes, and an image as Glance has it (its
-properties split from Glance's base attributes by Glance's own image
-schema, as Nova's Glance client does).
+compute services and compute nodes, and an image as Glance has it, with
+Glance's image schema, as glanceclient gives it to Nova.
 
 Every request has a timeout and goes through the one Session of the
 credentials, with their TLS settings (``image_type_common.tls``). A
@@ -52,6 +51,13 @@ class CloudError(exceptions.Error):
     """Nova or Glance could not be read (exit 1)."""
 
 
+class GlanceImage(dict):
+    """An image as Glance's API shows it, and Glance's image schema
+    (``schema``): what glanceclient gives Nova's image API."""
+
+    schema = None
+
+
 class Cloud:
     """Nova and Glance through one openstacksdk Connection. ``settings``:
     where its session's TLS settings come from, for a failed handshake."""
@@ -60,7 +66,6 @@ class Cloud:
         self.conn = conn
         self.settings = settings
         self._compute = None
-        self._base = None
 
     def _where(self, service):
         from openstack import exceptions as sdk_exc
@@ -169,24 +174,10 @@ class Cloud:
         with self._asking(NOVA):
             return list(compute.hypervisors(details=True))
 
-    def base_attributes(self):
-        """Glance's base image attributes: the schema's properties but
-        those marked ``is_base: false`` (glanceclient's
-        ``Schema.is_base_property``); everything else is an image property
-        to Nova."""
-        if self._base is None:
-            with self._asking(GLANCE):
-                schema = self.conn.image.get_image_schema()
-            self._base = frozenset(
-                name for name, prop in (schema.properties or {}).items()
-                if isinstance(prop, dict) and prop.get('is_base', True))
-        return self._base
-
     def image(self, name_or_id):
-        """The image as Glance's API shows it (its properties at the top
-        level, beside Glance's base attributes), found by openstacksdk
-        and read as Glance answers: openstacksdk's Image converts some
-        property values, and Nova must see them as Glance has them."""
+        """A GlanceImage, found by openstacksdk and read as Glance
+        answers: openstacksdk's Image converts some property values, and
+        Nova must see them as Glance has them."""
         from openstack import exceptions as sdk_exc
 
         found = self._find(GLANCE, 'image', self.conn.image.find_image,
@@ -194,20 +185,11 @@ class Cloud:
         with self._asking(GLANCE):
             answer = self.conn.image.get('/images/%s' % found.id)
             sdk_exc.raise_from_response(answer)
-            return answer.json()
-
-
-def split_image(glance_image, base_attributes):
-    """(base attributes, properties) of a Glance v2 image, as Nova's
-    ``_extract_attributes_v2`` splits them."""
-    omitted = ('self', 'schema', 'protected', 'virtual_size', 'file', 'tags',
-               'direct_url', 'locations')
-    base, properties = {}, {}
-    for name, value in glance_image.items():
-        if name in omitted:
-            continue
-        (base if name in base_attributes else properties)[name] = value
-    return base, properties
+            image = GlanceImage(answer.json())
+            answer = self.conn.image.get('/schemas/image')
+            sdk_exc.raise_from_response(answer)
+            image.schema = answer.json()
+        return image
 
 
 def from_openstacksdk(cloud=None):

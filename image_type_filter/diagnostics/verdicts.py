@@ -48,22 +48,6 @@ class Verdict:
     reasons: list
 
 
-class _Fleet:
-    """Providers by uuid and the tree each belongs to."""
-
-    def __init__(self, client):
-        self.client = client
-        self.providers = {rp['uuid']: rp
-                          for rp in client.list_resource_providers()}
-
-    def root(self, uuid):
-        rp = self.providers.get(uuid, {})
-        return rp.get('root_provider_uuid') or uuid
-
-    def tree_roots(self, providers):
-        return {self.root(rp['uuid']) for rp in providers}
-
-
 @dataclasses.dataclass
 class Group:
     resources: dict = dataclasses.field(default_factory=dict)
@@ -104,11 +88,7 @@ class Query:
                 query.limit = int(value)
                 continue
             if key == 'root_required':
-                for trait in value.split(','):
-                    if trait.startswith('!'):
-                        query.root_forbidden.add(trait[1:])
-                    else:
-                        query.root_required.add(trait)
+                _traits(value, query.root_required, query.root_forbidden)
                 continue
             for param in ('resources', 'required', 'member_of'):
                 if key.startswith(param):
@@ -132,11 +112,16 @@ def _add(group, param, value):
     elif value.startswith('in:'):
         group.any_of.append(value)
     else:
-        for trait in value.split(','):
-            if trait.startswith('!'):
-                group.forbidden.add(trait[1:])
-            else:
-                group.required.add(trait)
+        _traits(value, group.required, group.forbidden)
+
+
+def _traits(value, required, forbidden):
+    """``A,!B``: A into ``required``, B into ``forbidden``."""
+    for trait in value.split(','):
+        if trait.startswith('!'):
+            forbidden.add(trait[1:])
+        else:
+            required.add(trait)
 
 
 def _free(inventory, used):
@@ -171,22 +156,25 @@ class _Judge:
     """One query's judge; ``reads`` is shared by the judges of one
     request, so no listing or host is read twice."""
 
-    def __init__(self, client, survey, query, give_back, services, fleet,
-                 reads, why):
+    def __init__(self, client, query, give_back, services, reads, why):
         self.client = client
-        self.survey = survey
         self.query = query
-        self.fleet = fleet
         self.give_back = give_back or {}
         self.services = services or {}
         self._reads = reads
         self.why = why or (lambda trait: None)
 
-    def holders(self, key, **filters):
-        key = (key, tuple(sorted(filters.items())))
+    def holders(self, **filters):
+        """A filtered listing of providers, read once."""
+        key = tuple(sorted(filters.items()))
         if key not in self._reads:
             self._reads[key] = survey.holders(self.client, **filters)
         return self._reads[key]
+
+    def roots(self, **filters):
+        """The roots of the trees a filtered listing has a provider of."""
+        return {rp.get('root_provider_uuid') or rp['uuid']
+                for rp in self.holders(**filters)}
 
     def usage(self, uuid):
         """(inventories, usages) of one provider, read once."""
@@ -199,9 +187,9 @@ class _Judge:
     def carriers(self, trait, tree=False):
         """The providers that carry ``trait`` (``tree``: the roots of the
         trees one of whose providers does)."""
-        found = self.holders(('trait', trait), required=trait)
-        return self.fleet.tree_roots(found) if tree else \
-            {rp['uuid'] for rp in found}
+        if tree:
+            return self.roots(required=trait)
+        return {rp['uuid'] for rp in self.holders(required=trait)}
 
     def _lacks(self, host, trait):
         """After "lacks it": which formats the host boots (for an image
@@ -232,9 +220,7 @@ class _Judge:
         return reasons
 
     def _room(self, rc, amount, host):
-        roots = self.fleet.tree_roots(self.holders(
-            ('room', rc, amount), resources='%s:%d' % (rc, amount)))
-        if host.uuid in roots:
+        if host.uuid in self.roots(resources='%s:%d' % (rc, amount)):
             return None
         inventories, usages = self.usage(host.uuid)
         inventory = inventories.get(rc)
@@ -265,15 +251,12 @@ class _Judge:
         reasons += ['required %s: has none of them' % term
                     for term in group.any_of
                     if host.uuid not in self.carriers(term, tree=True)]
-        tree = self.fleet.tree_roots
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
-            if host.uuid not in tree(self.holders(('member_of', term),
-                                                  member_of=term)):
+            if host.uuid not in self.roots(member_of=term):
                 reasons.append('member_of %s: in none of them' % term)
         for uuid in sorted(group.forbidden_aggregates):
-            if host.uuid in tree(self.holders(('member_of', uuid),
-                                              member_of='in:' + uuid)):
+            if host.uuid in self.roots(member_of='in:' + uuid):
                 reasons.append('member_of !in:%s: in it' % uuid)
         return reasons
 
@@ -289,9 +272,7 @@ class _Judge:
                                                sorted(group.forbidden)]
             if traits:
                 filters['required'] = ','.join(traits)
-            roots = self.fleet.tree_roots(self.holders(
-                ('group', suffix), **filters))
-            if host.uuid not in roots:
+            if host.uuid not in self.roots(**filters):
                 reasons.append('%s: no provider of the host has all of it'
                                % ' '.join('%s%s=%s' % (k, suffix, v) for k, v
                                           in sorted(filters.items())))
@@ -316,9 +297,9 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
     the server runs on; ``why``: trait -> what in the request asked
     for or forbade it (a request filter's rule), or None.
     """
-    fleet, reads = _Fleet(client), {}
-    judges = [_Judge(client, survey, q, give_back, services, fleet, reads,
-                     why) for q in queries]
+    reads = {}
+    judges = [_Judge(client, q, give_back, services, reads, why)
+              for q in queries]
     labels = (['', ] if len(queries) == 1 else
               ['query %d (%s): ' % (n + 1, 'PCPU' if n == 0 else
                                     'VCPU fallback')

@@ -27,6 +27,7 @@ vTPM, a format no host boots, and a disabled compute service.
 """
 
 import contextlib
+import datetime
 import io
 import json
 import os
@@ -62,26 +63,30 @@ class HarnessCloud(cloud.Cloud):
     """The real compute API through openstacksdk, and Glance's v2 answers
     for the harness's images (Nova's GlanceFixture has no HTTP side): the
     image's properties at the top level beside Glance's base attributes,
-    as Glance's API shows them."""
+    as Glance's API shows them, with Glance's image schema."""
 
     BASE = frozenset(('id', 'name', 'status', 'visibility', 'protected',
                       'checksum', 'owner', 'size', 'min_ram', 'min_disk',
                       'disk_format', 'container_format', 'created_at',
                       'updated_at'))
+    #: The schema's base attributes, and an image property it lists with
+    #: ``is_base: false`` (as Glance's lists os_distro and others).
+    SCHEMA = {'name': 'image', 'properties': dict(
+        {name: {} for name in BASE}, os_secure_boot={'is_base': False})}
 
     def __init__(self, conn, glance):
         super().__init__(conn)
         self.glance = glance
 
-    def base_attributes(self):
-        return self.BASE
-
     def image(self, image_id):
         found = self.glance.images.get(str(image_id))
         if found is None:
             raise cloud.NotFound('no image %s in Glance' % image_id)
-        shown = {k: v for k, v in found.items() if k in self.BASE}
+        shown = cloud.GlanceImage({  # timestamps as Glance's API writes them
+            k: v.isoformat() if isinstance(v, datetime.datetime) else v
+            for k, v in found.items() if k in self.BASE})
         shown.update(found.get('properties') or {})
+        shown.schema = self.SCHEMA
         return shown
 
 
@@ -227,6 +232,10 @@ class TestCandidatesAsTheScheduler(Harness):
         spec = as_scheduler.for_image_and_flavor(
             self.ctxt, self.images, image=image, flavor='gold',
             project_id=self.api.project_id)
+        # Split by Glance's schema as Nova splits it.
+        self.assertEqual(image, spec.image.id)
+        self.assertEqual('raw', spec.image.disk_format)
+        self.assertEqual('required', spec.image.properties.os_secure_boot)
         document = self.explain(spec)
         self.assert_same_query(document)
         self.assertEqual('image and flavor', document['subject']['kind'])
@@ -303,8 +312,8 @@ class TestTheCommand(Harness):
         # Nova is configured already, by the harness: its databases are
         # the harness's own, which no nova.conf can name.
         self.useFixture(fixtures.MonkeyPatch(
-            'image_type_filter.cmd.candidates.Candidates.load_nova',
-            lambda command, parsed_args: self.ctxt))
+            'image_type_filter.diagnostics.as_scheduler.load_nova',
+            lambda config_files, config_dirs: self.ctxt))
         out, err = io.StringIO(), io.StringIO()
         app = cli_app.App('image-type-filter', 'test',
                           'image_type_filter.commands')
