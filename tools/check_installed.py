@@ -51,7 +51,6 @@ FILTERS = ['ImageTypeRebuildFilter']
 #: What the scheduler side is made of, importable without Nova.
 SCHEDULER_SIDE = ('image_type_filter.conf', 'image_type_filter.settings',
                   'image_type_filter.scheduler.pipeline',
-                  'image_type_filter.scheduler.rebuild',
                   'image_type_common.placement_client')
 CONSOLE_SCRIPTS = ('virt-capabilities', 'image-type-filter')
 

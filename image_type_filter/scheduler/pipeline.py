@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The request filters nova-scheduler (and this project's client) runs, in
+"""The request filters nova-scheduler (and candidates --disk-format) runs, in
 order, as one Nova-shaped ``(ctxt, request_spec)`` callable.
 
 A filter returns True when it added a constraint to the request and raises
