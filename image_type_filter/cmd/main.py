@@ -21,9 +21,10 @@ See which hosts can boot which image formats, why a boot found no host, and
 whether the cloud is ready for [scheduler] filter_hosts_by_image_type_support.
 
 Exit codes: 0 ok; 1 runtime failure; 2 bad configuration, credentials or
-usage. status answers like nova-status upgrade check: 0 ready, 1 warnings,
-2 not ready (or bad configuration, credentials or usage), 255 could not
-check (Placement or Keystone unreachable or failing).
+usage; candidates also 3, no valid host (the reason on stderr). status
+answers like nova-status upgrade check: 0 ready, 1 warnings, 2 not ready
+(or bad configuration, credentials or usage), 255 could not check
+(Placement or Keystone unreachable or failing).
 """
 
 

@@ -61,7 +61,7 @@ class RequireImageTypeSupport:
         refusal (``trait_catalog``)."""
         if self.catalog is None or self.catalog.carried(trait) is not False:
             return
-        carried = self.catalog.carried_traits() or set()
+        carried = self.catalog.carried_traits()
         boots = sorted(image_types.FORMAT_BY_TRAIT[t] for t in carried
                        if t in image_types.FORMAT_BY_TRAIT)
         raise exceptions.NoValidHost(
