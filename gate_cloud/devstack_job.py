@@ -409,10 +409,10 @@ def running(box, keep, started):
         _step('container stopped, its network rules removed', started)
 
 
-def tempest_on(box, variables, started, dest=DEST):
+def tempest_on(box, variables, started, dest=DEST, step=_step):
     """The job's tempest run, the filters on; its counts."""
     counts = _tempest(box, variables, 'filters on', dest=dest)
-    _step('tempest with the filters on: %s' % _fmt(counts), started)
+    step('tempest with the filters on: %s' % _fmt(counts), started)
     return counts
 
 

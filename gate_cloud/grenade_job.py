@@ -314,7 +314,7 @@ def run(keep=False):
         _judged('upgrade', boots, window,
                 gate.LOGS / 'resources-verify-post-upgrade.log')
         _step('resources verified after the upgrade', started)
-        gate.tempest_on(box, variables, started, dest=BASES['new'])
+        gate.tempest_on(box, variables, started, BASES['new'], _step)
         for name, module in AFTER:
             _streamed_phase(box, name, module)
             _step('phase %s passed' % name, started)
