@@ -41,6 +41,9 @@ from virt_capabilities import files
 #: Written into every state file: one record per provider and reporter.
 FORMAT = 'virt-capabilities-ownership/1'
 FORMAT_KEY = 'format'
+#: Set in a file a remove left with nobody's record (the next write of a
+#: record drops it).
+EMPTIED_KEY = 'emptied_by_remove'
 #: The name a library caller's state (one reporter) records under.
 DEFAULT_NAME = 'virt-capabilities'
 #: How long a write waits for another reporter's write to the same file
@@ -185,19 +188,20 @@ class OwnershipState:
         empty set forgets the provider)."""
         self.record_each({uuid: traits})
 
-    def record_each(self, traits_by_uuid, drop_empty_file=False):
+    def record_each(self, traits_by_uuid, by_remove=False):
         """``record`` for several providers, one file write at most. Only
         this reporter's records of these providers change, in memory and
-        in the file. ``drop_empty_file``: delete the file once it holds
-        nobody's record (``remove``). StateNotSaved when the file cannot
-        be written."""
+        in the file. ``by_remove``: a file left with nobody's record says
+        a remove emptied it (EMPTIED_KEY), so that a second remove finds
+        nothing left rather than nothing ever known. StateNotSaved when
+        the file cannot be written."""
         changes = {uuid: frozenset(traits)
                    for uuid, traits in traits_by_uuid.items()
                    if self._own.get(uuid, frozenset()) != frozenset(traits)}
         if not changes:
             return
         if self.path:
-            self._save(changes, drop_empty_file)
+            self._save(changes, by_remove)
         for uuid, traits in changes.items():
             if traits:
                 self._own[uuid] = traits
@@ -241,7 +245,7 @@ class OwnershipState:
         finally:
             os.close(fd)  # releases the lock
 
-    def _save(self, changes, drop_empty_file=False):
+    def _save(self, changes, by_remove=False):
         """Read the file again under the lock, change only this reporter's
         records of ``changes``' providers, and write it back (see
         ``record_each``)."""
@@ -266,15 +270,10 @@ class OwnershipState:
                     records.pop(uuid, None)
             data = {FORMAT_KEY: FORMAT,
                     'providers': dict(sorted(records.items()))}
+            if by_remove and not records:
+                data[EMPTIED_KEY] = True
             try:
-                if drop_empty_file and not records:
-                    if document is not None:
-                        os.unlink(self.path)
-                        files.fsync_directory(os.path.dirname(
-                            os.path.abspath(self.path)))
-                else:
-                    files.write_atomically(self.path, json.dumps(
-                        data, indent=1))
+                files.write_atomically(self.path, json.dumps(data, indent=1))
             except OSError as exc:
                 raise self._failed(exc.strerror or exc) from exc
             # What the others recorded, as fresh as it gets.

@@ -260,8 +260,7 @@ class Reporter:
                 result = SyncResult(uuid)
                 LOG.info('provider %s no longer exists: its record is '
                          'dropped', uuid)
-            self.state.record_each({uuid: frozenset()},
-                                   drop_empty_file=True)
+            self.state.record_each({uuid: frozenset()}, by_remove=True)
             return result
 
     def _apply(self, uuid, ownership_of, before_write=None):

@@ -331,13 +331,18 @@ def run_remove(job_factory):
             'and its state file %s does not exist: nothing is known to be '
             'its own, so nothing was changed (run remove where that file '
             'is, e.g. in a container with the state volume; if this '
-            'reporter never added a trait, or a remove already emptied the '
-            'file, nothing is left to remove)'
+            'reporter never added a trait, nothing is left to remove)'
             % state_file)
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:
         uuids += job.resolve()
+    if not uuids and not job.missing:
+        # Removed before, or never set: nothing is written (no state
+        # directory, no lock file), so a second remove changes nothing.
+        LOG.info('remove done: nothing recorded is left to remove')
+        status_file.remove(job.plan.settings.status_file)
+        return 0
     report = reporter.remove(uuids)
     report.missing_providers = list(job.missing)
     for result in report.errors:

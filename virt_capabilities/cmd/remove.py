@@ -30,8 +30,10 @@ class Remove(command.Command):
     takes off each provider what this reporter's records in the state file
     say it set (its custom traits, and the image-metadata traits it added),
     never a trait another reporter's record holds and never nova-compute's;
-    then it forgets its records (the state file goes once no reporter's
-    record is left) and deletes its status file. With image_type_traits_owner
+    then it forgets its records (a state file left with no reporter's
+    record says a remove emptied it) and deletes its status file. Run
+    again, it finds nothing left, writes nothing and exits 0. With
+    image_type_traits_owner
     = reporter it also removes the COMPUTE_IMAGE_TYPE_* traits it keeps on
     its providers: where nova-compute runs, it reports its own again at its
     next update. Prints nothing; its log says what was removed.

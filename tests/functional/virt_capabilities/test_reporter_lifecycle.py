@@ -202,10 +202,36 @@ def test_remove_takes_off_exactly_what_it_set_and_its_records(
     assert (tmp_path / 'b-status.json').exists()
     # Again: nothing left of a's to remove.
     assert run_cli('remove', '--config-file', a).returncode == 0
-    # b's remove takes the shared one too, and the empty state file goes.
+    # b's remove takes the shared one too; the file stays, saying so.
     assert run_cli('remove', '--config-file', b).returncode == 0
     assert client.get_provider_traits(uuid)[0] == nova_compute | {operator}
-    assert not (tmp_path / 'virt_capabilities.json').exists()
+    state_file = tmp_path / 'virt_capabilities.json'
+    assert json.loads(state_file.read_text()) == {
+        'format': ownership_state.FORMAT, 'providers': {},
+        'emptied_by_remove': True}
+    # A second remove of either finds nothing left: 0, nothing written.
+    written = sorted((p.name, p.stat().st_mtime_ns)
+                     for p in tmp_path.iterdir())
+    for path in (a, b):
+        proc = run_cli('remove', '--config-file', path)
+        assert proc.returncode == 0, proc.stderr
+        assert 'nothing recorded is left to remove' in proc.stderr
+    assert sorted((p.name, p.stat().st_mtime_ns)
+                  for p in tmp_path.iterdir()) == written
+    assert client.get_provider_traits(uuid)[0] == nova_compute | {operator}
+
+
+def test_remove_with_nothing_recorded_writes_nothing(listener, tmp_path):
+    """No custom or image-metadata trait configured and no state: exit 0,
+    no request, and neither the state directory nor a lock file made."""
+    state_dir = tmp_path / 'state'
+    path = tmp_path / 'nova.conf'
+    path.write_text(FAKE % 'h' + 'state_path = %s\n' % state_dir
+                    + listener.nova_conf_section())
+    proc = run_cli('remove', '--config-file', str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert listener.requests == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['nova.conf']
 
 
 def test_remove_as_image_type_owner_takes_off_the_image_types_it_kept(
