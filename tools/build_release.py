@@ -34,21 +34,37 @@ index would, and writes beside them:
   ``pip install -c CONSTRAINTS -r DIR/dependencies-cli.txt``: those come
   from the index (or a mirror) under their own names.
 
+The version is pbr's, from git: the last tag, or before the first one
+``setup.cfg``'s version with ``.devN`` (N commits since the first), so
+every commit builds a version of its own and the documented install
+command replaces an older build. Without git (a source tree unpacked
+from an archive) pbr needs ``PBR_VERSION`` and this tool
+``SOURCE_DATE_EPOCH``.
+
+The build is reproducible: two clones of one commit give byte-identical
+files. Every time stamp is ``SOURCE_DATE_EPOCH`` (by default the commit's
+own time), the sdist's members are sorted, owned by root with modes 0644
+or 0755 and gzipped without a time or name, and the wheel is built from
+that sdist unpacked (``tests/repository/test_build_release.py`` builds
+twice and compares).
+
 Usage: ``python3 tools/build_release.py [--output DIR]`` (default
 ``dist/image-type-filter``; a directory named ``image-type-filter`` is
 what ``contrib/kolla/template-overrides.j2`` looks for). Needs ``build``
-(``pip install build``); the build itself fetches setuptools as
+(``pip install build``); the build itself fetches pbr and setuptools as
 ``pyproject.toml`` says. Exit 1 with one line if a step fails.
 """
 
 import argparse
-import configparser
 import email.parser
+import gzip
 import hashlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 
@@ -59,10 +75,23 @@ PREFIX = 'image_type_filter-'
 EXTRA = 'cli'
 
 
-def version():
-    parser = configparser.ConfigParser()
-    parser.read(os.path.join(REPO, 'setup.cfg'))
-    return parser['metadata']['version']
+def version(built):
+    """The version in the built files' names (pbr's, from git)."""
+    [sdist] = [n for n in built if n.endswith('.tar.gz')]
+    return sdist[len(PREFIX):-len('.tar.gz')]
+
+
+def source_date_epoch():
+    """SOURCE_DATE_EPOCH, or the time of the commit built."""
+    if os.environ.get('SOURCE_DATE_EPOCH'):
+        return int(os.environ['SOURCE_DATE_EPOCH'])
+    proc = subprocess.run(['git', '-C', REPO, 'log', '-1', '--format=%ct'],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise SystemExit('ERROR build_release: %s has no git history: set '
+                         'SOURCE_DATE_EPOCH, and PBR_VERSION for pbr'
+                         % REPO)
+    return int(proc.stdout)
 
 
 def sha256(path):
@@ -92,19 +121,61 @@ def requirements(wheel):
     return base, base + cli
 
 
+def run_build(args, epoch):
+    env = dict(os.environ, SOURCE_DATE_EPOCH=str(epoch))
+    proc = subprocess.run([sys.executable, '-m', 'build'] + args,
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
+        raise SystemExit('ERROR build_release: python -m build %s failed '
+                         '(is build installed? pip install build)'
+                         % ' '.join(args))
+
+
+def normalized_sdist(source, dest, epoch):
+    """``source`` rewritten to ``dest`` with nothing of the build's
+    machine or moment in it: members sorted, times ``epoch``, owner
+    root, modes 0644 or 0755, a gzip header with neither time nor
+    name."""
+    tar = io.BytesIO()
+    with tarfile.open(source) as src, tarfile.open(
+            fileobj=tar, mode='w', format=tarfile.PAX_FORMAT) as out:
+        for member in sorted(src.getmembers(), key=lambda m: m.name):
+            data = src.extractfile(member) if member.isfile() else None
+            member.mtime = epoch
+            member.uid = member.gid = 0
+            member.uname = member.gname = 'root'
+            member.mode = 0o755 if (member.isdir() or member.mode & 0o111) \
+                else 0o644
+            member.pax_headers = {}
+            out.addfile(member, data)
+    with open(dest, 'wb') as raw:
+        with gzip.GzipFile(filename='', mode='wb', fileobj=raw,
+                           mtime=epoch) as gz:
+            gz.write(tar.getvalue())
+
+
 def build(output):
     """Build into ``output`` (replaced); returns its file names."""
+    epoch = source_date_epoch()
     with tempfile.TemporaryDirectory() as work:
-        proc = subprocess.run(
-            [sys.executable, '-m', 'build', '--outdir', work, REPO],
-            capture_output=True, text=True)
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stdout[-2000:] + proc.stderr[-2000:])
-            raise SystemExit('ERROR build_release: python -m build failed '
-                             '(is build installed? pip install build)')
-        built = sorted(os.listdir(work))
-        expected = {PREFIX + version() + '.tar.gz',
-                    PREFIX + version() + '-py3-none-any.whl'}
+        run_build(['--sdist', '--outdir', os.path.join(work, 'sdist'),
+                   REPO], epoch)
+        [sdist] = os.listdir(os.path.join(work, 'sdist'))
+        os.makedirs(os.path.join(work, 'out'))
+        normalized = os.path.join(work, 'out', sdist)
+        normalized_sdist(os.path.join(work, 'sdist', sdist), normalized,
+                         epoch)
+        # The wheel from the sdist, as an index would build it.
+        unpacked = os.path.join(work, 'unpacked')
+        with tarfile.open(normalized) as tar:
+            [top] = {name.split('/')[0] for name in tar.getnames()}
+            tar.extractall(unpacked)  # noqa: S202 - the sdist just built
+        run_build(['--wheel', '--outdir', os.path.join(work, 'out'),
+                   os.path.join(unpacked, top)], epoch)
+        built = sorted(os.listdir(os.path.join(work, 'out')))
+        expected = {PREFIX + version(built) + '.tar.gz',
+                    PREFIX + version(built) + '-py3-none-any.whl'}
         if set(built) != expected:
             raise SystemExit('ERROR build_release: built %s, expected %s'
                              % (built, sorted(expected)))
@@ -112,7 +183,7 @@ def build(output):
             shutil.rmtree(output)
         os.makedirs(output)
         for name in built:
-            shutil.copy(os.path.join(work, name), output)
+            shutil.copy(os.path.join(work, 'out', name), output)
     return built
 
 
@@ -127,9 +198,9 @@ def write(output, built):
         f.write('# %s %s: the sha256 of the wheel and of the sdist beside '
                 'this file. pip install --require-hashes --no-index '
                 '--no-deps --find-links DIR -r DIR/requirements.txt\n'
-                % (NAME, version()))
+                % (NAME, version(built)))
         f.write('%s==%s \\\n    --hash=sha256:%s \\\n    --hash=sha256:%s\n'
-                % (NAME, version(), sums[wheel], sums[sdist]))
+                % (NAME, version(built), sums[wheel], sums[sdist]))
     base, cli = requirements(os.path.join(output, wheel))
     for name, lines, what in (
             ('dependencies.txt', base, 'the request filters'),
@@ -138,7 +209,7 @@ def write(output, built):
         with open(os.path.join(output, name), 'w') as f:
             f.write('# What %s %s needs for %s, from the index under '
                     'their own names: pip install -c CONSTRAINTS -r %s\n'
-                    % (NAME, version(), what, name))
+                    % (NAME, version(built), what, name))
             f.write(''.join(line + '\n' for line in lines))
 
 

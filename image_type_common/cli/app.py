@@ -47,6 +47,12 @@ OPTION_HELP = {
                'project and of every library.'}
 
 
+def version():
+    """This installation's version, as pbr wrote it into the package's
+    metadata at build time (from git: one per commit until a tag)."""
+    return metadata.version(startup.DISTRIBUTION)
+
+
 class App(app.App):
     """A cliff App with the project's logging, errors and exit codes."""
 
@@ -58,7 +64,7 @@ class App(app.App):
         self.control = control or control_mod.Control()
         column_types.register_yaml()
         super().__init__(description=description,
-                         version=metadata.version(startup.DISTRIBUTION),
+                         version=version(),
                          command_manager=commandmanager.CommandManager(
                              namespace),
                          deferred_help=True)

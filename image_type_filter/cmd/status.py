@@ -34,7 +34,9 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
              lister.Lister):
     """Check whether it is safe to enable filter_hosts_by_image_type_support.
 
-    The same meaning as nova-status upgrade check: one row per check.
+    The same meaning as nova-status upgrade check: one row per check,
+    after a first row, "Version", naming this installation's version and
+    the configuration files read (run it with nova-scheduler's own).
     Compute nodes are the providers Nova marks with the COMPUTE_NODE trait
     (VCPU inventory where Placement or Nova predates it, and the check says
     so); the "Image formats" row counts hosts per format and lists the
@@ -80,6 +82,10 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
         except exceptions.Error as exc:
             raise CouldNotCheck('could not check: %s' % exc) from exc
         self.exit_code = readiness.exit_code(results)
+        read = ', '.join(list(parsed_args.config_file) + list(
+            getattr(parsed_args, 'config_dir', None) or ())) or 'no file'
         return ('check', 'result', 'details'), [
+            ('Version', readiness.result_name(0), 'image-type-filter %s, '
+             'configuration read from %s' % (app.version(), read))] + [
             (name, readiness.result_name(result.code), result.details)
             for name, result in results]

@@ -1,0 +1,21 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""pbr's entry point: everything else is in setup.cfg.
+
+pbr takes the version from git (``setup.cfg``'s version, with ``.devN``,
+until the first tag); ``pyproject.toml`` names it as the build backend.
+"""
+
+import setuptools
+
+setuptools.setup(pbr=True)
