@@ -31,6 +31,7 @@ tier, and pip alone runs without the guard. What the tools themselves do
 (rendering, merging) stays guarded: it must work offline.
 """
 
+import configparser
 import os
 import subprocess
 import sys
@@ -54,6 +55,23 @@ _GUARD_SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            'network_guard_site')
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PIP_TIMEOUT = 900
+
+
+def git(*args, cwd=REPO):
+    return subprocess.run(['git', *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, check=True).stdout.strip()
+
+
+def pbr_version(cwd=REPO):
+    """The version pbr builds of the commit checked out at ``cwd``:
+    setup.cfg's, then .devN, N the commits since the first (no tag yet:
+    a tag would be the version)."""
+    assert git('tag', '--list', cwd=cwd) == '', 'a tag: pbr takes it'
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(cwd, 'setup.cfg'))
+    return '%s.dev%d' % (parser['metadata']['version'],
+                         int(git('rev-list', '--count', 'HEAD', cwd=cwd))
+                         - 1)
 
 
 def unguarded_env():

@@ -18,7 +18,9 @@ deploy_tools.py``); what follows is offline: ``sha256sum -c`` checks the
 checksum file, and the install guide's pip command (``doc/source/install/
 index.rst``) installs the package from the directory alone in
 hash-checking mode into a fresh virtualenv, and refuses a wheel that is
-not the one built.
+not the one built. The version is pbr's, from git: two clones of one
+commit build byte-identical files, and a later commit builds a later
+version, which the same command installs over the older one.
 """
 
 import configparser
@@ -39,10 +41,27 @@ pytestmark = pytest.mark.slow
 REPO = helpers.REPO
 
 
-def version():
-    parser = configparser.ConfigParser()
-    parser.read(os.path.join(REPO, 'setup.cfg'))
-    return parser['metadata']['version']
+git = deploy_tools.git
+version = deploy_tools.pbr_version
+
+
+def build_in(where, cwd):
+    """tools/build_release.py of the clone at ``cwd`` into ``where``."""
+    venv = deploy_tools.install('build', str(where))
+    output = os.path.join(str(where), 'image-type-filter')
+    proc = subprocess.run(
+        [os.path.join(venv, 'bin', 'python'),
+         os.path.join(cwd, 'tools', 'build_release.py'), '--output',
+         output], capture_output=True, text=True,
+        timeout=deploy_tools.PIP_TIMEOUT, env=deploy_tools.unguarded_env())
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return output
+
+
+def clone(where):
+    """A clone of this checkout's commit, as another machine would make."""
+    git('clone', '--quiet', '--no-hardlinks', REPO, str(where))
+    return str(where)
 
 
 @pytest.fixture(scope='module')
@@ -100,12 +119,7 @@ def test_pip_installs_it_from_the_directory_in_hash_checking_mode(
                    timeout=300)
     proc = hash_install(release, str(venv))
     assert proc.returncode == 0, proc.stderr
-    shown = subprocess.run(
-        [str(venv / 'bin' / 'python'), '-I', '-c',
-         'from importlib import metadata; '
-         'print(metadata.version("image-type-filter"))'],
-        capture_output=True, text=True, timeout=60)
-    assert shown.stdout == version() + '\n', shown.stderr
+    assert installed_version(venv) == version()
 
 
 def test_pip_refuses_a_wheel_that_is_not_the_one_built(release, tmp_path):
@@ -120,6 +134,48 @@ def test_pip_refuses_a_wheel_that_is_not_the_one_built(release, tmp_path):
     proc = hash_install(str(tampered), str(venv))
     assert proc.returncode != 0
     assert 'DO NOT MATCH THE HASHES' in proc.stderr
+
+
+def installed_version(venv):
+    return subprocess.run(
+        [str(venv / 'bin' / 'python'), '-I', '-c',
+         'from importlib import metadata; '
+         'print(metadata.version("image-type-filter"))'],
+        capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def test_two_clones_of_one_commit_build_the_same_bytes(tmp_path):
+    first = build_in(tmp_path / 'one', clone(tmp_path / 'clone-one'))
+    # Another clone, a moment later: other file times, another directory.
+    second = build_in(tmp_path / 'two', clone(tmp_path / 'clone-two'))
+    names = sorted(os.listdir(first))
+    assert names == sorted(os.listdir(second))
+    for name in names:
+        with open(os.path.join(first, name), 'rb') as a, \
+                open(os.path.join(second, name), 'rb') as b:
+            assert a.read() == b.read(), name
+    assert 'image_type_filter-%s.tar.gz' % version() in names
+
+
+def test_a_later_commit_replaces_the_installed_build(tmp_path):
+    """The install guide's command, run with a later commit's release,
+    replaces the build it installed before (each commit its version)."""
+    older_source = clone(tmp_path / 'older')
+    newer_source = clone(tmp_path / 'newer')
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.org', 'commit',
+        '--quiet', '--allow-empty', '-m', 'a later commit',
+        cwd=newer_source)
+    assert version(newer_source) != version(older_source)
+    older = build_in(tmp_path / 'older-release', older_source)
+    newer = build_in(tmp_path / 'newer-release', newer_source)
+    venv = tmp_path / 'venv'
+    subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True,
+                   timeout=300)
+    for release, expected in ((older, version(older_source)),
+                              (newer, version(newer_source))):
+        proc = hash_install(release, str(venv))
+        assert proc.returncode == 0, proc.stderr
+        assert installed_version(venv) == expected
 
 
 def test_the_dependency_files_are_what_setup_cfg_declares(release):

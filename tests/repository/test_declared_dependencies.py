@@ -208,8 +208,8 @@ def test_the_benchmarks_run_on_the_bench_extra():
 
 def test_the_two_distributions_are_one_release():
     """The demo requires the product's cli extra at its version (or one
-    of pbr's builds before it, VERSION.devN), and the names the errors give are the ones setup.cfg and
-    demo/pyproject.toml declare."""
+    of pbr's builds before it, VERSION.devN), and the names the errors
+    give are the ones setup.cfg and demo/pyproject.toml declare."""
     name, version, _, extras = product_metadata()
     demo_name, demo_version, requires, demo_extras = demo_metadata()
     assert demo_version == version

@@ -27,7 +27,6 @@ this machine does not run), to show the directory lands where those
 lines read it.
 """
 
-import configparser
 import json
 import os
 import re
@@ -63,10 +62,7 @@ IMAGES = {'nova-scheduler': 'dependencies.txt',
           'nova-compute-ironic': 'dependencies-cli.txt'}
 
 
-def version():
-    parser = configparser.ConfigParser()
-    parser.read(os.path.join(REPO, 'setup.cfg'))
-    return parser['metadata']['version']
+version = deploy_tools.pbr_version
 
 
 def page_command():

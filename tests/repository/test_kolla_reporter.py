@@ -232,7 +232,8 @@ def test_the_one_off_remove_takes_off_what_the_container_set(deployed,
                                                              tmp_path):
     """The reporter syncs, stops; then remove runs in a new container
     with the removal's mounts and instructions, on the same volumes: the
-    custom trait comes off, the state and status files go."""
+    custom trait comes off, the status file goes and the state file says
+    a remove emptied it; run again, the removal changes nothing."""
     container, argv, client, node_uuid, custom = deployed
     # One sync, as the service's first cycle (a one-shot report).
     once = [w for w in argv if w not in ('--interval', '300', '--wait')]
@@ -257,8 +258,15 @@ def test_the_one_off_remove_takes_off_what_the_container_set(deployed,
     with helpers.Child(console_script(remove)) as child:
         assert child.finish() == 0, child.err.text()
     assert custom not in client.get_provider_traits(node_uuid)[0]
-    assert not (volume / 'virt_capabilities.json').exists()
+    state = json.loads((volume / 'virt_capabilities.json').read_text())
+    assert state['providers'] == {} and state['emptied_by_remove'] is True
     assert not (volume / 'virt_capabilities_status.json').exists()
+    written = sorted((p.name, p.stat().st_mtime_ns)
+                     for p in volume.iterdir())
+    with helpers.Child(console_script(remove)) as child:
+        assert child.finish() == 0, child.err.text()
+    assert sorted((p.name, p.stat().st_mtime_ns)
+                  for p in volume.iterdir()) == written
 
 
 def test_the_provider_comes_from_the_compute_id_file(deployed):

@@ -12,9 +12,11 @@
 
 """The operator CLI against a real Placement: JSON, exit codes, explain."""
 
+from importlib import metadata
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -352,6 +354,32 @@ def test_status_every_output_format_is_text(demo_fleet, tmp_path, fmt):
     assert proc.returncode == 0, proc.stderr
     assert 'no host boots: vdi' in proc.stdout
     assert "['" not in proc.stdout  # no Python reprs
+
+
+def test_both_commands_and_status_say_which_build_runs(demo_fleet,
+                                                      tmp_path):
+    """--version of both commands and status' first row give the version
+    pbr wrote into the installed package (from git: its .devN says the
+    commit; tests/repository/test_build_release.py checks the number)."""
+    installed = metadata.version('image-type-filter')
+    assert re.fullmatch(r'\d+\.\d+\.\d+(\.dev\d+)?', installed)
+    for name in ('image-type-filter', 'virt-capabilities'):
+        # The console scripts pip installed beside this Python.
+        script = os.path.join(os.path.dirname(sys.executable), name)
+        proc = subprocess.run([script, '--version'], capture_output=True,
+                              text=True, timeout=120, env=clean_env())
+        assert (proc.returncode, proc.stdout) == (
+            0, '%s %s\n' % (name, installed)), proc.stderr
+    server, _ = demo_fleet
+    conf = tmp_path / 'nova.conf'
+    conf.write_text(server.nova_conf_section())
+    code, rows, proc = status(conf)
+    assert code == 0, proc.stderr
+    assert list(rows)[0] == 'Version'
+    assert rows['Version'] == {
+        'check': 'Version', 'result': 'Success',
+        'details': 'image-type-filter %s, configuration read from %s'
+        % (installed, conf)}
 
 
 def test_status_that_could_not_check_says_why_in_one_line(tmp_path):
