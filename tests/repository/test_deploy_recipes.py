@@ -39,6 +39,8 @@ OSA_RESULT = ('/etc/nova/nova.conf on a nova_scheduler host (the lines '
               'that change)')
 #: Where the page's user_variables.yml has the wheel's directory.
 PAGE_WHEEL_URL = 'https://files.example.org/image-type-filter'
+#: And the version in the wheel's name (pbr's: one per commit).
+PAGE_VERSION = 'VERSION'
 OSA_PLAYBOOK = os.path.join(REPO, 'contrib', 'openstack-ansible',
                             'virt-capabilities.yml')
 KOLLA_OVERRIDE = os.path.join(REPO, 'contrib', 'kolla',
@@ -46,12 +48,6 @@ KOLLA_OVERRIDE = os.path.join(REPO, 'contrib', 'kolla',
 SHIPPED_UNIT = os.path.join(REPO, 'etc', 'systemd',
                             'virt-capabilities.service')
 COMPUTE_PAGE = 'doc/source/install/compute.rst'
-
-
-def version():
-    parser = configparser.ConfigParser()
-    parser.read(os.path.join(REPO, 'setup.cfg'))
-    return parser['metadata']['version']
 
 
 def page_yaml(page):
@@ -108,7 +104,7 @@ def test_the_package_list_names_this_releases_wheel_by_url():
     [entry] = user_variables()['nova_user_pip_packages']
     assert entry.startswith('image-type-filter{{ ')
     assert ' @ %s/image_type_filter-%s-py3-none-any.whl#sha256=' \
-        'WHEEL_SHA256' % (PAGE_WHEEL_URL, version()) in entry
+        'WHEEL_SHA256' % (PAGE_WHEEL_URL, PAGE_VERSION) in entry
     assert "ternary('[cli]', '')" in entry
     assert "'%s' in group_names" % facts.GROUPS['nova-compute'] in entry
 
@@ -141,7 +137,13 @@ def test_the_playbook_uses_only_what_the_role_has():
                 "default('untagged'))) ~ '%s')" % (before, after))
     assert expected in default
     assert '--config-file %s ' % facts.NOVA_CONF in text
-    assert 'PartOf=%s' % facts.NOVA_COMPUTE_UNIT in text
+    # The unit it enables follows nova-compute (test_systemd_units.py
+    # replays os_nova's handlers on a real systemd).
+    with open(SHIPPED_UNIT) as f:
+        unit = f.read()
+    for key in ('PartOf', 'WantedBy'):
+        assert re.findall(r'^%s=(.*)$' % key, unit, re.M) == [
+            facts.NOVA_COMPUTE_UNIT]
 
 
 def test_the_shipped_unit_runs_the_reporter_of_the_guides_virtualenv():
@@ -178,3 +180,17 @@ def test_the_unit_the_playbook_copies_is_the_one_the_package_installs():
     assert 'User=%s\n' % facts.VARIABLES['nova_system_user_name'] in unit
     assert facts.NOVA_COMPUTE_UNIT in re.search(r'^After=(.*)$', unit,
                                                 re.M).group(1)
+
+
+def test_the_shipped_units_comment_installs_from_the_release_directory():
+    """Not from the public index (nothing is published under the name):
+    the dependencies by their own names, then the package hash-checked
+    from the release directory, as the install guide does
+    (test_systemd_units.py runs these lines)."""
+    with open(SHIPPED_UNIT) as f:
+        comment = [line[4:] for line in f if line.startswith('#   ')]
+    pips = [line for line in comment if '/bin/pip install ' in line]
+    assert [line.split('/bin/pip install ')[1].split()[0] for line in
+            pips] == ['-r', '--require-hashes']
+    assert '--require-hashes --no-index --no-deps --find-links ' in pips[1]
+    assert not [line for line in comment if 'image-type-filter[' in line]
