@@ -106,7 +106,11 @@ def test_the_package_list_names_this_releases_wheel_by_url():
     assert ' @ %s/image_type_filter-%s-py3-none-any.whl#sha256=' \
         'WHEEL_SHA256' % (PAGE_WHEEL_URL, PAGE_VERSION) in entry
     assert "ternary('[cli]', '')" in entry
-    assert "'%s' in group_names" % facts.GROUPS['nova-compute'] in entry
+    # Compute hosts for the reporter, scheduler hosts for the readiness
+    # check against the scheduler's nova.conf.
+    assert "group_names | intersect(['%s', '%s'])" % (
+        facts.GROUPS['nova-compute'], facts.GROUPS['nova-scheduler']) \
+        in entry
 
 
 def test_the_kolla_override_names_the_package_for_no_index():

@@ -57,7 +57,7 @@ MIRROR = 'https://pypi.mirror.example/simple'
 #: source directory's base name.
 RELEASE = '/additions/image-type-filter'
 #: The images that get the package, and the dependency list each installs.
-IMAGES = {'nova-scheduler': 'dependencies.txt',
+IMAGES = {'nova-scheduler': 'dependencies-cli.txt',
           'nova-compute': 'dependencies-cli.txt',
           'nova-compute-ironic': 'dependencies-cli.txt'}
 

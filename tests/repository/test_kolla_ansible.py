@@ -382,3 +382,30 @@ def test_the_image_variables_name_the_images(tools):
         defaults = read_yaml(ansible, 'roles', role, 'defaults', 'main.yml')
         assert defaults['%s_image_full' % image] == \
             '{{ %s_image }}:{{ %s_tag }}' % (image, image)
+
+
+def test_the_readiness_check_reads_the_schedulers_own_nova_conf(tools):
+    """The page runs status in nova_scheduler's container with
+    /etc/nova/nova.conf: kolla-ansible's name for the container, and
+    where its start script copies nova-scheduler's merged nova.conf."""
+    _, ansible = tools
+    with open(os.path.join(blocks.REPO, PAGE)) as f:
+        page = f.read()
+    [command] = re.findall(r'^   # (docker exec \S+ image-type-filter '
+                           r'status .*)$', page, re.M)
+    argv = command.split()
+    defaults = read_yaml(ansible, 'roles', 'nova', 'defaults', 'main.yml')
+    assert argv[2] == \
+        defaults['nova_services']['nova-scheduler']['container_name']
+    config = read_text(ansible, 'roles', 'nova', 'templates',
+                       'nova-scheduler.json.j2')
+    conf = argv[argv.index('--config-file') + 1]
+    assert re.search(r'"source": "\{\{ container_config_directory '
+                     r'\}\}/nova.conf",\s*"dest": "%s"' % re.escape(conf),
+                     config)
+    # Its image has the command (test_kolla.py renders it).
+    with open(os.path.join(blocks.REPO, 'contrib', 'kolla',
+                           'template-overrides.j2')) as f:
+        override = f.read()
+    scheduler = override.split('{% block nova_scheduler_footer %}')[1]
+    assert '/dependencies-cli.txt' in scheduler.split('{% endblock %}')[0]

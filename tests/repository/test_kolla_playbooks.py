@@ -57,8 +57,11 @@ def venv(tmp_path_factory):
 
 
 class Host:
-    """A compute host in a directory: /etc/kolla, /etc/systemd/system
-    and an engine stand-in that logs its calls."""
+    """A compute host in a directory: /etc/kolla, /etc/systemd/system,
+    kolla-ansible's globals.yml, and an engine stand-in that logs its
+    calls and keeps the reporter's volume as a file (``docker run
+    --volume NAME:...`` makes it; ``volume inspect`` exits 1 without it,
+    as docker does; ``run`` fails while ``fail_run`` exists)."""
 
     def __init__(self, base):
         self.base = base
@@ -67,23 +70,31 @@ class Host:
         self.systemd.mkdir(parents=True)
         (self.kolla / 'nova-compute').mkdir(parents=True)
         self.calls = base / 'engine-calls'
+        self.volume = base / 'volume-virt_capabilities'
+        self.fail_run = base / 'fail_run'
+        self.globals = base / 'globals.yml'
+        self.globals.write_text('---\nkolla_base_distro: "rocky"\n')
         self.engine = base / 'docker'
         self.engine.write_text(
             '#!/bin/sh\n'
             'echo "$*" >> %(calls)s\n'
-            'case "$1" in\n'
-            'inspect) echo %(image)s ;;\n'
-            'run) [ -f %(conf)s ] && [ -f %(unit)s ] && echo "files there"'
-            ' >> %(calls)s ;;\n'
+            'case "$1 $2" in\n'
+            '"volume inspect") [ -f %(volume)s ] ;;\n'
+            '"volume rm") rm %(volume)s ;;\n'
+            'inspect*) echo %(image)s ;;\n'
+            'run*) [ -f %(conf)s ] && [ -f %(unit)s ] && echo "files there"'
+            ' >> %(calls)s; touch %(volume)s; [ ! -f %(fail)s ] ;;\n'
             'esac\n' % {
-                'calls': self.calls, 'image': IMAGE,
+                'calls': self.calls, 'image': IMAGE, 'volume': self.volume,
+                'fail': self.fail_run,
                 'conf': self.kolla / 'virt-capabilities' /
                 'virt-capabilities.conf',
                 'unit': self.systemd /
                 'kolla-virt_capabilities-container.service'})
         self.engine.chmod(0o755)
 
-    def playbook(self, venv, playbook, *args, groups='', check=False):
+    def playbook(self, venv, playbook, *args, groups='', check=False,
+                 kolla_from_globals=False):
         inventory = self.base / 'inventory'
         inventory.write_text(
             '[compute]\ncompute-1 ansible_connection=local\n'
@@ -100,9 +111,14 @@ class Host:
                 str(inventory), playbook, '--skip-tags', 'service',
                 # Root already; no sudo on this machine.
                 '-e', 'ansible_become=false',
-                '-e', 'node_config_directory=%s' % self.kolla,
+                '-e', 'virt_capabilities_globals=%s' % self.globals,
                 '-e', 'virt_capabilities_systemd_dir=%s' % self.systemd,
                 '-e', 'virt_capabilities_engine=%s' % self.engine]
+        if kolla_from_globals:
+            self.globals.write_text('---\nnode_config_directory: "%s"\n'
+                                    % self.kolla)
+        else:
+            argv += ['-e', 'node_config_directory=%s' % self.kolla]
         if check:
             argv.append('--check')
         return subprocess.run(argv + list(args), capture_output=True,
@@ -177,13 +193,20 @@ def test_the_deploy_refuses_an_ironic_compute_host(venv, host):
     assert not (host.kolla / 'virt-capabilities').exists()
 
 
-def test_the_removal_takes_the_traits_off_first(venv, host):
+def deployed_and_ran(venv, host):
+    """Deployed, and the reporter's container ran (its volume made)."""
     assert host.playbook(venv, DEPLOY).returncode == 0
+    host.volume.write_text('')
+
+
+def test_the_removal_takes_the_traits_off_first(venv, host):
+    deployed_and_ran(venv, host)
     proc = host.playbook(venv, REMOVE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     calls = host.calls.read_text().splitlines()
-    assert calls[0] == 'inspect --format {{.Config.Image}} nova_compute'
-    run = calls[1].split()
+    assert calls[0] == 'volume inspect virt_capabilities'
+    assert calls[1] == 'inspect --format {{.Config.Image}} nova_compute'
+    run = calls[2].split()
     # nova_compute's image, with the reporter's mounts but its own
     # instructions (virt-capabilities remove), while the reporter's files
     # are still in place.
@@ -204,18 +227,76 @@ def test_the_removal_takes_the_traits_off_first(venv, host):
         else:
             expected.append(spec.replace('/etc/kolla/', '%s/' % host.kolla))
     assert volumes == expected
-    assert calls[2] == 'files there'
-    assert calls[3:] == ['volume rm virt_capabilities']
+    assert calls[3] == 'files there'
+    assert calls[4:] == ['volume rm virt_capabilities']
     # Then the unit and the files are gone.
     assert list(host.systemd.iterdir()) == []
+    assert sorted(os.listdir(host.kolla)) == ['nova-compute']
+    assert not host.volume.exists()
+
+
+def test_the_removal_again_changes_nothing(venv, host):
+    """Run twice, or on a host that never had the reporter: it only
+    looks (no container, no new volume, no directory) and exits 0."""
+    deployed_and_ran(venv, host)
+    assert host.playbook(venv, REMOVE).returncode == 0
+    for _ in range(2):
+        host.calls.unlink()
+        proc = host.playbook(venv, REMOVE)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        assert recap(proc.stdout)['changed'] == 0
+        assert host.calls.read_text().splitlines() == [
+            'volume inspect virt_capabilities']
+        assert not host.volume.exists()
+        assert sorted(os.listdir(host.kolla)) == ['nova-compute']
+        assert list(host.systemd.iterdir()) == []
+
+
+def test_the_removal_on_a_clean_host_changes_nothing(venv, host):
+    proc = host.playbook(venv, REMOVE)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert recap(proc.stdout)['changed'] == 0
+    assert host.calls.read_text().splitlines() == [
+        'volume inspect virt_capabilities']
+    assert sorted(os.listdir(host.kolla)) == ['nova-compute']
+
+
+def test_a_failed_removal_is_run_again_as_it_is(venv, host):
+    deployed_and_ran(venv, host)
+    host.fail_run.write_text('')
+    failed = host.playbook(venv, REMOVE)
+    assert failed.returncode != 0
+    # The records, the files and the unit stay for the next run.
+    assert host.volume.exists()
+    assert (host.kolla / 'virt-capabilities' / 'config.json').exists()
+    assert len(list(host.systemd.iterdir())) == 1
+    host.fail_run.unlink()
+    proc = host.playbook(venv, REMOVE)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert not host.volume.exists()
+    assert sorted(os.listdir(host.kolla)) == ['nova-compute']
+
+
+def test_the_playbooks_read_kolla_ansibles_globals(venv, host):
+    """node_config_directory from globals.yml, as kolla-ansible reads
+    it, and nothing on the command line."""
+    proc = host.playbook(venv, DEPLOY, kolla_from_globals=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert (host.kolla / 'virt-capabilities' / 'config.json').exists()
+    host.volume.write_text('')
+    proc = host.playbook(venv, REMOVE, kolla_from_globals=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert sorted(os.listdir(host.kolla)) == ['nova-compute']
 
 
 def test_the_removal_in_check_mode_leaves_everything(venv, host):
-    assert host.playbook(venv, DEPLOY).returncode == 0
+    deployed_and_ran(venv, host)
     proc = host.playbook(venv, REMOVE, check=True)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert not host.calls.exists()  # no container run, no volume removed
+    # It looks for the volume; no container run, no volume removed.
+    assert host.calls.read_text().splitlines() == [
+        'volume inspect virt_capabilities']
+    assert host.volume.exists()
     assert (host.kolla / 'virt-capabilities' / 'config.json').exists()
     assert len(list(host.systemd.iterdir())) == 1
 

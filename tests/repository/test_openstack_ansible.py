@@ -148,7 +148,7 @@ def test_each_host_gets_the_package_its_groups_need(venv, release,
         assert requirement.url == '%s#sha256=%s' % (url, digest)
         assert deploy_tools.pbr_version() in requirement.url
         extras[host] = requirement.extras
-    assert extras == {'sched-1': set(), 'api-1': set(),
+    assert extras == {'sched-1': {'cli'}, 'api-1': set(),
                       'compute-1': {'cli'}, 'aio-1': {'cli'}}
 
 
@@ -358,6 +358,51 @@ def test_the_removal_play_takes_the_traits_off_first(venv, tmp_path):
     # the same name (made of the config files' paths).
     with open(recipes.OSA_PLAYBOOK) as f:
         assert 'report --config-file %s --wait' % facts.NOVA_CONF in f.read()
+
+
+def remove_play(venv, tmp_path, inventory, bin_dir, systemd_dir):
+    return run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+               OSA_REMOVE, '--skip-tags', 'service',
+               '-e', 'ansible_become=false', '-e', 'nova_bin=%s' % bin_dir,
+               '-e', 'virt_capabilities_systemd_dir=%s' % systemd_dir)
+
+
+def changed(output):
+    """The tasks the oneline callback says changed something."""
+    assert 'compute-1 | ' in output
+    return len(re.findall(r'^compute-1 \| CHANGED', output, re.M))
+
+
+def test_the_removal_play_again_changes_nothing(venv, tmp_path):
+    """Run twice, or on a host whose reporter is gone: no remove is run,
+    nothing changes, exit 0 (run() checks it)."""
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    first = remove_play(venv, tmp_path, inventory, bin_dir, systemd_dir)
+    assert changed(first) >= 2  # remove, and the unit's files
+    log.unlink()
+    out = remove_play(venv, tmp_path, inventory, bin_dir, systemd_dir)
+    assert changed(out) == 0
+    assert not log.exists()
+    assert list(systemd_dir.iterdir()) == []
+
+
+def test_a_failed_removal_play_is_run_again_as_it_is(venv, tmp_path):
+    inventory, bin_dir, systemd_dir, log = installed_reporter(venv,
+                                                              tmp_path)
+    command = bin_dir / 'virt-capabilities'
+    working = command.read_text()
+    command.write_text(working + 'exit 1\n')
+    with pytest.raises(AssertionError):
+        remove_play(venv, tmp_path, inventory, bin_dir, systemd_dir)
+    assert sorted(p.name for p in systemd_dir.iterdir()) == [
+        'virt-capabilities.service', 'virt-capabilities.service.d']
+    command.write_text(working)
+    log.unlink()
+    remove_play(venv, tmp_path, inventory, bin_dir, systemd_dir)
+    assert log.read_text().splitlines() == [
+        'remove --config-file %s' % facts.NOVA_CONF, 'unit there']
+    assert list(systemd_dir.iterdir()) == []
 
 
 def test_the_removal_play_in_check_mode_changes_nothing(venv, tmp_path):
