@@ -409,3 +409,43 @@ def test_the_readiness_check_reads_the_schedulers_own_nova_conf(tools):
         override = f.read()
     scheduler = override.split('{% block nova_scheduler_footer %}')[1]
     assert '/dependencies-cli.txt' in scheduler.split('{% endblock %}')[0]
+
+
+UPGRADE_PAGE = 'doc/source/install/upgrade.rst'
+ROLLBACK = SCHEDULER_CONF + ' (rollback, %s step)'
+
+
+def test_the_rollback_steps_merge_as_the_upgrade_page_says(tools,
+                                                           tmp_path):
+    """The upgrade page's two overrides, over the cloud's nova.conf of
+    this page, through kolla-ansible's merge_configs: first Nova's own
+    mechanisms beside the filters, then Nova's alone, the cloud's
+    filters kept."""
+    rollback = {caption: body for page, caption, body
+                in blocks.captioned_doc_blocks() if page == UPGRADE_PAGE}
+    cloud = page_blocks()[CLOUD_CONF]
+    clouds = blocks.parse_as_nova(tmp_path, cloud)[
+        ('filter_scheduler', 'enabled_filters')]
+    values = {}
+    for step in ('first', 'second'):
+        where = tmp_path / step
+        where.mkdir()
+        merged = merge(tools, where, {
+            'nova.conf': cloud,
+            'nova/nova-scheduler.conf': rollback[ROLLBACK % step]})
+        values[step] = blocks.parse_as_nova(where, merged)
+        assert values[step][('scheduler',
+                             'query_placement_for_image_type_support')]
+        assert 'image_metadata_prefilter = True' in merged
+        assert 'enable_isolated_aggregate_filtering = True' in merged
+    first, second = values['first'], values['second']
+    assert first[('filter_scheduler', 'available_filters')] == [NOVAS, OURS]
+    assert first[('filter_scheduler', 'enabled_filters')] == \
+        clouds + ['ImageTypeRebuildFilter']
+    assert first[('scheduler', 'filter_hosts_by_image_type_support')]
+    # Nothing of ours: Nova's default filter path, the cloud's list.
+    # No line: Nova's default, its own filters alone.
+    assert ('filter_scheduler', 'available_filters') not in second
+    assert second[('filter_scheduler', 'enabled_filters')] == clouds
+    assert ('scheduler', 'filter_hosts_by_image_type_support') not in \
+        second

@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import subprocess
+import textwrap
 
 from packaging.requirements import Requirement
 import pytest
@@ -431,3 +432,49 @@ def test_the_removal_play_uses_only_what_the_role_has():
         [deploy] = yaml.safe_load(f)
     assert play['vars']['virt_capabilities_venv_bin'] == \
         deploy['vars']['virt_capabilities_venv_bin']
+
+
+def rollback_variables(step):
+    """user_variables.yml of the upgrade page's OpenStack-Ansible
+    rollback step (``first``, ``second``)."""
+    with open(os.path.join(blocks.REPO, 'doc', 'source', 'install',
+                           'upgrade.rst')) as f:
+        text = f.read()
+    caption = 'user_variables.yml (rollback, %s step)' % step
+    [block] = re.findall(
+        r'^( *)\.\. code-block:: yaml\n\1 +:caption: %s\n\n'
+        r'((?:(?:\1 +.*)?\n)+)' % re.escape(caption), text, re.M)
+    return yaml.safe_load(textwrap.dedent(block[1]))
+
+
+def test_the_rollback_steps_write_what_the_upgrade_page_says(venv,
+                                                             tmp_path):
+    """config_template writes nova-scheduler's nova.conf from each step's
+    variables over os_nova's template: Nova's mechanisms beside the
+    filters, then Nova's alone."""
+    values = {}
+    for step in ('first', 'second'):
+        variables = rollback_variables(step)
+        where = tmp_path / step
+        where.mkdir()
+        written = config_template(
+            venv, where,
+            scheduler_template(variables.get('nova_scheduler_extra_filters',
+                                             ())),
+            variables['nova_nova_conf_overrides'])
+        values[step] = blocks.parse_as_nova(where, written)
+        assert values[step][('scheduler',
+                             'query_placement_for_image_type_support')]
+        assert 'image_metadata_prefilter = True' in written
+        assert 'enable_isolated_aggregate_filtering = True' in written
+    defaults = facts.VARIABLES['nova_scheduler_default_filters']
+    first, second = values['first'], values['second']
+    assert sorted(first[('filter_scheduler', 'available_filters')]) == \
+        [OURS, NOVAS]
+    assert first[('filter_scheduler', 'enabled_filters')] == \
+        defaults + ['ImageTypeRebuildFilter']
+    # No line: Nova's default, its own filters alone.
+    assert ('filter_scheduler', 'available_filters') not in second
+    assert second[('filter_scheduler', 'enabled_filters')] == defaults
+    assert ('scheduler', 'filter_hosts_by_image_type_support') not in \
+        second
