@@ -321,3 +321,10 @@ def test_the_remove_instructions_are_the_reporters_but_the_command():
     files = re.findall(r'--config-file (\S+)', report['command'])
     assert remove['command'] == 'virt-capabilities remove ' + ' '.join(
         '--config-file %s' % f for f in files)
+
+
+@pytest.mark.parametrize('playbook', [DEPLOY, REMOVE])
+def test_ansible_playbook_checks_the_syntax(venv, host, playbook):
+    proc = host.playbook(venv, playbook, '--syntax-check')
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert not host.calls.exists()

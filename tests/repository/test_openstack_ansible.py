@@ -478,3 +478,13 @@ def test_the_rollback_steps_write_what_the_upgrade_page_says(venv,
     assert second[('filter_scheduler', 'enabled_filters')] == defaults
     assert ('scheduler', 'filter_hosts_by_image_type_support') not in \
         second
+
+
+@pytest.mark.parametrize('playbook', [recipes.OSA_PLAYBOOK, OSA_REMOVE])
+def test_ansible_playbook_checks_the_syntax(venv, tmp_path, playbook):
+    inventory = tmp_path / 'inventory'
+    inventory.write_text('[nova_compute]\ncompute-1 '
+                         'ansible_connection=local\n')
+    out = run(venv, tmp_path, 'ansible-playbook', '-i', str(inventory),
+              playbook, '--syntax-check')
+    assert 'playbook: ' in out
