@@ -259,7 +259,9 @@ def node(machine, placement, unique):
                   'state_path = /var/lib/nova\n[virt_capabilities]\n'
                   'custom_traits = %s\n%s'
                   % (name, trait, placement.nova_conf_section()),
-                  mode='0644')
+                  mode='0640')
+    # As the distributions and os_nova keep it: root's, nova's group.
+    machine.run('chown', 'root:nova', '/etc/nova/nova.conf')
     return client, uuid, trait
 
 
