@@ -39,7 +39,8 @@ follows. Then:
 Marked ``systemd``: README's test command and the slow tier leave it out
 (``pyproject.toml``); ``.ci/run`` runs it once the base root is there
 (``ITF_UNIT_PROOF=required``: a missing base root is then a failure, not
-a skip). Needs root, ``systemd-nspawn`` and ``unshare``; about a minute.
+a skip). Needs root, ``systemd-nspawn`` and ``unshare``; about two minutes, most
+of it building the release and installing it with its dependencies.
 """
 
 import os
