@@ -15,10 +15,11 @@ replayed, not the unit files read.
 
 The gate's base root (Debian 12, systemd 252; ``python3 -m gate_cloud
 devstack prepare`` builds it, CI in the background) boots with
-``systemd-nspawn`` as the machine ``itfunit-<pid>``, its root a
-throw-away overlay, sharing this machine's network so that the reporter
-reaches the test's Placement on 127.0.0.1. The package is installed as
-the shipped unit's comment says, from a release directory
+``systemd-nspawn`` as the machine ``itfunit-<pid>``, its root a throw-away
+overlay, sharing this machine's network so that the reporter reaches the
+test's Placement on 127.0.0.1 (the gate's own network unit masked: it
+would address links). It adds no link, address or rule. The package is
+installed as the shipped unit's comment says, from a release directory
 (``tools/build_release.py``) into ``/opt/image-type-filter``, and a
 stand-in ``nova-compute.service`` (a sleep) is the unit the reporter
 follows. Then:
@@ -33,14 +34,14 @@ follows. Then:
   openstack-ansible/virt-capabilities.yml`` writes it;
 * kolla's unit follows ``kolla-nova_compute-container.service`` through
   what kolla-ansible's ``kolla_container`` does to it (a restart; a
-  recreate: stop, unit file rewritten, enabled, started), with a
-  stand-in container engine: no container runs in this machine.
+  recreate: stop, unit file rewritten, enabled, started), with a stand-in
+  container engine: no container runs in this machine.
 
 Marked ``systemd``: README's test command and the slow tier leave it out
 (``pyproject.toml``); ``.ci/run`` runs it once the base root is there
-(``ITF_UNIT_PROOF=required``: a missing base root is then a failure, not
-a skip). Needs root, ``systemd-nspawn`` and ``unshare``; about two minutes, most
-of it building the release and installing it with its dependencies.
+(``ITF_UNIT_PROOF=required``: a missing base root is then a failure, not a
+skip). Needs root, ``systemd-nspawn`` and ``unshare``; about two minutes,
+most of it building the release and installing it with its dependencies.
 """
 
 import os
@@ -74,6 +75,8 @@ REPORTER = 'virt-capabilities.service'
 NOVA_COMPUTE = 'nova-compute.service'
 KOLLA_REPORTER = KOLLA_UNIT.name
 KOLLA_NOVA_COMPUTE = 'kolla-nova_compute-container.service'
+#: The base root's unit that addresses the gate container's veth link.
+GATE_NETWORK_UNIT = 'itf-gate-network.service'
 #: The most ``systemd-analyze security`` may rate the shipped unit.
 EXPOSURE_AT_MOST = 4.5
 #: How long a unit may take to reach a state, or the reporter to sync.
@@ -111,7 +114,10 @@ class Machine:
             ['systemd-nspawn', '--boot', '--directory', str(BASE_ROOT),
              '--volatile=overlay', '--machine', self.name,
              '--register=no', '--keep-unit', '--console=passive']
-            + ['--bind-ro=%s:%s' % pair for pair in binds],
+            + ['--bind-ro=%s:%s' % pair for pair in binds]
+            # The gate's own network unit would address this machine's
+            # links: masked (a unit file that is /dev/null).
+            + ['--bind-ro=/dev/null:%s/%s' % (UNITS, GATE_NETWORK_UNIT)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
             start_new_session=True)
         self.leader = None
@@ -143,6 +149,10 @@ class Machine:
         wait_for(lambda: self.run('systemctl', 'is-system-running',
                                   check=False).stdout.strip()
                  in ('running', 'degraded'), 'the machine to boot')
+        assert self.state(GATE_NETWORK_UNIT) == 'inactive'
+        assert self.run('systemctl', 'is-enabled', GATE_NETWORK_UNIT,
+                        check=False).stdout.strip() == 'masked'
+
 
     def run(self, *argv, check=True, stdin=None):
         proc = subprocess.run(
