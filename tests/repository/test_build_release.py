@@ -45,9 +45,14 @@ git = deploy_tools.git
 version = deploy_tools.pbr_version
 
 
-def build_in(where, cwd):
-    """tools/build_release.py of the clone at ``cwd`` into ``where``."""
-    venv = deploy_tools.install('build', str(where))
+@pytest.fixture(scope='module')
+def build_venv(tmp_path_factory):
+    return deploy_tools.install('build', str(tmp_path_factory.mktemp('b')))
+
+
+def build_in(venv, where, cwd):
+    """tools/build_release.py of the clone at ``cwd`` into ``where``,
+    run by ``venv``'s Python (with build)."""
     output = os.path.join(str(where), 'image-type-filter')
     proc = subprocess.run(
         [os.path.join(venv, 'bin', 'python'),
@@ -144,10 +149,13 @@ def installed_version(venv):
         capture_output=True, text=True, timeout=60).stdout.strip()
 
 
-def test_two_clones_of_one_commit_build_the_same_bytes(tmp_path):
-    first = build_in(tmp_path / 'one', clone(tmp_path / 'clone-one'))
+def test_two_clones_of_one_commit_build_the_same_bytes(build_venv,
+                                                       tmp_path):
+    first = build_in(build_venv, tmp_path / 'one',
+                     clone(tmp_path / 'clone-one'))
     # Another clone, a moment later: other file times, another directory.
-    second = build_in(tmp_path / 'two', clone(tmp_path / 'clone-two'))
+    second = build_in(build_venv, tmp_path / 'two',
+                      clone(tmp_path / 'clone-two'))
     names = sorted(os.listdir(first))
     assert names == sorted(os.listdir(second))
     for name in names:
@@ -157,7 +165,7 @@ def test_two_clones_of_one_commit_build_the_same_bytes(tmp_path):
     assert 'image_type_filter-%s.tar.gz' % version() in names
 
 
-def test_a_later_commit_replaces_the_installed_build(tmp_path):
+def test_a_later_commit_replaces_the_installed_build(build_venv, tmp_path):
     """The install guide's command, run with a later commit's release,
     replaces the build it installed before (each commit its version)."""
     older_source = clone(tmp_path / 'older')
@@ -166,8 +174,8 @@ def test_a_later_commit_replaces_the_installed_build(tmp_path):
         '--quiet', '--allow-empty', '-m', 'a later commit',
         cwd=newer_source)
     assert version(newer_source) != version(older_source)
-    older = build_in(tmp_path / 'older-release', older_source)
-    newer = build_in(tmp_path / 'newer-release', newer_source)
+    older = build_in(build_venv, tmp_path / 'older-release', older_source)
+    newer = build_in(build_venv, tmp_path / 'newer-release', newer_source)
     venv = tmp_path / 'venv'
     subprocess.run([sys.executable, '-m', 'venv', str(venv)], check=True,
                    timeout=300)
