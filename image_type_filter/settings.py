@@ -22,8 +22,8 @@ Options that configure no filter are read by name where they are used,
 in four modules. ``nova.integration`` reads Nova's ``[filter_scheduler]
 enabled_filters`` at start-up, to know whether the rebuild filter runs and
 whether ImagePropertiesFilter does (the image-metadata prefilter defers to
-it). ``diagnostics.as_scheduler`` reads, on Nova's own CONF loaded from
-the nova.conf that ``candidates`` is given, ``[filter_scheduler]
+it). ``diagnostics.nova_side.as_scheduler`` reads, on Nova's own CONF
+loaded from the nova.conf that ``candidates`` is given, ``[filter_scheduler]
 available_filters`` and ``[workarounds] disable_fallback_pcpu_query``.
 ``image_type_common.connection`` and ``cmd.osc_plugin`` read
 ``[placement]``, whose ``auth_type`` picks the credentials.

@@ -32,7 +32,7 @@ from tests.helpers import clean_env  # noqa: E402
 
 LOADED = '''
 import sys
-from image_type_filter.diagnostics import as_scheduler
+from image_type_filter.diagnostics.nova_side import as_scheduler
 from image_type_filter.nova import integration
 as_scheduler.load_nova([sys.argv[1]])
 print(','.join(f.__name__ for f in integration.installed_filters()))
@@ -41,7 +41,7 @@ print(','.join(f.__name__ for f in integration.installed_filters()))
 
 CELL = '''
 import sys
-from image_type_filter.diagnostics import as_scheduler
+from image_type_filter.diagnostics.nova_side import as_scheduler
 from nova import context
 from nova import objects
 ctxt = as_scheduler.load_nova([sys.argv[1]])

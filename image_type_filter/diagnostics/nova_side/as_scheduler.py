@@ -29,10 +29,10 @@ import warnings
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_filter import exceptions as filter_exceptions
-from image_type_filter.diagnostics import cloud as cloud_mod
 from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts as verdicts_mod
+from image_type_filter.diagnostics.nova_side import cloud as cloud_mod
 from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
