@@ -20,20 +20,18 @@ request filters to the ones nova-scheduler runs before every allocation-
 candidate query, and returns ``ImageTypeRebuildFilter``, a host filter that
 checks a rebuild's new image (Nova runs no request filter on a rebuild) and
 that Nova really ran the request filters on every other request.
-Nova is reached only through the names ``compat`` looks up.
+Every Nova name used is ``compat``'s.
 """
 
 from image_type_filter.nova import compat
-from image_type_filter.nova import host_filter
 from image_type_filter.nova import integration
 
 
 def all_filters():
     """For ``[filter_scheduler] available_filters`` (see the module doc)."""
     nova = integration.install()
-    base = nova.get(compat.BASE_HOST_FILTER)
-    is_rebuild = nova.get(compat.REQUEST_IS_REBUILD)
-    if base is None or is_rebuild is None:
+    if nova.lacks(compat.HOST_FILTER):
         return []
-    return [host_filter.build(base, is_rebuild,
-                              nova.get(compat.NO_VALID_HOST))]
+    from image_type_filter.nova import host_filter
+
+    return [host_filter.ImageTypeRebuildFilter]

@@ -22,11 +22,18 @@ what it would have done (``scheduler.log_only``). What happens in a Nova
 where a name is missing, or that no longer runs ``ALL_REQUEST_FILTERS``
 (``request_check``), is doc/source/install/scheduler.rst's "A Nova this
 release was not tested with".
+
+Module-global state, all of it needed: ``_installed`` (what ``install``
+built: Nova calls the entry and the host filter as plain functions and
+classes, with nothing of ours to carry it), its lock, and the two
+registries of requests below (weak sets: an entry goes with its request,
+and no private attribute is set on Nova's RequestSpec).
 """
 
 import dataclasses
 import logging
 import threading
+import weakref
 
 from image_type_common import exceptions
 from image_type_common import nova_releases
@@ -41,11 +48,8 @@ from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
+#: Set on our own entry function, to find it in Nova's list.
 MARK = '_image_type_filter'
-#: Set on each request the entry ran on; read by ``request_check``.
-RAN = '_image_type_filter_ran'
-#: Set on a request ``request_check`` has already judged.
-CHECKED = '_image_type_filter_checked'
 ENTRY = 'image_type_filter.request_filters'
 HOST_FILTER = 'ImageTypeRebuildFilter'
 #: Nova's host filter that checks an image's architecture against a
@@ -68,6 +72,10 @@ class Installed:
 _installed = None
 _install_lock = threading.Lock()
 _not_run = warn_once.WarnOnce(limit=1)
+#: The requests the entry ran on; read by ``request_check``.
+_ran = weakref.WeakSet()
+#: The requests ``request_check`` has already judged.
+_checked = weakref.WeakSet()
 
 
 def installed_filters():
@@ -232,7 +240,7 @@ def _as_nova_filter(nova):
 
     def request_filters(ctxt, request_spec):
         installed = _installed
-        _mark(request_spec, RAN)
+        _record(_ran, request_spec)
         if installed is None or installed.pipeline is None:
             return False
         if not installed.settings.enforce:
@@ -251,11 +259,11 @@ def _as_nova_filter(nova):
     return trace(request_filters) if trace else request_filters
 
 
-def _mark(request_spec, name):
+def _record(registry, request_spec):
     try:
-        setattr(request_spec, name, True)
-    except (AttributeError, TypeError):
-        pass  # then request_check cannot tell, and says so
+        registry.add(request_spec)
+    except TypeError:
+        pass  # not weakly referable: request_check cannot tell, says so
 
 
 def request_check(spec_obj):
@@ -270,11 +278,11 @@ def request_check(spec_obj):
     installed = _installed
     if installed is None or installed.pipeline is None:
         return True
-    if getattr(spec_obj, RAN, False):
+    if spec_obj in _ran:
         return True
     enforced = installed.settings.isolation_enforced
-    if not getattr(spec_obj, CHECKED, False):
-        _mark(spec_obj, CHECKED)
+    if spec_obj not in _checked:
+        _record(_checked, spec_obj)
         if enforced or _not_run.first_time(True):
             LOG.error(
                 'image-type-filter: nova-scheduler (Nova %s) did not run '
