@@ -64,7 +64,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
             if silent else set()
         missing = sorted(h.name for h in silent if h.uuid not in declared)
         volume_only = sorted(h.name for h in silent if h.uuid in declared)
-        how = 'compute nodes found by %s' % self.fleet.found_by
+        how = 'compute nodes found by the COMPUTE_NODE trait'
         if not hosts:
             return Result(Code.WARNING, 'no compute node found (%s)' % how)
         if missing:
@@ -88,15 +88,9 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
                          if volume_only else '', how))
 
     def _check_microversion(self):
-        version = self.client.negotiate()
-        if version < pc.CANDIDATES_REQUIRED:
-            return Result(Code.FAILURE, 'maximum %s cannot filter by trait '
-                          '(needs 1.17)' % pc.version_str(version))
-        if version < pc.ROOT_REQUIRED:
-            return Result(Code.WARNING, 'maximum %s has no root_required '
-                          '(1.35); the filter falls back to unsuffixed '
-                          'required' % pc.version_str(version))
-        return Result(Code.SUCCESS, pc.version_str(version))
+        """The microversion used (one Placement below what nova-scheduler
+        needs is refused before any check: PlacementTooOld)."""
+        return Result(Code.SUCCESS, pc.version_str(self.client.negotiate()))
 
     def _check_formats(self):
         """Information: how many hosts boot each format, and which formats

@@ -29,7 +29,6 @@ import os_traits
 
 from image_type_common import exceptions as common_exceptions
 from image_type_common import image_metadata
-from image_type_common import placement_client as pc
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
@@ -216,8 +215,6 @@ class ImageMetadataPrefilter:
             return None
         traits = self._known(family.traits)
         try:
-            if not self.placement.supports(pc.FORBIDDEN_TRAITS):
-                return None
             found = self.placement.list_resource_providers(
                 required=','.join([os_traits.COMPUTE_NODE] + [
                     '!' + t for t in sorted(traits)]))
