@@ -21,10 +21,8 @@ Session: the CA bundle, client certificate, ``insecure`` and timeout of
 the source apply to all of them (``image_type_common.tls``).
 """
 
-import itertools
 import logging
 import os
-import re
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
@@ -153,22 +151,18 @@ def adapter_from_cloud(cloud=None):
     return proxy
 
 
-#: The operating system's reason inside a requests/urllib3 message:
-#: "[Errno 111] Connection refused", "[Errno -2] Name or service not known".
-_OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
-
-
 def failure_reason(exc, timeout):
-    """Why a connection failed, in a few words: no urllib3 internals. The
-    cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
+    """Why a connection failed, in a few words: keystoneauth1's timeout,
+    or the operating system's reason (the OSError urllib3 raised its
+    error from: "connection refused", "name or service not known"),
+    looked for along the chain a DiscoveryFailure wraps too. (A TLS
     failure is ``tls.failure``'s to word.)"""
     if tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
         return ('timed out (no answer within %g s)' % timeout if timeout
                 else 'timed out')
     for seen in tls.chain(exc):
-        match = _OS_REASON.search(str(seen))
-        if match:
-            return match.group(1).strip().lower()
+        if isinstance(seen, OSError) and seen.strerror:
+            return seen.strerror.lower()
     return 'connection failed (%s)' % type(exc).__name__
 
 
@@ -252,7 +246,7 @@ class NamedServiceAdapter:
         #: Keystone's URL, when the auth plugin has one (admin_token has
         #: none).
         self.identity_url = getattr(auth, 'auth_url', None)
-        log_tokens(auth)
+        log_tokens(self._session, self.identity_url)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
@@ -355,29 +349,38 @@ class NamedServiceAdapter:
         return resp
 
 
-def log_tokens(auth):
-    """Have ``auth`` (a keystoneauth1 identity plugin) log each token it
-    obtains at DEBUG, as doc/source/install/credentials.rst's "Keystone
-    tokens" says. Plugins without tokens (admin_token) are left alone; a
-    plugin is wrapped once.
-    """
-    fetch = getattr(auth, 'get_auth_ref', None)
-    if fetch is None or getattr(auth, '_logs_tokens', False):
-        return
-    obtained = itertools.count(1)
+class TokenLines:
+    """One DEBUG line per Keystone token a keystoneauth1 Session obtains,
+    as doc/source/install/credentials.rst's "Keystone tokens" says: a
+    response hook of its requests Session (requests' documented extension
+    point; keystoneauth1 has none for a new token), seeing each
+    ``POST .../auth/tokens`` Keystone answers 201."""
 
-    def get_auth_ref(session, **kwargs):
-        ref = fetch(session, **kwargs)
-        number = next(obtained)
+    def __init__(self, identity_url):
+        self.identity_url = identity_url
+        self.obtained = 0
+
+    def __call__(self, response, *args, **kwargs):
+        if response.status_code != 201 or response.request.method != 'POST' \
+                or not parse.urlsplit(response.url).path.endswith(
+                    '/auth/tokens'):
+            return
+        self.obtained += 1
+        try:
+            expires = response.json()['token']['expires_at']
+        except (ValueError, KeyError, TypeError):
+            expires = None
         LOG.debug('Keystone token %s at %s (expires %s; %d obtained by '
                   'this process\'s client)',
-                  'obtained' if number == 1 else 'renewed',
-                  getattr(auth, 'auth_url', None),
-                  getattr(ref, 'expires', None), number)
-        return ref
+                  'obtained' if self.obtained == 1 else 'renewed',
+                  self.identity_url, expires, self.obtained)
 
-    auth.get_auth_ref = get_auth_ref
-    auth._logs_tokens = True
+
+def log_tokens(session, identity_url):
+    """Add ``TokenLines`` to a keystoneauth1 Session, once."""
+    hooks = session.session.hooks['response']
+    if not any(isinstance(hook, TokenLines) for hook in hooks):
+        hooks.append(TokenLines(identity_url))
 
 
 def client(adapter, settings=tls.NOVA_CONF):

@@ -21,7 +21,8 @@ is the doorbell, so a request made while a sync runs is never lost, and
 ringing takes no lock (safe in a signal handler). Inside
 ``interruptible()`` a signal's request also raises in the main thread at
 once (Stopping, ReloadRequested), so a library's own retries cannot hold it
-up.
+up: keystoneauth1 sleeps between its retries with no way to be woken, so
+raising from the handler is the only way to cut them short.
 """
 
 import contextlib

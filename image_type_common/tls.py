@@ -71,9 +71,12 @@ OPENSTACK_CLIENT = Settings(cafile='--os-cacert (or OS_CACERT)',
                                         'and OS_KEY)',
                             insecure='--insecure')
 
-#: OpenSSL's verify results that mean "signed by a CA you do not trust":
-#: the CA bundle is what to set. Any other (a host name the certificate
-#: does not name, an expired certificate) is the server's to fix.
+#: OpenSSL's verify results (X509_V_ERR_*) that mean "signed by a CA you
+#: do not trust": the CA bundle is what to set. Any other (a host name the
+#: certificate does not name, an expired certificate) is the server's to
+#: fix. keystoneauth1 and requests raise one SSLError for every refused
+#: certificate; only the ssl.SSLCertVerificationError in its chain tells
+#: them apart, by this number (``verify_code``).
 UNTRUSTED = frozenset((2, 18, 19, 20, 21, 27))
 _SSL_NOISE = re.compile(r'^\s*(?:\[[^\]]*\]\s*)?(.*?)(?:\s*\(_ssl\.c:\d+\))?'
                         r'\s*$', re.S)
