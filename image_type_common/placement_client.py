@@ -12,17 +12,12 @@
 
 """A thin Placement client both halves share: the only way to Placement.
 
-Methods are named after Placement's resources, and build every path
-themselves (a uuid or name is quoted as one path segment). ``negotiate``
-is the one step that asks the server's maximum microversion (``GET /``);
-every request then pins ``min(server max, ours)``, and a Placement below
-``MIN_MICROVERSION`` is refused there, so no feature older than it is
-checked again. A client that has not
-negotiated yet does so before its first request, so reading
-``microversion`` never sends anything. Errors become this project's
-exceptions with a one-line message; retries for connection errors and 5xx
-are keystoneauth1's (see ``image_type_common.conf.keystoneauth``), only 409
-handling is the caller's.
+Methods are named after Placement's resources and quote every path
+segment. ``negotiate`` (before the first request) asks the maximum
+microversion once; every request pins ``min(server max, ours)``, and a
+Placement below ``MIN_MICROVERSION`` is refused there, so no older feature
+is checked again. Errors are this project's, in one line; retries are
+keystoneauth1's (``conf.keystoneauth``), a 409 the caller's.
 """
 
 import logging
@@ -135,11 +130,8 @@ class PlacementClient:
                 'cannot reach Placement: %s' % text.one_line(exc)) from exc
 
     def request(self, method, path, body=None, ok=(200,), not_found=None):
-        """Send at the negotiated microversion; raise unless ``ok``.
-
-        ``not_found``: the provider uuid the path names, so that a 404
-        becomes ProviderNotFound rather than a generic error.
-        """
+        """Send at the negotiated microversion; raise unless ``ok`` (a 404
+        ProviderNotFound naming ``not_found``, the path's provider)."""
         resp = self._send(method, path, body, self.negotiate())
         if resp.status_code in ok:
             return resp

@@ -10,11 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""TLS to Keystone and the services: the files checked before anything is
-sent, and a failed handshake said in one line naming the setting to fix,
-in the words of the source of the credentials (``Settings``). Each source
-has one keystoneauth1 Session carrying its TLS settings; what they are and
-how a failure reads: doc/source/install/credentials.rst ("TLS").
+"""TLS: the files checked before anything is sent, and a failed handshake
+in one line naming the setting to fix, in the words of the credentials'
+source (``Settings``; doc/source/install/credentials.rst, "TLS").
 """
 
 import dataclasses
@@ -177,10 +175,7 @@ class Failure:
 
 def failure(exc, settings, client_cert=None):
     """The TLS failure inside a keystoneauth1 connection failure, or None
-    when the connection did not fail at TLS.
-
-    ``client_cert``: the client certificate the session sends, if any.
-    """
+    (``client_cert``: the one the session sends, if any)."""
     verify = in_chain(exc, ssl.SSLCertVerificationError)
     if verify is not None:
         words = ssl_words(verify)

@@ -13,13 +13,10 @@
 """This project's request filters alone, outside Nova, then
 ``GET /allocation_candidates``: ``candidates --disk-format``.
 
-A RequestSpec of our own, shaped like Nova's where the filters read it
-(``.image.disk_format``, ``.image.properties``, ``.flavor.extra_specs``,
-``.is_bfv``, ``.root_required``), so the same filters work on Nova's own
-objects; the query built from it as Nova builds it (root traits in
-``root_required``); Placement's answer as the hosts
-offered. The demo and the benchmarks use it too. nova-scheduler never
-loads it: inside Nova, Nova builds the query itself.
+A RequestSpec of our own, shaped like Nova's where the filters read it,
+and the query built from it as Nova builds it; Placement's answer as the
+hosts offered. The demo and the benchmarks use it too; inside Nova, Nova
+builds the query itself.
 """
 
 import dataclasses
@@ -156,10 +153,8 @@ def root_providers(body):
 
 
 def get_candidates(placement, pipeline, spec, ctxt=None):
-    """``pipeline`` (a ``RequestFilterPipeline``) on ``spec``, which it
-    mutates, then ``GET /allocation_candidates`` of ``placement`` (a
-    PlacementClient, whose microversion is negotiated once). A 400 "No
-    such trait" names the trait: a custom one no host carries is
+    """``pipeline`` on ``spec`` (which it changes), then Placement's
+    candidates. A 400 "No such trait" names the trait: a custom one is
     NoValidHost; a standard one says Placement is older than os-traits."""
     applied = pipeline(ctxt, spec)
     query_string = build(spec)

@@ -12,15 +12,11 @@
 
 """Running inside an unmodified nova-scheduler, configured from nova.conf.
 
-Nova imports host-filter classes from every name in ``[filter_scheduler]
-available_filters``; a name that is a function is called and must return
-classes. Naming ``image_type_filter.nova.all_filters`` there is the whole
-installation: it registers this project's options on Nova's CONF, adds its
-request filters to the ones nova-scheduler runs before every allocation-
-candidate query, and returns ``ImageTypeRebuildFilter``, a host filter that
-checks a rebuild's new image (Nova runs no request filter on a rebuild) and
-that Nova really ran the request filters on every other request.
-Every Nova name used is ``compat``'s.
+Nova calls a function named in ``[filter_scheduler] available_filters``
+for host-filter classes; naming ``image_type_filter.nova.all_filters``
+there is the whole installation: our options on Nova's CONF, our request
+filters after Nova's, and ``ImageTypeRebuildFilter``. Every Nova name used
+is ``compat``'s.
 """
 
 from image_type_filter.nova import compat

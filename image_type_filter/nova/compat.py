@@ -89,7 +89,6 @@ HOST_GUESTS_LOST = (
     'HW_ARCH_* trait could take the boot and none runs its architecture')
 _FIELD = 'a field the filters read or write (an oslo versioned object\'s ' \
     'field is a property of its class)'
-_BUILD = 'to build the request spec as nova-api does'
 
 SEAMS = (
     Seam(CONF, CORE, 'nova-scheduler\'s configuration: our options are '
@@ -135,32 +134,26 @@ SEAMS = (
          'available_filters, our request filters among them'),
     Seam('nova.objects.request_spec:RequestSpec.get_by_instance_uuid',
          CANDIDATES, 'a server\'s request spec, as Nova keeps it'),
-    Seam('nova.objects.request_spec:RequestSpec.from_components',
-         CANDIDATES, _BUILD),
-    Seam('nova.objects.flavor:Flavor.get_by_flavor_id', CANDIDATES,
-         'a flavor from the API database'),
-    Seam('nova.objects.flavor:Flavor.get_by_name', CANDIDATES,
-         'a flavor from the API database'),
-    Seam('nova.objects.image_meta:ImageMeta.from_dict', CANDIDATES, _BUILD),
+    *(Seam('nova.objects.flavor:Flavor.' + name, CANDIDATES, 'a flavor '
+           'from the API database') for name in ('get_by_flavor_id',
+                                                 'get_by_name')),
+    *(Seam(name, CANDIDATES, 'to build the request spec as nova-api does')
+      for name in ('nova.objects.request_spec:RequestSpec.from_components',
+                   'nova.objects.image_meta:ImageMeta.from_dict',
+                   'nova.virt.hardware:numa_get_constraints',
+                   'nova.pci.request:get_pci_requests_from_flavor')),
     Seam('nova.image.glance:_translate_from_glance', CANDIDATES, 'Glance\'s '
          'answer as nova-api\'s image API translates it (private)'),
-    Seam('nova.virt.hardware:numa_get_constraints', CANDIDATES, _BUILD),
-    Seam('nova.pci.request:get_pci_requests_from_flavor', CANDIDATES,
-         _BUILD),
     Seam(ALL_REQUEST_FILTERS, CANDIDATES, 'Nova\'s request filters, run '
          'in Nova\'s order'),
     Seam('nova.scheduler.utils:resources_from_request_spec', CANDIDATES,
          'the allocation-candidate query, built by Nova'),
     Seam('nova.scheduler.host_manager:HostManager', CANDIDATES, 'what the '
          'query builder asks about a host the request names'),
-    Seam('nova.exception:NovaException', CANDIDATES, 'Nova\'s refusals'),
-    Seam('nova.exception:NotFound', CANDIDATES, 'no such flavor or image'),
-    Seam('nova.exception:FlavorNotFound', CANDIDATES, 'a flavor named, '
-         'not numbered'),
-    Seam('nova.exception:RequestSpecNotFound', CANDIDATES, 'a server Nova '
-         'keeps no request spec for'),
-    Seam(REQUEST_FILTER_FAILED, CANDIDATES, 'a request filter refusing'),
-    Seam(NO_VALID_HOST, CANDIDATES, 'Nova refusing before Placement'),
+    *(Seam('nova.exception:' + name, CANDIDATES, 'Nova\'s refusals, '
+           'each said in one line') for name in (
+        'NovaException', 'NotFound', 'FlavorNotFound', 'RequestSpecNotFound',
+        'RequestFilterFailed', 'NoValidHost')),
     Seam('nova.version:version_string', CANDIDATES, 'the Nova release '
          'the answer is from'),
 )

@@ -39,19 +39,15 @@ class ImageTypeRebuildFilter(filters.BaseHostFilter):
         return integration.request_check(spec_obj)
 
     def filter_all(self, filter_obj_list, spec_obj):
-        """Nova's call for each filter: the hosts that pass. A rebuild
-        none of whose hosts passes raises Nova's NoValidHost with the
-        reason, so the server's fault says why.
+        """The hosts that pass. A rebuild none of whose hosts passes
+        raises Nova's NoValidHost with the reason, for the server's fault.
 
         Nova's host-filter interface says nothing of exceptions, but the
-        call that runs the filters, ``SchedulerManager.select_destinations``
-        (Nova 31 to 34), declares NoValidHost its expected exception
-        (``messaging.expected_exceptions``), raises it itself a step later
-        when no host is left (reason "There are not enough hosts
-        available."), and conductor's rebuild records the exception it
-        catches as the server's fault. So raising it here is what Nova
-        would do, with the reason; a Nova without it (``compat.LOST``)
-        gets no host and Nova's own reason.
+        call that runs it, ``SchedulerManager.select_destinations`` (Nova
+        31 to 34), declares NoValidHost its expected exception and raises
+        it itself a step later when no host is left (reason "There are not
+        enough hosts available."), and conductor's rebuild records it as
+        the fault: this is what Nova would do, with the reason.
         """
         if not utils.request_is_rebuild(spec_obj):
             return (host for host in filter_obj_list

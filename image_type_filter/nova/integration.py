@@ -13,21 +13,17 @@
 """Put this project's request filters into nova-scheduler, once, and keep
 reserved hosts reserved whatever Nova does with them.
 
-The filters are built from Nova's CONF and added to
-``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one entry,
-``image_type_filter.request_filters``, after Nova's own; a request that
-cannot be placed raises Nova's ``RequestFilterFailed``. Under
-``[image_type_filter] enforce = False`` the entry changes nothing and logs
-what it would have done (``scheduler.log_only``). What happens in a Nova
-where a name is missing, or that no longer runs ``ALL_REQUEST_FILTERS``
-(``request_check``), is doc/source/install/scheduler.rst's "A Nova this
-release was not tested with".
+The filters, built from Nova's CONF, are one entry of Nova's
+``ALL_REQUEST_FILTERS``, after Nova's own; a request that cannot be placed
+raises Nova's ``RequestFilterFailed``; log-only mode changes nothing
+(``scheduler.log_only``). A Nova that lacks a name or no longer runs the
+list: doc/source/install/scheduler.rst's "A Nova this release was not
+tested with".
 
-Module-global state, all of it needed: ``_installed`` (what ``install``
-built: Nova calls the entry and the host filter as plain functions and
-classes, with nothing of ours to carry it), its lock, and the two
-registries of requests below (weak sets: an entry goes with its request,
-and no private attribute is set on Nova's RequestSpec).
+Module-global state, all of it needed: ``_installed`` (Nova calls the
+entry and the host filter with nothing of ours to carry it), its lock,
+and two registries of requests (weak sets, so an entry goes with its
+request and nothing is set on Nova's RequestSpec).
 """
 
 import dataclasses
@@ -86,12 +82,9 @@ def installed_filters():
 
 
 def install():
-    """Register options, build the pipeline, add it to Nova. Idempotent.
-
-    Returns the ``compat.Nova`` found. Raises ConfigError (a bad isolation
-    rule, isolation without ImageTypeRebuildFilter) or NovaIncompatible,
-    each after one ERROR line, to stop nova-scheduler at start-up.
-    """
+    """Register options, build the pipeline, add it to Nova; idempotent.
+    The ``compat.Nova`` found; ConfigError or NovaIncompatible, after one
+    ERROR line, stops nova-scheduler."""
     with _install_lock:
         nova = compat.resolve()
         conf = nova.get(compat.CONF)
@@ -267,14 +260,10 @@ def _record(registry, request_spec):
 
 
 def request_check(spec_obj):
-    """Did nova-scheduler run our request filters on this request? For
-    ImageTypeRebuildFilter, on every host of every request but rebuilds.
-
-    True (the host passes) when it did, or when they were never added
-    (logged at start-up). When it did not: an ERROR line, and, if isolation
-    is enforced, False for every host, so the request ends in "No valid
-    host" rather than on a reserved host.
-    """
+    """Did nova-scheduler run our request filters on this (not rebuild)
+    request? True when it did or they were never added; otherwise an
+    ERROR line, and False under enforced isolation, so the request ends
+    in "No valid host" rather than on a reserved host."""
     installed = _installed
     if installed is None or installed.pipeline is None:
         return True
@@ -301,13 +290,9 @@ def request_check(spec_obj):
 
 
 def rebuild_refusal(host_uuid, spec_obj):
-    """Why this host cannot take the rebuild's new image, as the server's
-    fault gives it, or None when it can. One Placement read; a refusal is
-    also one WARNING line naming the server, the image and the host, and
-    an unreadable host is ``_unchecked_rebuild``'s. The fault's reason
-    names no host and no Placement detail: the user sees it, the log line
-    has the rest.
-    """
+    """Why this host cannot take the rebuild's new image, in the words
+    of the fault the user sees, or None. One Placement read; a refusal is
+    also a WARNING line with the server, image and host."""
     installed = _installed
     if installed is None or installed.pipeline is None:
         return None
