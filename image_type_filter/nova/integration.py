@@ -22,8 +22,9 @@ tested with".
 
 Module-global state, all of it needed: ``_installed`` (Nova calls the
 entry and the host filter with nothing of ours to carry it), its lock,
-and two registries of requests (weak sets, so an entry goes with its
-request and nothing is set on Nova's RequestSpec).
+the once-per-process memory of a Nova that did not run the list
+(``_not_run``), and two registries of requests (weak sets, so an entry
+goes with its request and nothing is set on Nova's RequestSpec).
 """
 
 import dataclasses
