@@ -12,11 +12,9 @@
 
 """The one back-off: exponential, capped, jittered.
 
-Used wherever this project waits to try again (a 409 generation conflict, a
-provider nova-compute has not created yet, credentials Placement refused),
-so a fleet of nodes restarted together never retries in step. The values
-each wait uses live with the other tunables of its command
-(``virt_capabilities.conf.reporter``).
+Wherever this project waits to try again, so a fleet of nodes restarted
+together never retries in step; each wait's values live with its
+command's tunables (``virt_capabilities.conf.reporter``).
 """
 
 import dataclasses

@@ -12,19 +12,14 @@
 
 """Build a PlacementClient from nova.conf's [placement] or from openstacksdk.
 
-A compute node uses the ``[placement]`` section it already has; an operator's
-shell uses ``--os-cloud`` / ``OS_*`` through openstacksdk. Both end in a
-keystoneauth1 adapter, so retries and credential redaction are keystoneauth1's.
-Every request, the start-up probe of ``auth_url`` and the diagnosis of a
-failed version discovery included, goes through that adapter's one
-Session: the CA bundle, client certificate, ``insecure`` and timeout of
-the source apply to all of them (``image_type_common.tls``).
+A compute node uses its ``[placement]`` section, an operator's shell
+``--os-cloud`` / ``OS_*`` through openstacksdk; both end in a keystoneauth1
+adapter (its retries, its redaction), whose one Session carries every
+request with the source's TLS settings and timeout (``tls``).
 """
 
-import itertools
 import logging
 import os
-import re
 from urllib import parse
 
 from keystoneauth1 import exceptions as ks_exc
@@ -43,15 +38,10 @@ GROUP = keystoneauth.placement.group.name
 def adapter_from_conf(conf, group=GROUP, service='Placement',
                       unset='give nova.conf a [placement] section, or use '
                             '--os-cloud / OS_* environment'):
-    """A keystoneauth1 Adapter from nova.conf's ``[group]`` keystoneauth1
-    options (``[placement]``, ``[ironic]``), as nova-compute builds its
-    own to reach ``service``.
-
-    What cannot work is refused before a token is asked for, in one line
-    naming the option (exit 2; ``unset``: what to do without an auth
-    plugin); ``insecure`` is one WARNING instead of urllib3's on each
-    connection (doc/source/install/credentials.rst, "TLS").
-    """
+    """A keystoneauth1 Adapter from nova.conf's ``[group]`` (as
+    nova-compute builds its own to reach ``service``). What cannot work
+    is refused before a token is asked for, in one line naming the option
+    (``unset``: what to do without an auth plugin)."""
     try:
         auth = ks_loading.load_auth_from_conf_options(conf, group)
     except (ks_exc.ClientException, ValueError) as exc:
@@ -83,17 +73,16 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
 
 
 def is_url(value):
-    """Whether an option's value is an http(s) URL with a host: what
-    ``[placement]`` and ``[ironic]``'s endpoints and ``auth_url`` must be."""
+    """Whether an endpoint or ``auth_url`` is an http(s) URL with a
+    host."""
     parsed = parse.urlparse(value)
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
 def _probe_identity(group, auth_url, session, settings):
-    """One unauthenticated GET of ``auth_url``, through the session every
-    request uses: a TLS failure is named now, and an answer of 401 or 403
-    refused (it is not Keystone's public discovery document; keystoneauth1
-    would then retry authenticated inside its own lock and hang for
+    """One unauthenticated GET of ``auth_url``: a TLS failure is named
+    now, and 401 or 403 refused (not Keystone's public discovery document:
+    keystoneauth1 would retry it authenticated, inside its lock, for
     ever)."""
     try:
         answer = _get_unauthenticated(session, auth_url)
@@ -112,12 +101,10 @@ def _probe_identity(group, auth_url, session, settings):
 
 
 def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
-    """An openstacksdk Connection for a clouds.yaml entry or (``cloud``
-    None) the ``OS_*`` environment, held to what a nova.conf section is
-    held to (``adapter_from_conf``): its TLS files checked before
-    anything is sent, ``verify: false`` one WARNING naming ``service``,
-    and ``timeout`` on every request where the cloud config sets no
-    ``api_timeout`` (keystoneauth1's own default is none)."""
+    """An openstacksdk Connection for a clouds.yaml entry (or, None, the
+    ``OS_*`` environment), held to what ``adapter_from_conf`` holds a
+    section to, with ``timeout`` where the cloud sets no ``api_timeout``
+    (keystoneauth1's default is none)."""
     import openstack
     from openstack import exceptions as sdk_exc
 
@@ -141,10 +128,9 @@ def cloud_error(cloud, exc):
 
 
 def adapter_from_cloud(cloud=None):
-    """openstacksdk's placement proxy (a keystoneauth1 Adapter) for a
-    cloud, its versions discovered (``NamedServiceAdapter.sdk_proxy``),
-    with the retries ``[placement]`` defaults to where the cloud config
-    sets none."""
+    """openstacksdk's placement proxy for a cloud, discovered
+    (``NamedServiceAdapter.sdk_proxy``), with ``[placement]``'s default
+    retries."""
     conn = connect(cloud, 'Placement')
     _, proxy, _ = NamedServiceAdapter(
         conn.config.get_session_client('placement'), tls.CLOUDS_YAML
@@ -153,33 +139,24 @@ def adapter_from_cloud(cloud=None):
     return proxy
 
 
-#: The operating system's reason inside a requests/urllib3 message:
-#: "[Errno 111] Connection refused", "[Errno -2] Name or service not known".
-_OS_REASON = re.compile(r'\[Errno -?\d+\] ([^"\'()\]\[]+)')
-
-
 def failure_reason(exc, timeout):
-    """Why a connection failed, in a few words: no urllib3 internals. The
-    cause a DiscoveryFailure wraps is looked for along the chain. (A TLS
-    failure is ``tls.failure``'s to word.)"""
+    """Why a connection failed, in a few words: keystoneauth1's timeout,
+    or the reason of the OSError urllib3 raised from ("connection
+    refused"), found along the chain. (TLS: ``tls.failure``.)"""
     if tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
         return ('timed out (no answer within %g s)' % timeout if timeout
                 else 'timed out')
     for seen in tls.chain(exc):
-        match = _OS_REASON.search(str(seen))
-        if match:
-            return match.group(1).strip().lower()
+        if isinstance(seen, OSError) and seen.strerror:
+            return seen.strerror.lower()
     return 'connection failed (%s)' % type(exc).__name__
 
 
 def connection_error(service, url, exc, session, settings,
                      unavailable=exceptions.PlacementUnavailable):
-    """Our error for a connection to ``service`` at ``url`` through
-    ``session`` (None: unknown) that failed: ``unavailable`` (exit 1, may
-    pass), or a ConfigError (exit 2) when a certificate was refused or a
-    client certificate is missing or not accepted; a TLS failure names the
-    setting to look at, in the words of ``settings`` (where the
-    credentials come from)."""
+    """Our error for a failed connection to ``service`` at ``url``:
+    ``unavailable`` (exit 1, may pass), or a ConfigError for a refused
+    certificate, naming the setting in the words of ``settings``."""
     failed = tls.failure(exc, settings, getattr(session, 'cert', None))
     reason = failed.reason if failed else failure_reason(
         exc, getattr(session, 'timeout', None))
@@ -189,8 +166,7 @@ def connection_error(service, url, exc, session, settings,
 
 
 def _get_unauthenticated(session, url):
-    """One GET of ``url`` through ``session`` (its CA bundle, client
-    certificate and timeout), without a token and without retries."""
+    """One GET of ``url`` through ``session``, no token, no retries."""
     return session.get(url, authenticated=False, raise_exc=False,
                        connect_retries=0, status_code_retries=0,
                        headers={'Accept': 'application/json'})
@@ -200,12 +176,10 @@ def keystone_error(exc, identity_url, session=None, settings=tls.NOVA_CONF,
                    service='Placement',
                    unavailable=exceptions.KeystoneUnavailable,
                    refused=exceptions.CredentialsRefused):
-    """One of our errors for a keystoneauth1 failure while authenticating
-    or reading the catalogue on the way to ``service``: unreachable
-    Keystone is a runtime failure (exit 1, ``unavailable``), refused
-    credentials (``refused``), a refused certificate and a missing
-    endpoint are configuration (exit 2). ``session`` and ``settings``: as
-    for ``connection_error``."""
+    """Our error for a keystoneauth1 failure on the way to ``service``,
+    from its type: Keystone unreachable is ``unavailable`` (exit 1),
+    refused credentials ``refused``, a refused certificate or a missing
+    endpoint configuration (exit 2)."""
     where = text.one_line(identity_url or '(no auth_url)')
     if isinstance(exc, (ks_exc.ConnectionError, ks_exc.DiscoveryFailure)):
         return connection_error('Keystone', where, exc, session, settings,
@@ -226,15 +200,11 @@ def keystone_error(exc, identity_url, session=None, settings=tls.NOVA_CONF,
 
 class NamedServiceAdapter:
     """A keystoneauth1 Adapter (or openstacksdk proxy) whose failures name
-    the service that failed: the token and the endpoint are asked for
-    first, so that a failure there names Keystone and its URL, and one of
-    the request the service and its URL, each in one line
-    (doc/source/install/credentials.rst). ``settings``: where the TLS
-    settings come from; ``unavailable``, ``keystone_unavailable`` and
-    ``refused``: the errors for no answer from the service, none from
-    Keystone, and refused credentials. Every other attribute is the
-    wrapped adapter's. Each token obtained is one DEBUG line
-    (``log_tokens``).
+    the service that failed, in one line: the token and the endpoint are
+    asked for first, so a failure there names Keystone and its URL
+    (doc/source/install/credentials.rst). The three errors are for no
+    answer from the service, none from Keystone, and refused credentials;
+    every other attribute is the wrapped adapter's.
     """
 
     def __init__(self, adapter, settings=tls.NOVA_CONF, service='Placement',
@@ -249,18 +219,16 @@ class NamedServiceAdapter:
         self._refused = refused
         self._session = adapter.session
         auth = adapter.auth or self._session.auth
-        #: Keystone's URL, when the auth plugin has one (admin_token has
-        #: none).
+        #: Keystone's URL (admin_token has none).
         self.identity_url = getattr(auth, 'auth_url', None)
-        log_tokens(auth)
+        log_tokens(self._session, self.identity_url)
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
 
     def listed_endpoint(self, unset):
-        """Authenticate if needed and find the service's endpoint as
-        configured or catalogued, without contacting it (the steps that
-        are Keystone's). ``unset``: what to do when there is none."""
+        """Keystone's steps: the token, and the service's endpoint as
+        configured or catalogued (``unset``: what to do without one)."""
         try:
             self._adapter.get_token()
             listed = self._adapter.get_endpoint(skip_discovery=True)
@@ -282,10 +250,9 @@ class NamedServiceAdapter:
                                 self._settings, self._unavailable)
 
     def discovery_error(self, url, otherwise=None):
-        """Why version discovery at ``url`` failed, when the library that
-        tried kept no cause: one GET of our own through the same session,
-        on the failure path only. ``otherwise``: the error to give when it
-        answers with success after all."""
+        """Why version discovery at ``url`` failed where the library kept
+        no cause: one GET of our own, on the failure path only
+        (``otherwise``: the error if it answers with success)."""
         try:
             answer = _get_unauthenticated(self._session, url)
         except ks_exc.ConnectionError as exc:
@@ -297,12 +264,9 @@ class NamedServiceAdapter:
             'document' % (self._service, url, answer.status_code))
 
     def sdk_proxy(self, conn, unset):
-        """The Keystone steps (``listed_endpoint``), then openstacksdk's
-        proxy of this adapter's service type on ``conn``, which discovers
-        the versions the service's endpoint offers (the service's step).
-        (The endpoint as listed, the proxy, its endpoint data.) An
-        undiscovered adapter (``conn.config.get_session_client``) takes
-        the Keystone steps: ``conn``'s proxy discovers as it is made."""
+        """(The endpoint as listed, the proxy, its endpoint data): the
+        Keystone steps on this undiscovered adapter, then ``conn``'s proxy
+        of its service type, which discovers the service's versions."""
         from openstack import exceptions as sdk_exc
 
         listed = self.listed_endpoint(unset)
@@ -317,9 +281,8 @@ class NamedServiceAdapter:
             error = exceptions.ConfigError('%s at %s: %s' % (
                 self._service, listed, text.one_line(exc)))
             if isinstance(exc, sdk_exc.NotSupported):
-                # "No supported versions" is also what openstacksdk says
-                # when discovery failed (a refused client certificate
-                # among others): one GET of our own says why.
+                # Also what openstacksdk says when discovery failed (a
+                # refused client certificate, say): one GET says why.
                 error = self.discovery_error(listed, error)
             raise error from exc
         if data is None or not data.url:
@@ -327,9 +290,8 @@ class NamedServiceAdapter:
         return listed, proxy, data
 
     def placement_url(self):
-        """The Keystone steps (``listed_endpoint``), then let keystoneauth1
-        discover the versions Placement's own endpoint offers (Placement's
-        step)."""
+        """The Keystone steps, then keystoneauth1's discovery of
+        Placement's endpoint."""
         listed = self.listed_endpoint(
             'set [placement] endpoint_override (or endpoint), or check the '
             'catalogue\'s placement entry')
@@ -345,8 +307,7 @@ class NamedServiceAdapter:
         except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
                 ) as exc:
             raise self.connection_error(endpoint, exc) from exc
-        # Placement is there but cannot serve now, after keystoneauth1's
-        # status_code_retries.
+        # There, but cannot serve now (after keystoneauth1's retries).
         if resp.status_code in keystoneauth.RETRIABLE_STATUS_CODES:
             status = ('%d %s' % (resp.status_code, resp.reason or '')).strip()
             raise exceptions.PlacementUnavailable(
@@ -355,35 +316,43 @@ class NamedServiceAdapter:
         return resp
 
 
-def log_tokens(auth):
-    """Have ``auth`` (a keystoneauth1 identity plugin) log each token it
-    obtains at DEBUG, as doc/source/install/credentials.rst's "Keystone
-    tokens" says. Plugins without tokens (admin_token) are left alone; a
-    plugin is wrapped once.
-    """
-    fetch = getattr(auth, 'get_auth_ref', None)
-    if fetch is None or getattr(auth, '_logs_tokens', False):
-        return
-    obtained = itertools.count(1)
+class TokenLines:
+    """One DEBUG line per Keystone token a keystoneauth1 Session obtains
+    (doc/source/install/credentials.rst, "Keystone tokens"): a response
+    hook of its requests Session (requests' extension point; keystoneauth1
+    has none for a new token) on each ``POST .../auth/tokens`` answered
+    201."""
 
-    def get_auth_ref(session, **kwargs):
-        ref = fetch(session, **kwargs)
-        number = next(obtained)
+    def __init__(self, identity_url):
+        self.identity_url = identity_url
+        self.obtained = 0
+
+    def __call__(self, response, *args, **kwargs):
+        if response.status_code != 201 or response.request.method != 'POST' \
+                or not parse.urlsplit(response.url).path.endswith(
+                    '/auth/tokens'):
+            return
+        self.obtained += 1
+        try:
+            expires = response.json()['token']['expires_at']
+        except (ValueError, KeyError, TypeError):
+            expires = None
         LOG.debug('Keystone token %s at %s (expires %s; %d obtained by '
                   'this process\'s client)',
-                  'obtained' if number == 1 else 'renewed',
-                  getattr(auth, 'auth_url', None),
-                  getattr(ref, 'expires', None), number)
-        return ref
+                  'obtained' if self.obtained == 1 else 'renewed',
+                  self.identity_url, expires, self.obtained)
 
-    auth.get_auth_ref = get_auth_ref
-    auth._logs_tokens = True
+
+def log_tokens(session, identity_url):
+    """Add ``TokenLines`` to a keystoneauth1 Session, once."""
+    hooks = session.session.hooks['response']
+    if not any(isinstance(hook, TokenLines) for hook in hooks):
+        hooks.append(TokenLines(identity_url))
 
 
 def client(adapter, settings=tls.NOVA_CONF):
-    """A PlacementClient whose failures name Keystone or Placement, and
-    a TLS failure the setting to look at, in the words of ``settings``
-    (where the adapter's session took its TLS files from)."""
+    """A PlacementClient whose failures name Keystone or Placement (and
+    a TLS setting, in the words of ``settings``)."""
     return placement_client.PlacementClient(
         NamedServiceAdapter(adapter, settings))
 
@@ -393,11 +362,8 @@ def has_cloud_environment():
 
 
 def client_for(conf=None, cloud=None):
-    """Pick the credentials source the way the CLI documents it.
-
-    ``--os-cloud`` wins; else nova.conf's ``[placement]`` when it names an
-    auth plugin; else ``OS_*`` environment; else a ConfigError.
-    """
+    """The credentials source, as the CLI documents it: ``--os-cloud``;
+    else ``[placement]`` when it names an auth plugin; else ``OS_*``."""
     if cloud:
         return client(adapter_from_cloud(cloud), tls.CLOUDS_YAML)
     if conf is not None and conf.placement.auth_type:

@@ -12,16 +12,13 @@
 
 """The one signal path: how a running command is told to stop or re-read.
 
-``install(control)`` is the only place this project's commands set signal
-handlers (SIGTERM and SIGINT stop, SIGHUP reloads); signal handlers and
-library callers use the same two calls, ``stop()`` and ``reload()``. Every
-wait (the service's interval, waiting for the provider, a back-off) wakes at
-once on them, whenever they arrive: the flags are the truth and a self-pipe
-is the doorbell, so a request made while a sync runs is never lost, and
-ringing takes no lock (safe in a signal handler). Inside
-``interruptible()`` a signal's request also raises in the main thread at
-once (Stopping, ReloadRequested), so a library's own retries cannot hold it
-up.
+``install`` is the only place signal handlers are set (SIGTERM and SIGINT
+stop, SIGHUP reloads), and they call what library callers call, ``stop()``
+and ``reload()``. Every wait wakes on them at once: the flags are the
+truth, a self-pipe the doorbell (no lock, safe in a handler). Inside
+``interruptible()`` a signal also raises in the main thread: keystoneauth1
+sleeps between its retries with no way to be woken, so raising from the
+handler is the only way to cut them short.
 """
 
 import contextlib
@@ -32,13 +29,9 @@ import time
 
 
 class Interrupted(BaseException):
-    """A signal's request cut a sync short.
-
-    A BaseException, like KeyboardInterrupt: it is raised from a signal
-    handler wherever the main thread happens to be, and an ``except
-    Exception`` there (logging's ``Handler.emit`` writing keystoneauth's
-    "Retrying" warning, for one) must not swallow it.
-    """
+    """A signal's request cut a sync short: a BaseException, so no
+    ``except Exception`` where it lands (logging's ``Handler.emit``, for
+    one) swallows it."""
 
 
 class Stopping(Interrupted):
@@ -134,10 +127,8 @@ _installed = None
 @contextlib.contextmanager
 def shielded():
     """A block a stop must not cut in two: a Placement write and the record
-    of what it set. Cut between them, the provider keeps a trait the state
-    does not know it set, and no later run removes it. A stop asked for
-    meanwhile is honoured as the block ends (a write is still bounded by
-    the client's timeout and retries); a reload waits for the next
+    of what it set (else a trait is left that no later run removes). A
+    stop is honoured as the block ends; a reload waits for the next
     cycle."""
     control = _installed
     if control is None or not control._interruptible:

@@ -30,13 +30,9 @@ class ConfigError(Error):
 
 
 class CredentialsRefused(ConfigError):
-    """Keystone or Placement refused the credentials (401 or 403).
-
-    Configuration (exit 2) for a one-shot command: the operator has a
-    password or a role to fix. A service retries it with back-off, reading
-    its configuration again each time: the rotated password arrives in its
-    config file, the missing role is granted a minute later.
-    """
+    """Keystone or Placement refused the credentials (401 or 403): exit 2
+    for a one-shot command; a service retries with back-off, re-reading its
+    configuration (the rotated password, the role granted later)."""
 
 
 class PlacementError(Error):

@@ -12,15 +12,12 @@
 
 """The image-metadata catalogue: image property values -> os-traits traits.
 
-Each family names the image properties it reads, the values Nova accepts for
-them (nova/objects/fields.py in nova 34.0.0, copied literally) and the
-os-traits prefix the reporting drivers use. A value's trait is the prefix
-and the upper-cased value (``-`` -> ``_``), kept only when os-traits really
-has that name, with the spellings Nova's own prefilter gets wrong fixed by
-hand. A value with no trait maps to None: no constraint, never a guess.
-
-Both halves use this table: the request filter to ask for a trait, the
-reporter to name the traits a driver boots but does not report.
+Each family: the image properties it reads, the values Nova accepts
+(nova/objects/fields.py in 34.0.0, copied literally) and the os-traits
+prefix. A value's trait is the prefix and the upper-cased value (``-`` ->
+``_``) when os-traits has that name (Nova's own misspellings fixed by
+hand), else None: no constraint, never a guess. The request filter asks
+for these traits; the reporter names those a driver boots unreported.
 """
 
 import dataclasses

@@ -12,9 +12,8 @@
 
 """The image-format catalogue: os-traits' COMPUTE_IMAGE_TYPE_* list, both ways.
 
-Both halves of the project use this module so that no format name is ever
-retyped. The list is read from os-traits at import, so a newer os-traits
-brings new formats with no code change here.
+Read from os-traits at import, so no format name is retyped and a newer
+os-traits brings new formats with no change here.
 """
 
 import os_traits
@@ -43,11 +42,8 @@ VOLUME_ONLY_TRAIT = 'CUSTOM_IMAGE_TYPE_FILTER_VOLUME_ONLY'
 
 
 def trait_for_format(disk_format):
-    """Return the trait for a disk format, or None when it is not a known one.
-
-    Only exact catalogue entries match (case-insensitively), so whatever
-    string comes in, the result is one of TRAITS or None: safe in a URL.
-    """
+    """The trait of a known disk format (case-insensitively), else None:
+    always one of TRAITS or None, safe in a URL."""
     if not isinstance(disk_format, str) or len(disk_format) > _LONGEST:
         return None
     return TRAIT_BY_FORMAT.get(disk_format.lower())

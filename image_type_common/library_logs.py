@@ -13,11 +13,8 @@
 """How loud the libraries under our commands may be.
 
 keystoneauth1 warns on every retry and urllib3 names every failed
-connection: by default a failure is this project's one line, and their
-warnings show from ``-v`` (or ``--debug``) on. The command line and the
-reporter's service log (``virt_capabilities.logs``) quiet the same
-libraries. Standard library only: the compute side's option registration
-imports this, and must not load a command line's libraries.
+connection: by default a failure is our one line, theirs show from ``-v``.
+Standard library only (option registration imports it).
 """
 
 import logging

@@ -12,15 +12,12 @@
 
 """A thin Placement client both halves share: the only way to Placement.
 
-Methods are named after Placement's resources, and build every path
-themselves (a uuid or name is quoted as one path segment). ``negotiate``
-is the one step that asks the server's maximum microversion (``GET /``);
-every request then pins ``min(server max, ours)``. A client that has not
-negotiated yet does so before its first request, so reading
-``microversion`` never sends anything. Errors become this project's
-exceptions with a one-line message; retries for connection errors and 5xx
-are keystoneauth1's (see ``image_type_common.conf.keystoneauth``), only 409
-handling is the caller's.
+Methods are named after Placement's resources and quote every path
+segment. ``negotiate`` (before the first request) asks the maximum
+microversion once; every request pins ``min(server max, ours)``, and a
+Placement below ``MIN_MICROVERSION`` is refused there, so no older feature
+is checked again. Errors are this project's, in one line; retries are
+keystoneauth1's (``conf.keystoneauth``), a 409 the caller's.
 """
 
 import logging
@@ -38,13 +35,15 @@ LOG = logging.getLogger(__name__)
 
 #: Newest microversion this client speaks (``required=in:`` arrived in 1.39).
 MAX_MICROVERSION = (1, 39)
+#: What nova-scheduler of every supported Nova asks every
+#: allocation-candidate query at (nova/cmd/status.py's
+#: MIN_PLACEMENT_MICROVERSION, Nova 31 to 34): a Placement below it serves
+#: no boot, so it is refused rather than worked around.
+MIN_MICROVERSION = (1, 36)
 
-# Feature -> first microversion that has it.
-PROVIDER_TRAITS = (1, 6)
-CANDIDATES_REQUIRED = (1, 17)
-PROVIDERS_REQUIRED = (1, 18)
+# Feature -> first microversion that has it (older ones: every Placement
+# this client accepts has them).
 FORBIDDEN_TRAITS = (1, 22)
-ROOT_REQUIRED = (1, 35)
 ANY_OF_TRAITS = (1, 39)
 
 #: Retrying these cannot help: the configuration has to change.
@@ -72,9 +71,8 @@ def encode_query(params):
 class PlacementClient:
     """Talks to Placement through a keystoneauth1 Adapter (or SDK proxy)."""
 
-    def __init__(self, adapter, max_microversion=MAX_MICROVERSION):
+    def __init__(self, adapter):
         self._adapter = adapter
-        self._max_microversion = max_microversion
         #: The microversion every request uses; None until ``negotiate``.
         self.microversion = None
 
@@ -96,7 +94,12 @@ class PlacementClient:
             raise exceptions.PlacementError(
                 'GET / did not answer with Placement\'s version '
                 'document: is the endpoint Placement?') from exc
-        self.microversion = min(server_max, self._max_microversion)
+        if server_max < MIN_MICROVERSION:
+            raise exceptions.PlacementTooOld(
+                'Placement maximum microversion %s is older than %s, which '
+                'nova-scheduler needs: upgrade Placement'
+                % (version_str(server_max), version_str(MIN_MICROVERSION)))
+        self.microversion = min(server_max, MAX_MICROVERSION)
         LOG.debug('Placement maximum microversion %s; using %s',
                   version_str(server_max), version_str(self.microversion))
         return self.microversion
@@ -127,11 +130,8 @@ class PlacementClient:
                 'cannot reach Placement: %s' % text.one_line(exc)) from exc
 
     def request(self, method, path, body=None, ok=(200,), not_found=None):
-        """Send at the negotiated microversion; raise unless ``ok``.
-
-        ``not_found``: the provider uuid the path names, so that a 404
-        becomes ProviderNotFound rather than a generic error.
-        """
+        """Send at the negotiated microversion; raise unless ``ok`` (a 404
+        ProviderNotFound naming ``not_found``, the path's provider)."""
         resp = self._send(method, path, body, self.negotiate())
         if resp.status_code in ok:
             return resp
@@ -174,8 +174,6 @@ class PlacementClient:
 
     def list_resource_providers(self, **filters):
         """GET /resource_providers with filters (name, uuid, required, ...)."""
-        if 'required' in filters:
-            self.require(PROVIDERS_REQUIRED, 'filter providers by trait')
         params = sorted((k, v) for k, v in filters.items() if v is not None)
         path = '/resource_providers'
         if params:
@@ -202,7 +200,6 @@ class PlacementClient:
 
     def get_provider_traits(self, uuid):
         """Return (set of traits, provider generation)."""
-        self.require(PROVIDER_TRAITS, 'read provider traits')
         body = self.request('GET', '/resource_providers/%s/traits'
                             % quote(uuid), not_found=uuid).json()
         return set(body['traits']), body['resource_provider_generation']
@@ -217,7 +214,6 @@ class PlacementClient:
 
     def list_traits(self, names):
         """Which of ``names`` Placement knows (GET /traits?name=in:...)."""
-        self.require(PROVIDER_TRAITS, 'list traits')
         names = sorted(names)
         for name in names:
             if not trait_names.is_name(name):
@@ -229,7 +225,6 @@ class PlacementClient:
 
     def list_associated_traits(self):
         """Every trait at least one provider carries (one request)."""
-        self.require(PROVIDER_TRAITS, 'list traits')
         return set(self.request('GET', '/traits?associated=true').json()[
             'traits'])
 

@@ -12,21 +12,11 @@
 
 """What a console script does first.
 
-A stop before the commands are ready ends the process at once, quietly.
-Importing the commands (cliff, keystoneauth1, oslo.config, openstacksdk)
-takes most of a second; Python's own SIGINT handler would print a
-KeyboardInterrupt traceback from whichever import it lands in. Until
-``cli.app.main_for`` installs the real handlers (``control.install``),
-SIGINT and SIGTERM end the process with 128 + the signal, as they end it
-later.
-
-The command line's libraries come with the ``cli`` extra, which
-nova-scheduler's environment does without: a console script run where the
-extra is not installed says which extra to install, in one line, and exits
-2 (bad usage), instead of an ImportError's traceback.
-
-This module imports nothing heavy, so the console scripts import it before
-anything else.
+Importing the commands takes most of a second, and Python's SIGINT handler
+would print a traceback from whichever import it lands in: until
+``control.install``, SIGINT and SIGTERM end the process quietly with 128 +
+the signal. Without the ``cli`` extra, one line says which to install
+(exit 2). It imports nothing heavy, so it comes first.
 """
 
 import os

@@ -10,11 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""TLS to Keystone and the services: the files checked before anything is
-sent, and a failed handshake said in one line naming the setting to fix,
-in the words of the source of the credentials (``Settings``). Each source
-has one keystoneauth1 Session carrying its TLS settings; what they are and
-how a failure reads: doc/source/install/credentials.rst ("TLS").
+"""TLS: the files checked before anything is sent, and a failed handshake
+in one line naming the setting to fix, in the words of the credentials'
+source (``Settings``; doc/source/install/credentials.rst, "TLS").
 """
 
 import dataclasses
@@ -71,9 +69,12 @@ OPENSTACK_CLIENT = Settings(cafile='--os-cacert (or OS_CACERT)',
                                         'and OS_KEY)',
                             insecure='--insecure')
 
-#: OpenSSL's verify results that mean "signed by a CA you do not trust":
-#: the CA bundle is what to set. Any other (a host name the certificate
-#: does not name, an expired certificate) is the server's to fix.
+#: OpenSSL's verify results (X509_V_ERR_*) that mean "signed by a CA you
+#: do not trust": the CA bundle is what to set. Any other (a host name the
+#: certificate does not name, an expired certificate) is the server's to
+#: fix. keystoneauth1 and requests raise one SSLError for every refused
+#: certificate; only the ssl.SSLCertVerificationError in its chain tells
+#: them apart, by this number (``verify_code``).
 UNTRUSTED = frozenset((2, 18, 19, 20, 21, 27))
 _SSL_NOISE = re.compile(r'^\s*(?:\[[^\]]*\]\s*)?(.*?)(?:\s*\(_ssl\.c:\d+\))?'
                         r'\s*$', re.S)
@@ -174,10 +175,7 @@ class Failure:
 
 def failure(exc, settings, client_cert=None):
     """The TLS failure inside a keystoneauth1 connection failure, or None
-    when the connection did not fail at TLS.
-
-    ``client_cert``: the client certificate the session sends, if any.
-    """
+    (``client_cert``: the one the session sends, if any)."""
     verify = in_chain(exc, ssl.SSLCertVerificationError)
     if verify is not None:
         words = ssl_words(verify)

@@ -12,10 +12,9 @@
 
 """Placement's grammar for trait (and resource-class) names, in one place.
 
-Names are upper-case letters, digits and underscores, at most 255
-characters; custom ones start with ``CUSTOM_``. Every name this project puts
-into a URL or a request body is checked against this module, so nothing else
-can be smuggled in.
+Upper-case letters, digits and underscores, at most 255 characters;
+custom ones start ``CUSTOM_``. Every name put into a URL or a body is
+checked here, so nothing else can be smuggled in.
 """
 
 import re

@@ -16,10 +16,7 @@ from image_type_common import exceptions
 
 
 class NoValidHost(exceptions.Error):
-    """The request cannot be placed; the message says why.
-
-    Exit code 3, as ``image-type-filter candidates`` answers "no valid
-    host"; inside Nova it becomes ``RequestFilterFailed``.
-    """
+    """The request cannot be placed; the message says why. Exit code 3;
+    inside Nova it becomes ``RequestFilterFailed``."""
 
     exit_code = 3

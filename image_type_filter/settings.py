@@ -12,21 +12,15 @@
 
 """The scheduler side's configuration, read once into typed values.
 
-Every option the request filters use is read here, in one pass, and
-handed down as a frozen dataclass, so that inside nova-scheduler a
-malformed value fails here, with one line naming it (the commands check
-every value as they load the files, ``loading.validate_all``).
-image_type_filter/scheduler/ reads no option by name; a test holds it.
+Every option the request filters use is read here, once, into a frozen
+dataclass, so a malformed value fails here in one line;
+image_type_filter/scheduler/ reads no option by name (a test holds it).
 
-Options that configure no filter are read by name where they are used,
-in four modules. ``nova.integration`` reads Nova's ``[filter_scheduler]
-enabled_filters`` at start-up, to know whether the rebuild filter runs and
-whether ImagePropertiesFilter does (the image-metadata prefilter defers to
-it). ``diagnostics.as_scheduler`` reads, on Nova's own CONF loaded from
-the nova.conf that ``candidates`` is given, ``[filter_scheduler]
-available_filters`` and ``[workarounds] disable_fallback_pcpu_query``.
-``image_type_common.connection`` and ``cmd.osc_plugin`` read
-``[placement]``, whose ``auth_type`` picks the credentials.
+Options that configure no filter are read where they are used:
+``nova.integration`` (Nova's ``[filter_scheduler] enabled_filters``),
+``diagnostics.nova_side.as_scheduler`` (``available_filters``,
+``[workarounds] disable_fallback_pcpu_query``), and
+``image_type_common.connection`` and ``cmd.osc_plugin`` (``[placement]``).
 """
 
 import dataclasses
@@ -53,11 +47,8 @@ def _unconfigured():
 
 @dataclasses.dataclass(frozen=True)
 class FilterSettings:
-    """What the request filters nova-scheduler runs are told.
-
-    Every value comes from ``from_conf``: the defaults are the options' own
-    (image_type_filter/conf/), written nowhere else; ``defaults`` gives
-    them with a few values set."""
+    """What the request filters are told, from ``from_conf`` (the
+    options' own defaults; ``defaults`` sets a few)."""
 
     #: False: log what the filters would do, change no request.
     enforce: bool

@@ -11,9 +11,6 @@
 # under the License.
 
 """Compute-side half: the traits a compute node carries that nova-compute
-does not keep itself (its custom traits, the driver's image-metadata
-traits and, with ``image_type_traits_owner = reporter``, the
-``COMPUTE_IMAGE_TYPE_*`` traits of the formats its driver boots), kept on
-its resource provider by ``virt-capabilities``. Its modules:
-doc/source/contributor/architecture.rst.
+does not keep itself, kept on its resource provider by
+``virt-capabilities`` (doc/source/contributor/architecture.rst).
 """

@@ -12,10 +12,8 @@
 
 """Each Nova virt driver, as the reporter needs to know it: one record.
 
-A table of records (``Driver`` lists the facts), data first, for the
-drivers of the supported Nova releases only, each fact naming the Nova
-34.0.0 source it comes from. Driver names are spelled as nova.conf spells
-them; the ``nova.virt.`` prefix is optional, as it is for Nova.
+The drivers of the supported Nova releases, each fact naming its Nova
+34.0.0 source; names as nova.conf spells them (``nova.virt.`` optional).
 """
 
 import dataclasses
@@ -211,14 +209,10 @@ def normalize_driver(name):
 
 
 def parse_exclude_list(entries):
-    """``[compute] image_type_exclude_list``, read exactly as nova-compute.
-
-    nova-compute drops a format only when an entry equals its lower-case
-    name (``nova/virt/driver.py`` ``_check_image_type_exclude_list``); any
-    other entry excludes nothing. Reporting what the operator meant would
-    then fight nova-compute over the trait, and reporting what Nova does
-    would silently ignore the operator: such an entry is refused instead.
-    """
+    """``[compute] image_type_exclude_list``, read exactly as nova-compute
+    (``nova/virt/driver.py`` ``_check_image_type_exclude_list``), which
+    drops a format only for its exact lower-case name: any other entry is
+    refused, rather than fight nova-compute or ignore the operator."""
     excluded = set()
     for entry in entries:
         if entry in image_types.FORMATS:

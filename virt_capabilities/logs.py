@@ -12,14 +12,10 @@
 
 """nova-compute's logging conventions for the reporter, through oslo.log.
 
-The options nova.conf already has for nova-compute (``log_file``,
-``log_dir``, ``use_syslog``, ``use_journal``, ``log_config_append``,
-``debug`` ...) mean the same here. When nova.conf sets none of them, the
-command keeps logging to stderr, one line per event. A destination that
-cannot be opened (a ``log_dir`` this host does not have: a kolla
-nova.conf's ``/var/log/kolla/nova`` read outside the container) is a
-ConfigError naming the option and the path, said on stderr as every
-configuration error is (exit 2).
+nova.conf's logging options for nova-compute (``log_file``, ``log_dir``,
+``use_syslog`` ...) mean the same here; with none, stderr. A destination
+that cannot be opened (a kolla ``log_dir`` read outside its container) is
+a ConfigError naming the option and the path.
 """
 
 import logging
@@ -52,12 +48,9 @@ def register_opts(conf):
 
 
 def setup(conf):
-    """Log where nova.conf says, if it says; returns whether it did.
-
-    ConfigError when a destination cannot be opened; the command's own
-    logging (stderr), which oslo.log had already taken down, is put back
-    for that one line.
-    """
+    """Log where nova.conf says, if it says; return whether it did. For a
+    ConfigError, stderr's handler (which oslo.log took down) is put back
+    for that one line."""
     if not any(getattr(conf, name, None) for name in DESTINATIONS):
         return False
     root = logging.getLogger()

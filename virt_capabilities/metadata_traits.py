@@ -12,13 +12,11 @@
 
 """Image-metadata traits a driver boots but nova-compute never writes.
 
-Nova's image-metadata prefilter (and this project's) turns ``hw_disk_bus``,
-``hw_cdrom_bus``, ``hw_vif_model``, ``hw_video_model``, ``hw_architecture``
-... into required traits. Where a Nova 34 driver boots a value but never
-reports its trait, no host of that driver is offered for such an image.
-These rows list exactly those traits, each naming the Nova 34.0.0 source
-that boots the value; each driver's record (``drivers.DRIVERS``) says which
-rows are its own. Nothing is derived or guessed at run time.
+The image-metadata prefilters turn ``hw_disk_bus``, ``hw_architecture``
+... into required traits; where a Nova 34 driver boots a value but never
+reports its trait, none of its hosts is offered for such an image. These
+rows list exactly those traits, each naming the Nova 34.0.0 source that
+boots the value (``drivers.DRIVERS`` says whose rows are whose).
 
 Every trait here is one nova-compute never writes for that driver: neither
 its ``update_provider_tree`` (VMware adds only ``HW_ARCH_X86_64``:

@@ -12,11 +12,8 @@
 
 """The command line both console scripts share, on cliff.
 
-Installed with the ``cli`` extra (``image-type-filter[cli]``), which
-nova-scheduler does not need: nothing the scheduler side or the compute
-side's option registration imports comes from here. One module a job:
-``app`` (the cliff App, the console scripts' body, and commands whose exit
-code is part of the answer), ``column_types`` (output columns, and lists
-and mappings that print as text) and ``arguments`` (the config and cloud
-arguments).
+Installed with the ``cli`` extra, which nova-scheduler does without:
+nothing the scheduler side or option registration imports comes from here.
+``app`` (the cliff App), ``column_types`` (output columns) and
+``arguments`` (the config and cloud arguments).
 """

@@ -136,14 +136,10 @@ class App(app.App):
 
 
 class AnswersWithExitCode:
-    """Mixin for a cliff command whose exit code is part of its answer.
-
-    ``take_action`` sets ``self.exit_code`` (a readiness check that prints
-    its table and answers 2); one of this project's errors becomes its own
-    exit code and one line. Both hold under any cliff App, the
-    ``openstack`` client's included; with ``--debug`` errors propagate for
-    the traceback.
-    """
+    """Mixin for a cliff command whose exit code is part of its answer
+    (``self.exit_code``), and whose errors are one line and their own code
+    under any cliff App, the ``openstack`` client's included (``--debug``:
+    the traceback)."""
 
     exit_code = 0
 

@@ -11,11 +11,8 @@
 # under the License.
 
 """Output columns, lists and mappings that read right in every cliff
-formatter.
-
-A command's data goes to every cliff formatter: ``json`` and ``yaml`` want
-the list or mapping itself, ``value``, ``shell`` and ``csv`` print
-``str()`` of it, which must never be a Python repr.
+formatter: data in ``json`` and ``yaml``, text (never a Python repr) in
+``value``, ``shell`` and ``csv``.
 """
 
 from cliff import columns
@@ -46,15 +43,9 @@ class TextDict(dict):
 
 
 def register_yaml():
-    """Teach ``-f yaml`` TextList and TextDict, as a plain list and mapping.
-
-    cliff's yaml formatter calls ``yaml.safe_dump``, whose SafeDumper knows
-    a type only by its exact class: a list subclass would stop the output
-    with a RepresenterError. This changes PyYAML's SafeDumper for the whole
-    process, so it is called where a command line starts (``app.App`` and
-    the openstack client plugin's commands), never on import. Idempotent: a
-    second call replaces the same representers.
-    """
+    """Teach ``-f yaml`` TextList and TextDict (SafeDumper knows a type
+    only by its exact class). Process-wide, so called where a command line
+    starts, never on import; idempotent."""
     yaml.SafeDumper.add_representer(
         TextList, yaml.representer.SafeRepresenter.represent_list)
     yaml.SafeDumper.add_representer(

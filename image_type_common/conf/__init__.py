@@ -32,3 +32,14 @@ def merged_list_opts(modules):
         for group, opts in module.list_opts().items():
             merged.setdefault(group, []).extend(opts)
     return list(merged.items())
+
+
+def register_listed(conf, modules):
+    """Register the options the modules' ``list_opts`` give: so a module
+    of options says its group once, and registers nothing itself."""
+    for group, opts in merged_list_opts(modules):
+        if group == 'DEFAULT':
+            conf.register_opts(opts)
+        else:
+            conf.register_group(fresh_group(group))
+            conf.register_opts(opts, group=group.name)

@@ -13,12 +13,9 @@
 """``[placement]`` and ``[ironic]``: keystoneauth1's own auth, session and
 adapter options, as nova.conf has them.
 
-nova-compute reaches Placement and Ironic with these sections, so the
-reporter and the scheduler side read the same ones and need no second
-credentials file. Both are registered by one ``Section``, with the
-defaults this project sets on top of keystoneauth1's (``register_opts``;
-keystoneauth1's own, and so nova-compute's, are no timeout and no
-retries).
+The sections nova-compute reaches Placement and Ironic with, so no second
+credentials file; one ``Section`` registers both, with this project's
+defaults on top of keystoneauth1's (which are no timeout, no retries).
 """
 
 import dataclasses

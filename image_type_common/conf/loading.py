@@ -12,9 +12,8 @@
 
 """Parse nova.conf files into a ConfigOpts, with one-line errors.
 
-Each half registers its own options (``register``); this module only loads
-and reads, so a malformed value fails at load time with a message naming
-the option, never later with a traceback.
+Each half registers its own options; a malformed value fails at load time
+naming the option, never later with a traceback.
 """
 
 
@@ -27,12 +26,9 @@ from image_type_common import text
 
 
 def load(config_files, register, conf=None, config_dirs=()):
-    """Parse nova.conf files, then ``*.conf`` in each config dir, in order
-    (later wins), into a fresh (or given) ConfigOpts.
-
-    Unknown options in the files are ignored, as oslo.config does. A missing
-    or unparsable file or directory is a ConfigError naming it.
-    """
+    """nova.conf files, then each config dir's ``*.conf``, later winning,
+    into a fresh (or given) ConfigOpts; a missing or unparsable one is a
+    ConfigError naming it."""
     conf = conf if conf is not None else cfg.ConfigOpts()
     register(conf)
     for path in config_files:

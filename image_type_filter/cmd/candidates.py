@@ -26,12 +26,12 @@ from image_type_common.cli import roles
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter import settings
 from image_type_filter.cmd import common
-from image_type_filter.diagnostics import as_scheduler
-from image_type_filter.diagnostics import cloud
-from image_type_filter.diagnostics import nova_input
 from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey
 from image_type_filter.diagnostics import verdicts
+from image_type_filter.diagnostics.nova_side import as_scheduler
+from image_type_filter.diagnostics.nova_side import cloud
+from image_type_filter.diagnostics.nova_side import nova_input
 from image_type_filter.scheduler import pipeline as filter_pipeline
 
 LOG = logging.getLogger(__name__)

@@ -12,16 +12,11 @@
 
 """The ``openstack`` client plugin: ``openstack image-type candidates|status``.
 
-The same commands, flags, output and exit codes as ``image-type-filter``.
-``--config-file`` reads nova.conf as there: the filters' options, and its
-``[placement]`` section when that names an auth plugin; otherwise Placement
-is reached through the openstack client's own session (clouds.yaml, the
-``--os-*`` options, ``OS_*``). ``candidates --server``, ``--image`` and
-``--flavor`` always read Nova and Glance with that session's credentials
-and TLS settings (``diagnostics.cloud.on_session``). The
-commands authenticate themselves (``auth_required = False``), so that a
-credentials problem is one line and exit 2, and Keystone down one line
-naming Keystone, as everywhere.
+The same commands, flags, output and exit codes as ``image-type-filter``;
+Placement, Nova and Glance are reached through the openstack client's own
+session unless ``--config-file`` sets ``[placement] auth_type``.
+The commands authenticate themselves (``auth_required = False``), so a
+credentials problem is one line and exit 2, as everywhere.
 """
 
 import logging
@@ -40,7 +35,7 @@ from image_type_common.conf import loading
 from image_type_filter import conf as itf_conf
 from image_type_filter.cmd import candidates
 from image_type_filter.cmd import status
-from image_type_filter.diagnostics import cloud
+from image_type_filter.diagnostics.nova_side import cloud
 
 LOG = logging.getLogger(__name__)
 

@@ -37,9 +37,8 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
     The same meaning as nova-status upgrade check: one row per check,
     after a first row, "Version", naming this installation's version and
     the configuration files read (run it with nova-scheduler's own).
-    Compute nodes are the providers Nova marks with the COMPUTE_NODE trait
-    (VCPU inventory where Placement or Nova predates it, and the check says
-    so); the "Image formats" row counts hosts per format and lists the
+    Compute nodes are the providers Nova marks with the COMPUTE_NODE
+    trait; the "Image formats" row counts hosts per format and lists the
     formats no host boots. Each image-metadata family enabled (or named
     with --family) gets a row: compute nodes that report none of its
     traits would receive no boot of an image that sets its properties.

@@ -20,29 +20,29 @@ configures them and no second ConfigOpts has to be loaded.
 
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import merged_list_opts
+from image_type_common.conf import register_listed
 from image_type_filter.conf import image_isolation
 from image_type_filter.conf import image_metadata_prefilter
 from image_type_filter.conf import image_type_filter
 from image_type_filter.conf import scheduler
 
-MODULES = [scheduler, image_type_filter, image_isolation,
-           image_metadata_prefilter, keystoneauth.placement]
+#: The request filters' own groups.
+FILTERS = (image_type_filter, image_isolation, image_metadata_prefilter)
 
 
 def register_opts(conf):
-    for module in MODULES:
-        module.register_opts(conf)
+    scheduler.register_opts(conf)
+    register_listed(conf, FILTERS)
+    keystoneauth.placement.register_opts(conf)
 
 
 def register_nova_opts(conf):
     """The request filters' options, on Nova's CONF (idempotent)."""
     scheduler.register_filter_opts(conf)
-    image_type_filter.register_opts(conf)
-    image_isolation.register_opts(conf)
-    image_metadata_prefilter.register_opts(conf)
+    register_listed(conf, FILTERS)
 
 
 def list_opts():
     """Entry point for oslo-config-generator (``oslo.config.opts``)."""
-    return merged_list_opts(MODULES)
+    return merged_list_opts((scheduler, *FILTERS, keystoneauth.placement))
 

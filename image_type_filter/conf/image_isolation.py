@@ -14,8 +14,6 @@
 
 from oslo_config import cfg
 
-from image_type_common.conf import fresh_group
-
 image_isolation_group = cfg.OptGroup(
     'image_isolation', title='Image-property isolation',
     help='Tagged images go only to tagged hosts, and untagged images never '
@@ -53,12 +51,6 @@ image_isolation_opts = [
              'nowhere, and a request that asks for it gets "No valid host" '
              'naming it. Values cannot contain commas.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_group(fresh_group(image_isolation_group))
-    conf.register_opts(image_isolation_opts,
-                       group=image_isolation_group.name)
 
 
 def list_opts():

@@ -16,7 +16,6 @@ from oslo_config import cfg
 from oslo_config import types
 
 from image_type_common import image_metadata
-from image_type_common.conf import fresh_group
 
 image_metadata_prefilter_group = cfg.OptGroup(
     'image_metadata_prefilter', title='Image-metadata prefilter',
@@ -62,12 +61,6 @@ image_metadata_prefilter_opts = [
              '(but ``architecture``\'s) would receive no boot of an image '
              'that sets the property.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_group(fresh_group(image_metadata_prefilter_group))
-    conf.register_opts(image_metadata_prefilter_opts,
-                       group=image_metadata_prefilter_group.name)
 
 
 def list_opts():

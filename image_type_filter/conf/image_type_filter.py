@@ -15,8 +15,6 @@ on/off switches, and whether what they decide is applied."""
 
 from oslo_config import cfg
 
-from image_type_common.conf import fresh_group
-
 image_type_filter_group = cfg.OptGroup(
     'image_type_filter', title='Image-type request filters',
     help='Whether the request filters apply what they decide or only log '
@@ -69,12 +67,6 @@ image_type_filter_opts = [
              'carrying the trait takes the next boot; a boot whose trait '
              'some host carries makes no such request.'),
 ]
-
-
-def register_opts(conf):
-    conf.register_group(fresh_group(image_type_filter_group))
-    conf.register_opts(image_type_filter_opts,
-                       group=image_type_filter_group.name)
 
 
 def list_opts():

@@ -13,11 +13,8 @@
 """[scheduler] options: the spec's switch, and Nova's own options we honour.
 
 ``filter_hosts_by_image_type_support`` is the one option of ours in Nova's
-group: the spec names it there. Nova's
-``query_placement_for_image_type_support`` and ``image_metadata_prefilter``
-are Nova's: inside nova-scheduler they are read, never declared again;
-elsewhere they are declared here so a nova.conf that sets them means the
-same thing. Everything else of ours has a group of its own.
+group (the spec names it there). Nova's two are declared here only outside
+nova-scheduler, so a nova.conf that sets them means the same thing.
 """
 
 from oslo_config import cfg

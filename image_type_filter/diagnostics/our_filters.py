@@ -13,17 +13,13 @@
 """This project's request filters alone, outside Nova, then
 ``GET /allocation_candidates``: ``candidates --disk-format``.
 
-A RequestSpec of our own, shaped like Nova's where the filters read it
-(``.image.disk_format``, ``.image.properties``, ``.flavor.extra_specs``,
-``.is_bfv``, ``.root_required``), so the same filters work on Nova's own
-objects; the query built from it as Nova builds it (root traits in
-``root_required``, microversion 1.35); Placement's answer as the hosts
-offered. The demo and the benchmarks use it too. nova-scheduler never
-loads it: inside Nova, Nova builds the query itself.
+A RequestSpec of our own, shaped like Nova's where the filters read it,
+and the query built from it as Nova builds it; Placement's answer as the
+hosts offered. The demo and the benchmarks use it too; inside Nova, Nova
+builds the query itself.
 """
 
 import dataclasses
-import logging
 
 from image_type_common import exceptions
 from image_type_common import placement_client as pc
@@ -31,8 +27,6 @@ from image_type_common import text
 from image_type_common import trait_names
 from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import trait_grammar
-
-LOG = logging.getLogger(__name__)
 
 
 def image_required_traits(properties):
@@ -109,49 +103,32 @@ def _resources(resources):
     return ','.join(amounts)
 
 
-def _traits(required, forbidden, version):
-    if forbidden and version < pc.FORBIDDEN_TRAITS:
-        raise exceptions.PlacementTooOld(
-            'Placement microversion %s cannot forbid traits (needs 1.22)'
-            % pc.version_str(version))
+def _traits(required, forbidden):
     tokens = _names(required, 'trait') + [
         '!' + t for t in _names(forbidden, 'trait')]
     return ','.join(tokens)
 
 
-def build_params(spec, version):
-    """The (key, value) pairs of the query, in a fixed order.
-
-    Root traits go in ``root_required``; Placement older than 1.35 has
-    none, and they join the unsuffixed ``required`` parameter."""
-    root_required = set(spec.root_required)
-    root_forbidden = set(spec.root_forbidden)
-    required = set(spec.required)
-    forbidden = set(spec.forbidden)
-    if (root_required or root_forbidden or required or forbidden) and (
-            version < pc.CANDIDATES_REQUIRED):
-        raise exceptions.PlacementTooOld(
-            'Placement microversion %s cannot filter allocation candidates '
-            'by trait (needs 1.17); upgrade Placement or turn the filter off'
-            % pc.version_str(version))
-    if version < pc.ROOT_REQUIRED:
-        required |= root_required
-        forbidden |= root_forbidden
-        root_required, root_forbidden = set(), set()
+def build_params(spec):
+    """The (key, value) pairs of the query, in a fixed order: root traits
+    in ``root_required``, which every Placement the client accepts has
+    (``placement_client.MIN_MICROVERSION``)."""
     params = []
     if spec.resources:
         params.append(('resources', _resources(spec.resources)))
-    if required or forbidden:
-        params.append(('required', _traits(required, forbidden, version)))
-    if root_required or root_forbidden:
+    if spec.required or spec.forbidden:
+        params.append(('required', _traits(spec.required, spec.forbidden)))
+    if spec.root_required or spec.root_forbidden:
         params.append(('root_required',
-                       _traits(root_required, root_forbidden, version)))
+                       _traits(spec.root_required, spec.root_forbidden)))
     return params
 
 
-def build(spec, version):
-    """The query string for ``GET /allocation_candidates``."""
-    return pc.encode_query(build_params(spec, version))
+def build(spec, version=None):
+    """The query string for ``GET /allocation_candidates``. ``version``
+    (the negotiated microversion) changes nothing: every one the client
+    accepts takes the same query."""
+    return pc.encode_query(build_params(spec))
 
 
 # -- asking Placement ------------------------------------------------------
@@ -176,18 +153,11 @@ def root_providers(body):
 
 
 def get_candidates(placement, pipeline, spec, ctxt=None):
-    """``pipeline`` (a ``RequestFilterPipeline``) on ``spec``, which it
-    mutates, then ``GET /allocation_candidates`` of ``placement`` (a
-    PlacementClient, whose microversion is negotiated once). A 400 "No
-    such trait" names the trait: a custom one no host carries is
+    """``pipeline`` on ``spec`` (which it changes), then Placement's
+    candidates. A 400 "No such trait" names the trait: a custom one is
     NoValidHost; a standard one says Placement is older than os-traits."""
     applied = pipeline(ctxt, spec)
-    version = placement.negotiate()
-    if version < pc.ROOT_REQUIRED:
-        LOG.warning('Placement microversion %s has no root_required (1.35): '
-                    'requiring root traits through the unsuffixed required '
-                    'parameter instead', pc.version_str(version))
-    query_string = build(spec, version)
+    query_string = build(spec)
     try:
         body = placement.get_allocation_candidates(query_string)
     except exceptions.UnknownTraits as exc:

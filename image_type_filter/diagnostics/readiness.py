@@ -12,13 +12,9 @@
 
 """Upgrade readiness: is it safe to turn the image-type filter on?
 
-An oslo.upgradecheck check, with ``nova-status upgrade check``'s meaning:
-0 ready, 1 warnings, 2 not ready (some compute nodes report no image type,
-so enabling the filter would send them no boot, and none of them is declared
-volume-only), and 255 (``COULD_NOT_CHECK``)
-when the check itself could not run: Placement or Keystone unreachable or
-failing. A wrong configuration, credentials or command line is 2, as in
-every command of this project (the status command's business).
+An oslo.upgradecheck check, with ``nova-status upgrade check``'s codes
+(the status command's help lists them); 255 (``COULD_NOT_CHECK``) when the
+check itself could not run.
 """
 
 from oslo_upgradecheck import upgradecheck
@@ -53,10 +49,9 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
 
     def _check_compute_nodes(self):
         """Every compute node reports an image type, or is declared
-        volume-only (it boots no image on purpose: ``VOLUME_ONLY_TRAIT``,
-        which the reporter keeps from ``[virt_capabilities] volume_only``
-        in the node's nova.conf). What status reads is Placement, so the
-        declaration is there, beside the node's other traits."""
+        volume-only in Placement (``VOLUME_ONLY_TRAIT``, which the
+        reporter keeps from the node's ``[virt_capabilities]
+        volume_only``)."""
         hosts = len(self.fleet.hosts)
         silent = [h for h in self.fleet.hosts.values() if not h.formats]
         declared = {rp['uuid'] for rp in survey.holders(
@@ -64,7 +59,7 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
             if silent else set()
         missing = sorted(h.name for h in silent if h.uuid not in declared)
         volume_only = sorted(h.name for h in silent if h.uuid in declared)
-        how = 'compute nodes found by %s' % self.fleet.found_by
+        how = 'compute nodes found by the COMPUTE_NODE trait'
         if not hosts:
             return Result(Code.WARNING, 'no compute node found (%s)' % how)
         if missing:
@@ -88,15 +83,9 @@ class ReadinessChecks(upgradecheck.UpgradeCommands):
                          if volume_only else '', how))
 
     def _check_microversion(self):
-        version = self.client.negotiate()
-        if version < pc.CANDIDATES_REQUIRED:
-            return Result(Code.FAILURE, 'maximum %s cannot filter by trait '
-                          '(needs 1.17)' % pc.version_str(version))
-        if version < pc.ROOT_REQUIRED:
-            return Result(Code.WARNING, 'maximum %s has no root_required '
-                          '(1.35); the filter falls back to unsuffixed '
-                          'required' % pc.version_str(version))
-        return Result(Code.SUCCESS, pc.version_str(version))
+        """The microversion used (one Placement below what nova-scheduler
+        needs is refused before any check: PlacementTooOld)."""
+        return Result(Code.SUCCESS, pc.version_str(self.client.negotiate()))
 
     def _check_formats(self):
         """Information: how many hosts boot each format, and which formats

@@ -13,12 +13,9 @@
 """The fleet as Placement sees it: compute hosts and the formats they boot.
 
 Compute nodes are the providers Nova marks with the ``COMPUTE_NODE`` trait
-(every driver, ironic included). Where Placement or Nova predates that
-trait, root providers with VCPU inventory stand in, and the survey says so.
-Costs a fixed number of queries however large the fleet: one listing, one
-``required=`` query per format and one for ``COMPUTE_NODE``, and (only in
-the fallback) an inventory read for root providers that report no image
-type.
+(every driver, ironic included, in every supported Nova). Costs a fixed
+number of queries however large the fleet: one listing, one ``required=``
+query per format and one for ``COMPUTE_NODE``.
 """
 
 import dataclasses
@@ -27,11 +24,6 @@ import os_traits
 
 from image_type_common import image_types
 from image_type_common import placement_client as pc
-
-COMPUTE_RESOURCE = 'VCPU'
-BY_TRAIT = 'the COMPUTE_NODE trait'
-BY_VCPU = ('VCPU inventory on root providers (no provider has the '
-           'COMPUTE_NODE trait: Placement or Nova predates it)')
 
 
 @dataclasses.dataclass
@@ -44,7 +36,6 @@ class Host:
 @dataclasses.dataclass
 class Survey:
     hosts: dict            # uuid -> Host, compute hosts only
-    found_by: str = BY_TRAIT  # how compute nodes were told apart
 
     def hosts_per_format(self):
         return {fmt: sorted(h.name for h in self.hosts.values()
@@ -63,7 +54,6 @@ def holders(client, **filters):
 
 
 def take(client):
-    client.require(pc.PROVIDERS_REQUIRED, 'list providers by trait')
     by_uuid = {rp['uuid']: rp for rp in client.list_resource_providers()}
     formats = {}
     for fmt in image_types.FORMATS:
@@ -71,15 +61,6 @@ def take(client):
             formats.setdefault(rp['uuid'], set()).add(fmt)
     compute_nodes = {rp['uuid'] for rp in holders(
         client, required=os_traits.COMPUTE_NODE)}
-    found_by = BY_TRAIT
-    if not compute_nodes:
-        found_by = BY_VCPU
-        roots = (uuid for uuid, rp in by_uuid.items()
-                 if rp.get('root_provider_uuid', uuid) == uuid)
-        compute_nodes = {
-            uuid for uuid in roots if uuid in formats
-            or COMPUTE_RESOURCE in client.get_inventories(uuid)}
-    hosts = {uuid: Host(uuid, by_uuid[uuid]['name'],
-                        formats.get(uuid, set()))
-             for uuid in compute_nodes if uuid in by_uuid}
-    return Survey(hosts, found_by)
+    return Survey({uuid: Host(uuid, by_uuid[uuid]['name'],
+                              formats.get(uuid, set()))
+                   for uuid in compute_nodes if uuid in by_uuid})

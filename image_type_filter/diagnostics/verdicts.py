@@ -13,17 +13,11 @@
 """Host by host, which term of an allocation-candidates query left the
 host out.
 
-Placement answers the query (nova-scheduler's query string for
-``candidates --server``, this project's for ``--disk-format``, read by
-``Query.parse``) with the hosts it offers; for every other compute host
-this module checks each term of the query, in the query's order, and
-names those the host fails (the terms and their wording:
-doc/source/admin/troubleshooting.rst's "Why did this server find no
-host?"). A host that passes every term but is not offered was cut by
-``limit`` or left out for what this module does not model (sharing
-providers, resources split across a tree, ``same_subtree``, ``in_tree``).
-The number of requests is fixed per term of the queries, plus two reads
-for each host short of a resource.
+For every compute host Placement did not offer, each term of the query
+(``Query.parse``), in order, and those the host fails (the terms, their
+wording and what is not modelled: doc/source/admin/troubleshooting.rst,
+"Why did this server find no host?"). A fixed number of requests per
+term, plus two reads per host short of a resource.
 """
 
 import dataclasses
@@ -288,14 +282,11 @@ def judge(client, survey, queries, offered, give_back=None, services=None,
           current_host=None, why=None):
     """A Verdict per compute host of ``survey``, offered ones first.
 
-    ``queries``: the queries nova-scheduler sends for the request (two for
-    ``hw:cpu_policy=dedicated``: a host left out by both is left out, with
-    the reasons of each); ``offered``: the root provider uuids Placement
-    returned to any of them; ``give_back``: provider uuid -> {class:
-    amount} of the server's own allocation; ``services``: host name -> why
-    its compute service is disabled; ``current_host``: the provider uuid
-    the server runs on; ``why``: trait -> what in the request asked
-    for or forbade it (a request filter's rule), or None.
+    ``queries``: the request's (a host left out by each is left out, with
+    the reasons of each); ``offered``: the roots offered to any;
+    ``give_back``: provider uuid -> the server's own allocation;
+    ``services``: host name -> why its service is disabled; ``why``: trait
+    -> the rule in the request that asked for or forbade it, or None.
     """
     reads = {}
     judges = [_Judge(client, q, give_back, services, reads, why)

@@ -12,28 +12,22 @@
 
 """Running inside an unmodified nova-scheduler, configured from nova.conf.
 
-Nova imports host-filter classes from every name in ``[filter_scheduler]
-available_filters``; a name that is a function is called and must return
-classes. Naming ``image_type_filter.nova.all_filters`` there is the whole
-installation: it registers this project's options on Nova's CONF, adds its
-request filters to the ones nova-scheduler runs before every allocation-
-candidate query, and returns ``ImageTypeRebuildFilter``, a host filter that
-checks a rebuild's new image (Nova runs no request filter on a rebuild) and
-that Nova really ran the request filters on every other request.
-Nova is reached only through the names ``compat`` looks up.
+Nova calls a function named in ``[filter_scheduler] available_filters``
+for host-filter classes; naming ``image_type_filter.nova.all_filters``
+there is the whole installation: our options on Nova's CONF, our request
+filters after Nova's, and ``ImageTypeRebuildFilter``. Every Nova name used
+is ``compat``'s.
 """
 
 from image_type_filter.nova import compat
-from image_type_filter.nova import host_filter
 from image_type_filter.nova import integration
 
 
 def all_filters():
     """For ``[filter_scheduler] available_filters`` (see the module doc)."""
     nova = integration.install()
-    base = nova.get(compat.BASE_HOST_FILTER)
-    is_rebuild = nova.get(compat.REQUEST_IS_REBUILD)
-    if base is None or is_rebuild is None:
+    if nova.lacks(compat.HOST_FILTER):
         return []
-    return [host_filter.build(base, is_rebuild,
-                              nova.get(compat.NO_VALID_HOST))]
+    from image_type_filter.nova import host_filter
+
+    return [host_filter.ImageTypeRebuildFilter]

@@ -12,35 +12,46 @@
 
 """ImageTypeRebuildFilter: the check Nova skips on a rebuild, and the
 check that Nova ran the request filters (``integration.request_check``).
-What it refuses and why it raises Nova's ``NoValidHost`` for a rebuild is
-doc/source/install/scheduler.rst's. The class is built at start-up on the
-``BaseHostFilter`` ``compat`` found.
+What it refuses and why is doc/source/install/scheduler.rst's.
+
+Nova loads a host filter only if it subclasses Nova's ``BaseHostFilter``,
+so this module imports Nova; ``all_filters`` imports it only once
+``compat.resolve`` has found every name it uses.
 """
 
-import functools
+from nova import exception
+from nova.scheduler import filters
+from nova.scheduler import utils
 
 from image_type_filter.nova import integration
 
 
-@functools.lru_cache(maxsize=None)
-def build(base_host_filter, request_is_rebuild, no_valid_host=None):
-    """The host-filter class, on Nova's base class (one per base).
+class ImageTypeRebuildFilter(filters.BaseHostFilter):
+    """Refuses a host that cannot take a rebuild's new image; on every
+    other request, checks that Nova ran the request filters."""
 
-    ``no_valid_host`` is Nova's ``NoValidHost``: without it a refused
-    rebuild's fault names no reason (the WARNING line still does)."""
+    RUN_ON_REBUILD = True
 
     def host_passes(self, host_state, spec_obj):
-        if request_is_rebuild(spec_obj):
+        if utils.request_is_rebuild(spec_obj):
             return integration.rebuild_refusal(host_state.uuid,
                                                spec_obj) is None
         return integration.request_check(spec_obj)
 
     def filter_all(self, filter_obj_list, spec_obj):
-        """Nova's call for each filter: the hosts that pass. A rebuild
-        none of whose hosts passes ends in NoValidHost with the reason."""
-        if not request_is_rebuild(spec_obj):
+        """The hosts that pass. A rebuild none of whose hosts passes
+        raises Nova's NoValidHost with the reason, for the server's fault.
+
+        Nova's host-filter interface says nothing of exceptions, but the
+        call that runs it, ``SchedulerManager.select_destinations`` (Nova
+        31 to 34), declares NoValidHost its expected exception and raises
+        it itself a step later when no host is left (reason "There are not
+        enough hosts available."), and conductor's rebuild records it as
+        the fault: this is what Nova would do, with the reason.
+        """
+        if not utils.request_is_rebuild(spec_obj):
             return (host for host in filter_obj_list
-                    if host_passes(self, host, spec_obj))
+                    if self.host_passes(host, spec_obj))
         passed, reasons = [], []
         for host_state in filter_obj_list:
             reason = integration.rebuild_refusal(host_state.uuid, spec_obj)
@@ -48,10 +59,7 @@ def build(base_host_filter, request_is_rebuild, no_valid_host=None):
                 passed.append(host_state)
             elif reason not in reasons:
                 reasons.append(reason)
+        no_valid_host = getattr(exception, 'NoValidHost', None)
         if not passed and reasons and no_valid_host is not None:
             raise no_valid_host(reason=' '.join(reasons))
         return passed
-
-    return type(integration.HOST_FILTER, (base_host_filter,), {
-        '__doc__': __doc__, '__module__': __name__, 'RUN_ON_REBUILD': True,
-        'host_passes': host_passes, 'filter_all': filter_all})

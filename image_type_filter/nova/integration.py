@@ -13,20 +13,24 @@
 """Put this project's request filters into nova-scheduler, once, and keep
 reserved hosts reserved whatever Nova does with them.
 
-The filters are built from Nova's CONF and added to
-``nova.scheduler.request_filter.ALL_REQUEST_FILTERS`` as one entry,
-``image_type_filter.request_filters``, after Nova's own; a request that
-cannot be placed raises Nova's ``RequestFilterFailed``. Under
-``[image_type_filter] enforce = False`` the entry changes nothing and logs
-what it would have done (``scheduler.log_only``). What happens in a Nova
-where a name is missing, or that no longer runs ``ALL_REQUEST_FILTERS``
-(``request_check``), is doc/source/install/scheduler.rst's "A Nova this
-release was not tested with".
+The filters, built from Nova's CONF, are one entry of Nova's
+``ALL_REQUEST_FILTERS``, after Nova's own; a request that cannot be placed
+raises Nova's ``RequestFilterFailed``; log-only mode changes nothing
+(``scheduler.log_only``). A Nova that lacks a name or no longer runs the
+list: doc/source/install/scheduler.rst's "A Nova this release was not
+tested with".
+
+Module-global state, all of it needed: ``_installed`` (Nova calls the
+entry and the host filter with nothing of ours to carry it), its lock,
+the once-per-process memory of a Nova that did not run the list
+(``_not_run``), and two registries of requests (weak sets, so an entry
+goes with its request and nothing is set on Nova's RequestSpec).
 """
 
 import dataclasses
 import logging
 import threading
+import weakref
 
 from image_type_common import exceptions
 from image_type_common import nova_releases
@@ -41,11 +45,8 @@ from image_type_filter.scheduler import spec_fields
 from image_type_filter.scheduler import warn_once
 
 LOG = logging.getLogger(__name__)
+#: Set on our own entry function, to find it in Nova's list.
 MARK = '_image_type_filter'
-#: Set on each request the entry ran on; read by ``request_check``.
-RAN = '_image_type_filter_ran'
-#: Set on a request ``request_check`` has already judged.
-CHECKED = '_image_type_filter_checked'
 ENTRY = 'image_type_filter.request_filters'
 HOST_FILTER = 'ImageTypeRebuildFilter'
 #: Nova's host filter that checks an image's architecture against a
@@ -68,6 +69,10 @@ class Installed:
 _installed = None
 _install_lock = threading.Lock()
 _not_run = warn_once.WarnOnce(limit=1)
+#: The requests the entry ran on; read by ``request_check``.
+_ran = weakref.WeakSet()
+#: The requests ``request_check`` has already judged.
+_checked = weakref.WeakSet()
 
 
 def installed_filters():
@@ -78,12 +83,9 @@ def installed_filters():
 
 
 def install():
-    """Register options, build the pipeline, add it to Nova. Idempotent.
-
-    Returns the ``compat.Nova`` found. Raises ConfigError (a bad isolation
-    rule, isolation without ImageTypeRebuildFilter) or NovaIncompatible,
-    each after one ERROR line, to stop nova-scheduler at start-up.
-    """
+    """Register options, build the pipeline, add it to Nova; idempotent.
+    The ``compat.Nova`` found; ConfigError or NovaIncompatible, after one
+    ERROR line, stops nova-scheduler."""
     with _install_lock:
         nova = compat.resolve()
         conf = nova.get(compat.CONF)
@@ -232,7 +234,7 @@ def _as_nova_filter(nova):
 
     def request_filters(ctxt, request_spec):
         installed = _installed
-        _mark(request_spec, RAN)
+        _record(_ran, request_spec)
         if installed is None or installed.pipeline is None:
             return False
         if not installed.settings.enforce:
@@ -251,30 +253,26 @@ def _as_nova_filter(nova):
     return trace(request_filters) if trace else request_filters
 
 
-def _mark(request_spec, name):
+def _record(registry, request_spec):
     try:
-        setattr(request_spec, name, True)
-    except (AttributeError, TypeError):
-        pass  # then request_check cannot tell, and says so
+        registry.add(request_spec)
+    except TypeError:
+        pass  # not weakly referable: request_check cannot tell, says so
 
 
 def request_check(spec_obj):
-    """Did nova-scheduler run our request filters on this request? For
-    ImageTypeRebuildFilter, on every host of every request but rebuilds.
-
-    True (the host passes) when it did, or when they were never added
-    (logged at start-up). When it did not: an ERROR line, and, if isolation
-    is enforced, False for every host, so the request ends in "No valid
-    host" rather than on a reserved host.
-    """
+    """Did nova-scheduler run our request filters on this (not rebuild)
+    request? True when it did or they were never added; otherwise an
+    ERROR line, and False under enforced isolation, so the request ends
+    in "No valid host" rather than on a reserved host."""
     installed = _installed
     if installed is None or installed.pipeline is None:
         return True
-    if getattr(spec_obj, RAN, False):
+    if spec_obj in _ran:
         return True
     enforced = installed.settings.isolation_enforced
-    if not getattr(spec_obj, CHECKED, False):
-        _mark(spec_obj, CHECKED)
+    if spec_obj not in _checked:
+        _record(_checked, spec_obj)
         if enforced or _not_run.first_time(True):
             LOG.error(
                 'image-type-filter: nova-scheduler (Nova %s) did not run '
@@ -293,13 +291,9 @@ def request_check(spec_obj):
 
 
 def rebuild_refusal(host_uuid, spec_obj):
-    """Why this host cannot take the rebuild's new image, as the server's
-    fault gives it, or None when it can. One Placement read; a refusal is
-    also one WARNING line naming the server, the image and the host, and
-    an unreadable host is ``_unchecked_rebuild``'s. The fault's reason
-    names no host and no Placement detail: the user sees it, the log line
-    has the rest.
-    """
+    """Why this host cannot take the rebuild's new image, in the words
+    of the fault the user sees, or None. One Placement read; a refusal is
+    also a WARNING line with the server, image and host."""
     installed = _installed
     if installed is None or installed.pipeline is None:
         return None

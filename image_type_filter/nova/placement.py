@@ -10,11 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Reach Placement through nova-scheduler's own report client, so inside
-Nova the filters use Nova's connection and nova.conf's ``[placement]``
-credentials and nothing else has to be configured. What they read, the
-one thing they write and the role both need are
-doc/source/install/scheduler.rst's.
+"""Reach Placement through nova-scheduler's own report client: Nova's
+connection and ``[placement]`` credentials, nothing else to configure
+(what is read and written, and the role: doc/source/install/scheduler.rst).
 """
 
 from image_type_common import placement_client

@@ -12,7 +12,6 @@
 
 """What nova-scheduler runs: the request filters and the rebuild check.
 
-Nova-free and imported on every boot: it reads only ``image_type_common``
-and this side's settings, never the reporter, the diagnostics, the CLI or the
-runner (tests/repository/test_layout.py).
+Nova-free; it reads only ``image_type_common`` and this side's settings
+(tests/repository/test_layout.py).
 """

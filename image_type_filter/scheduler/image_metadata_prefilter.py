@@ -12,14 +12,12 @@
 
 """Request filter: the image-metadata prefilter, each property on its own.
 
-Configured by ``[image_metadata_prefilter] families``; each property is
-read on its own against the catalogue
-(``image_type_common.image_metadata``). What it asks of Placement per
-family, where it differs from Nova's own ``[scheduler]
-image_metadata_prefilter``, and when "No valid host" names an
-architecture's trait (``host_guests``): doc/source/admin/image-metadata.rst.
-Volume-backed requests are read too: Nova puts the volume's image metadata
-in ``request_spec.image``.
+``[image_metadata_prefilter] families``, each property read on its own
+against ``image_type_common.image_metadata``; what it asks per family,
+how it differs from Nova's own prefilter and when "No valid host" names an
+architecture (``host_guests``): doc/source/admin/image-metadata.rst.
+Volume-backed requests are read too (Nova puts the volume's image metadata
+in ``request_spec.image``).
 """
 
 import dataclasses
@@ -29,7 +27,6 @@ import os_traits
 
 from image_type_common import exceptions as common_exceptions
 from image_type_common import image_metadata
-from image_type_common import placement_client as pc
 from image_type_common import text
 from image_type_filter import exceptions
 from image_type_filter.scheduler import spec_fields
@@ -113,12 +110,9 @@ class ImageMetadataPrefilter:
             LOG.warning(NOVAS_PREFILTER_BESIDE)
 
     def needs(self, request_spec):
-        """A Need per image property of the enabled families that is set.
-
-        The properties are a dict or Nova's ImageMetaProps; a legacy name
-        is read only when its current one is unset, as Nova's ImageMeta
-        does.
-        """
+        """A Need per set image property of the enabled families (a dict
+        or Nova's ImageMetaProps; a legacy name only when its current one
+        is unset, as Nova's ImageMeta reads it)."""
         properties = spec_fields.image_properties(request_spec)
         found = []
         for family in self.families:
@@ -216,8 +210,6 @@ class ImageMetadataPrefilter:
             return None
         traits = self._known(family.traits)
         try:
-            if not self.placement.supports(pc.FORBIDDEN_TRAITS):
-                return None
             found = self.placement.list_resource_providers(
                 required=','.join([os_traits.COMPUTE_NODE] + [
                     '!' + t for t in sorted(traits)]))

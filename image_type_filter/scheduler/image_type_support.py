@@ -30,11 +30,9 @@ LOG = logging.getLogger(__name__)
 
 
 class RequireImageTypeSupport:
-    """Require the trait of the image's ``disk_format`` on the root provider.
-
-    The trait comes from the catalogue, never from the string, so any
-    ``disk_format`` yields one known trait or none.
-    """
+    """Require the trait of the image's ``disk_format`` on the root
+    provider: from the catalogue, never the string, so one known trait or
+    none."""
 
     name = 'require_image_type_support'
 
@@ -70,12 +68,9 @@ class RequireImageTypeSupport:
                ', '.join(boots) or 'no image format at all'))
 
     def required_trait(self, request_spec):
-        """The trait a host needs to boot the request's image, or None.
-
-        None when the image does not constrain the host: volume-backed, no
-        image, or an unknown format under ``ignore``. Under ``reject`` an
-        unknown format raises NoValidHost.
-        """
+        """The trait a host needs to boot the request's image, or None
+        (volume-backed, no image, an unknown format under ``ignore``; under
+        ``reject`` that is NoValidHost)."""
         if spec_fields.field(request_spec, 'is_bfv'):
             return None
         image = spec_fields.field(request_spec, 'image')

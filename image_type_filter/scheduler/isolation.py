@@ -15,10 +15,9 @@ them. What asks for a reserved trait and what the others get is
 doc/source/admin/isolation.rst's; the trait tags are read in Nova's own
 spelling (``trait_grammar``).
 
-Works the same on plain property dicts (this project's RequestSpec, the
-CLI) and on Nova's objects; no image, key, value or missing field raises.
-A reserved trait Placement does not know yet is forbidden nowhere, since
-naming it would make every query a 400.
+Works on plain dicts and Nova's objects alike; nothing in a request
+raises. A reserved trait Placement does not know yet is forbidden nowhere
+(naming it would make every query a 400).
 """
 
 import dataclasses
@@ -61,11 +60,9 @@ class Rule:
 
 
 def parse_rules(entries, property_names=None):
-    """Parse ``[image_isolation] rules``; ConfigError naming the bad one.
-
-    ``property_names``: the image properties that survive to the scheduler
-    (Nova's ImageMetaProps fields); a rule keyed on another is refused.
-    """
+    """Parse ``[image_isolation] rules``; ConfigError naming the bad one,
+    or one keyed on an image property not in ``property_names`` (those
+    Nova keeps)."""
     rules = []
     for entry in entries:
         entry = entry.strip()

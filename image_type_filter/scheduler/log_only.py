@@ -10,14 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Log-only mode (``[image_type_filter] enforce = False``): what the filters
-would do, one INFO line per request and per rebuild the rebuild filter
-checks, in the wording doc/source/install/scheduler.rst shows, so an
-operator (or the gate) can count them with grep or with ``PATTERN``.
-
-"would add" lists only what this project's filters add beyond what the
-request already had (Nova's own filters run first). The wording is an
-interface: change it and the gate's count and operators' searches break.
+"""Log-only mode (``[image_type_filter] enforce = False``): one INFO line
+per request and checked rebuild saying what the filters would do (beyond
+what Nova's own added), in doc/source/install/scheduler.rst's wording. The
+wording is an interface: the gate and operators grep it (``PATTERN``).
 """
 
 import re

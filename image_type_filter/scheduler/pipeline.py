@@ -13,19 +13,14 @@
 """The request filters nova-scheduler (and candidates --disk-format) runs, in
 order, as one Nova-shaped ``(ctxt, request_spec)`` callable.
 
-A filter returns True when it added a constraint to the request and raises
-``image_type_filter.exceptions.NoValidHost`` when the request cannot be
-placed. The three filters are this project's own and always built, in a
-fixed order (the image type first, so its refusal names the format); each
-honours its own on/off option. There is no plug-in point: a third-party
-filter belongs in Nova's own list.
+A filter returns True when it added a constraint and raises NoValidHost
+when the request cannot be placed. The three are always built, in a fixed
+order (the image type first, so its refusal names the format), each with
+its own on/off option; there is no plug-in point.
 
-``outcome`` runs them on a copy instead and says what they would add or
-refuse, leaving the request as it was: what log-only mode logs, and what
-``rebuild_refusal`` compares with a host's traits. That is the check Nova
-skips: nova-scheduler runs no request filter on a rebuild with a new image,
-only host filters with ``RUN_ON_REBUILD``. Nova-free, so the default test
-run covers what nova-scheduler runs.
+``outcome`` runs them on a copy: what log-only mode logs, and what
+``rebuild_refusal`` compares with a host's traits (Nova runs no request
+filter on a rebuild). Nova-free, so the default test run covers it.
 """
 
 import dataclasses
@@ -72,16 +67,11 @@ class RequestFilterPipeline:
     @classmethod
     def from_settings(cls, settings, placement=None,
                       image_property_names=None, host_guests=None):
-        """Every filter, built from ``settings`` (a FilterSettings).
-
-        ``placement``: a PlacementClient, or None (no refusal that needs to
-        ask Placement); ``image_property_names``: inside Nova, the image
-        properties Nova keeps; ``host_guests``: inside Nova, the
-        architectures Nova's records say compute nodes run (the
-        image-metadata prefilter's, see there). A filter that refuses its
-        configuration stops the load with its own ConfigError, whether it
-        is enabled or not.
-        """
+        """Every filter, from ``settings``; ``placement`` may be None (no
+        refusal that needs Placement). Inside Nova, ``image_property_names``
+        are the properties Nova keeps and ``host_guests`` the prefilter's.
+        A filter that refuses its configuration raises ConfigError,
+        enabled or not."""
         # One catalogue for every filter: one read, not one each.
         catalog = trait_catalog.for_placement(placement, settings)
         filters = (
@@ -120,13 +110,10 @@ class RequestFilterPipeline:
         return added
 
     def outcome(self, ctxt, request_spec, keep_constraints=True):
-        """What the filters would add to ``request_spec``, or why they
-        would refuse it, without changing it (an Outcome).
-
-        ``keep_constraints``: start from the request's own constraints, so
-        only what the filters add beyond them counts; False starts from
-        none (a rebuild's request carries its first boot's).
-        """
+        """What the filters would add to ``request_spec`` or why they would
+        refuse it, leaving it as it was; beyond its own constraints, or
+        (``keep_constraints`` False: a rebuild carries its first boot's)
+        from none."""
         copy = types.SimpleNamespace(**{
             name: spec_fields.field(request_spec, name) for name in READ})
         constraints = _constraints(request_spec) if keep_constraints else {}
@@ -143,13 +130,9 @@ class RequestFilterPipeline:
                         if after[name] - before[name]})
 
     def rebuild_refusal(self, request_spec, host_traits):
-        """Why a host cannot take a rebuild's new image, or None when it
-        can: what the filters would require and forbid, from none of the
-        first boot's constraints, against the host's traits.
-
-        ``host_traits()`` returns the host's traits (one Placement read); it
-        is called only when the filters ask for or forbid something.
-        """
+        """Why a host cannot take a rebuild's new image, or None: what the
+        filters would require and forbid against ``host_traits()`` (one
+        read, only when they ask for something)."""
         outcome = self.outcome(None, request_spec, keep_constraints=False)
         if outcome.refusal is not None:
             return outcome.refusal

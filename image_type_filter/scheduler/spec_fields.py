@@ -12,12 +12,9 @@
 
 """Read a request the same way whether it is this project's or Nova's.
 
-Nova's objects raise on a name they do not have and on a field that is not
-set. A field that is not set is normal (no image, no flavor extra specs),
-and so is an image property Nova's ImageMetaProps has no field for (the
-legacy ``architecture``, an isolation rule's key outside Nova): ``field``
-answers None for either. A field Nova's object does not declare at all
-means Nova renamed or dropped it: ``nova.compat.NEEDS`` catches that at
+Nova's objects raise on a name they lack and on a field not set; both are
+normal here (no image; the legacy ``architecture``), and ``field`` answers
+None. A field Nova no longer declares is ``nova.compat``'s to catch at
 start-up.
 """
 

@@ -14,32 +14,16 @@
 carries, asked as rarely as a correct answer allows.
 
 A trait Placement does not know makes every allocation-candidate query that
-names it a 400, so a filter must never name one: ``ensure`` creates the
-reserved CUSTOM traits itself (``PUT /traits/CUSTOM_X`` is idempotent), so
-they are known from the first request on, whatever order services start
-in. A trait Placement does not know is asked about again at most every
-``interval`` seconds.
-
-``uncarried`` answers "which of these traits does no host carry?", the
-question behind every "No compute host ..." refusal. A trait seen carried
-stays so: the common path (a boot whose traits some host has) makes no
-request. A trait not seen carried is read again, one
-``GET /traits?associated=true``, before the answer is "nobody": a boot is
-refused only on an answer read after the cached one said so, so a host that
-has just started carrying the trait takes the very next boot that needs it.
-
-A read that fails (Placement down, credentials refused) is remembered for
-``interval`` seconds: meanwhile the catalogue answers "cannot tell" (None)
-with no request, and the allocation-candidate query decides, so an outage
-adds no request per boot.
+names it a 400, so a filter must never name one; a boot refused because no
+host carries a trait must be refused on a fresh answer. The catalogue's
+correctness is the rules in ``RULES``, each held by a test named after it
+(tests/unit/image_type_filter/scheduler/test_trait_catalog.py); the code
+names the rule each step keeps.
 
 One catalogue serves every request of a nova-scheduler process, and since
-Nova 33 those run at once on native threads. Its state changes only under
-a lock, never across a Placement request; each read takes a ticket when it
-starts, and an answer replaces the shared one only if no read that started
-later has answered already. So a slow read that began before a trait
-appeared never hides it again from the requests after it (a refusal is
-still only ever made on a read that started after the cached "nobody").
+Nova 33 those run at once on native threads: its state changes only under
+a lock, never across a Placement request, and each read takes a ticket
+when it starts (``newest-read-wins``).
 """
 
 import logging
@@ -49,6 +33,38 @@ import time
 from image_type_common import exceptions
 
 LOG = logging.getLogger(__name__)
+
+#: The catalogue's rules: name -> what it guarantees.
+RULES = {
+    'reserved-created-at-start': (
+        '``ensure`` creates the reserved CUSTOM traits (``PUT '
+        '/traits/CUSTOM_X`` is idempotent), so they are known from the '
+        'first request on, whatever order services start in; one that '
+        'cannot be created is left to ``unknown-asked-again``.'),
+    'unknown-asked-again': (
+        'a trait Placement did not know is asked about again once that '
+        'answer is ``interval`` old, or at once before a refusal '
+        '(``fresh``).'),
+    'outage-counts-as-known': (
+        'while Placement cannot be asked, every trait counts as known: '
+        'the allocation-candidate query then fails the same way, with the '
+        'scheduler\'s own error.'),
+    'carried-stays-carried': (
+        'a trait seen carried stays so: the common path (a boot whose '
+        'traits some host has) makes no request.'),
+    'nobody-from-a-fresh-read': (
+        '"no host carries it" is answered only from a read that started '
+        'after the cached answer said so, so a host that has just started '
+        'carrying the trait takes the very next boot that needs it.'),
+    'failure-remembered': (
+        'a read that fails is remembered for ``interval``: meanwhile the '
+        'answer is "cannot tell" (None) with no request, and one WARNING '
+        'per failed read, so an outage adds no request per boot.'),
+    'newest-read-wins': (
+        'an answer replaces the shared one only if no read that started '
+        'later has answered already, so a slow read that began before a '
+        'trait appeared never hides it again.'),
+}
 
 
 class TraitCatalog:
@@ -74,13 +90,8 @@ class TraitCatalog:
                     and now - self._failed_at < self.interval)
 
     def _ask(self, what, read, now):
-        """``(read(), ticket)``, or ``(None, ticket)`` when it fails (the
-        failure is remembered for ``interval``, unless a read that started
-        later has answered already).
-
-        One WARNING per failed read, so at most one per interval and
-        request running at once.
-        """
+        """``(read(), ticket)``, or ``(None, ticket)`` when it fails
+        (``failure-remembered``, ``newest-read-wins``)."""
         with self._lock:
             self._tickets += 1
             ticket = self._tickets
@@ -101,11 +112,8 @@ class TraitCatalog:
         return answer, ticket
 
     def ensure(self, traits):
-        """Create these CUSTOM traits in Placement; return those that exist.
-
-        A trait that cannot be created now (Placement down, refusing the
-        credentials) is left to ``known``, which asks again later.
-        """
+        """Create these CUSTOM traits in Placement; return those that exist
+        (``reserved-created-at-start``)."""
         made = set()
         for trait in sorted(traits):
             try:
@@ -121,14 +129,8 @@ class TraitCatalog:
         return made
 
     def known(self, traits, fresh=False):
-        """The subset of ``traits`` Placement knows (at most one request).
-
-        A trait Placement did not know is asked about again once its answer
-        is ``interval`` old, or at once with ``fresh`` (before a refusal).
-        If Placement cannot be asked, every trait counts as known: the
-        allocation-candidate query that follows fails the same way, with
-        the scheduler's own error.
-        """
+        """The subset of ``traits`` Placement knows, in at most one request
+        (``unknown-asked-again``, ``outage-counts-as-known``)."""
         traits = set(traits)
         now = self.clock()
         with self._lock:
@@ -157,12 +159,9 @@ class TraitCatalog:
 
     def uncarried(self, traits):
         """The subset of ``traits`` no provider carries, or None when
-        Placement cannot be asked (the caller then lets the query decide).
-
-        No request when every trait has been seen carried; otherwise one
-        read, so "nobody" is never an old answer. The answer is that read's,
-        or a newer one's if a read that started later has answered first.
-        """
+        Placement cannot be asked (the caller then lets the query decide):
+        ``carried-stays-carried``, ``nobody-from-a-fresh-read``,
+        ``newest-read-wins``."""
         with self._lock:
             maybe = set(traits) - self._carried
         if not maybe:

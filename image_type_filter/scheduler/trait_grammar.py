@@ -12,31 +12,17 @@
 
 """Nova's two spellings of a trait request, read in one place.
 
-Nova reads ``trait`` keys two ways, and this module parses both, each as
-Nova does:
-
 - **Flavor extra specs** (``nova/scheduler/utils.py``,
   ``ResourceRequest.XS_KEYPAT`` and ``RequestGroup.add_trait``):
-  ``trait[SUFFIX]:NAME`` with the value ``required`` or ``forbidden``;
-  ``SUFFIX`` (``[a-zA-Z0-9_-]{1,64}``) puts the trait in a granular request
-  group, no suffix in the unsuffixed one. Any other value is ignored (Nova
-  logs a warning). ``resources[SUFFIX]:CLASS`` keys share the pattern
-  (Nova's, not read here).
+  ``trait[SUFFIX]:NAME`` valued ``required`` or ``forbidden``, the suffix
+  naming a granular group; any other value is ignored.
 - **Image properties** (``nova/objects/image_meta.py``,
-  ``ImageMetaProps._set_attr_from_trait_names``): only ``trait:NAME`` with
-  the value exactly ``required`` (``str(value) == 'required'``). There is no
-  suffix and no ``forbidden``: ``trait1:NAME`` is an image property Nova has
-  no field for and drops, and ``trait:NAME=forbidden`` asks for nothing.
-  Nova keeps the names in ``ImageMetaProps.traits_required`` (and ignores a
-  property literally called ``traits_required``). Host aggregates'
-  metadata is read with the same spelling by ``isolate_aggregates``
-  (``nova/objects/aggregate.py``,
-  ``_get_non_matching_by_metadata_keys_from_db``: a key starting
-  ``trait:`` whose value is ``required``).
+  ``ImageMetaProps._set_attr_from_trait_names``): only ``trait:NAME``
+  valued exactly ``required``, kept in ``traits_required``; no suffix (an
+  image property Nova drops) and no ``forbidden`` (asks for nothing).
 
-Names come back exactly as written (Nova strips nothing); checking them
-against Placement's grammar is the caller's business. No key or value of
-any type raises. tests/nova compares every answer with Nova's own parsing.
+Names come back as written; checking them against Placement's grammar is
+the caller's. Nothing raises. tests/nova compares every answer with Nova's.
 """
 
 import collections

@@ -12,12 +12,9 @@
 
 """Log a warning once per distinct input, with a bound on what is kept.
 
-The request filters warn about what a request carries (an unknown
-``disk_format``, an image property with no trait); a request's values are
-untrusted, so the set of those already warned about must not grow without
-bound. nova-scheduler runs many requests at once on native threads (Nova 33
-and later), so the check and the record are one step under a lock: two
-requests with the same new value give one warning, not two.
+A request's values are untrusted, so what was warned about is bounded;
+the check and the record are one step under a lock (requests run at once
+on native threads since Nova 33), so one new value warns once.
 """
 
 import threading

@@ -50,9 +50,9 @@ from image_type_common import connection  # noqa: E402
 from image_type_common import exceptions  # noqa: E402
 from image_type_common.cli import app as cli_app  # noqa: E402
 from image_type_filter.cmd import candidates  # noqa: E402
-from image_type_filter.diagnostics import as_scheduler  # noqa: E402
-from image_type_filter.diagnostics import cloud  # noqa: E402
 from image_type_filter.diagnostics import verdicts  # noqa: E402
+from image_type_filter.diagnostics.nova_side import as_scheduler  # noqa: E402
+from image_type_filter.diagnostics.nova_side import cloud  # noqa: E402
 from tests.nova import base  # noqa: E402
 
 CONF = nova_conf.CONF
@@ -312,7 +312,7 @@ class TestTheCommand(Harness):
         # Nova is configured already, by the harness: its databases are
         # the harness's own, which no nova.conf can name.
         self.useFixture(fixtures.MonkeyPatch(
-            'image_type_filter.diagnostics.as_scheduler.load_nova',
+            'image_type_filter.diagnostics.nova_side.as_scheduler.load_nova',
             lambda config_files, config_dirs: self.ctxt))
         out, err = io.StringIO(), io.StringIO()
         app = cli_app.App('image-type-filter', 'test',

@@ -32,7 +32,7 @@ from tests.helpers import clean_env  # noqa: E402
 
 LOADED = '''
 import sys
-from image_type_filter.diagnostics import as_scheduler
+from image_type_filter.diagnostics.nova_side import as_scheduler
 from image_type_filter.nova import integration
 as_scheduler.load_nova([sys.argv[1]])
 print(','.join(f.__name__ for f in integration.installed_filters()))
@@ -41,7 +41,7 @@ print(','.join(f.__name__ for f in integration.installed_filters()))
 
 CELL = '''
 import sys
-from image_type_filter.diagnostics import as_scheduler
+from image_type_filter.diagnostics.nova_side import as_scheduler
 from nova import context
 from nova import objects
 ctxt = as_scheduler.load_nova([sys.argv[1]])
@@ -71,6 +71,35 @@ def test_a_cell_is_reached_as_nova_scheduler_reaches_it(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split()[-2:] == [
         'rabbit://stackrabbit:secret@10.0.0.1/', 'True']
+
+
+MOVED = '''
+import sys
+from image_type_common import exceptions
+from image_type_filter.diagnostics.nova_side import as_scheduler
+from nova.image import glance
+del glance._translate_from_glance
+try:
+    as_scheduler.load_nova([sys.argv[1]])
+except exceptions.ConfigError as exc:
+    print(exc)
+'''
+
+
+def test_a_nova_without_a_name_the_command_uses_is_one_line(tmp_path):
+    """compat.WHEN_CHANGED's rule for the candidates part: a Nova release
+    that dropped a name ``as_scheduler`` uses (here the private Glance
+    translation) is refused before anything runs, in one line naming it
+    and the release."""
+    conf = tmp_path / 'nova.conf'
+    conf.write_text('[DEFAULT]\n')
+    proc = subprocess.run([sys.executable, '-c', MOVED, str(conf)],
+                          capture_output=True, text=True, env=clean_env(),
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stdout.splitlines()
+    assert 'missing nova.image.glance._translate_from_glance' in line
+    assert line.startswith('--server, --image and --flavor run Nova')
 
 
 #: A loopback port nothing listens on.

@@ -20,7 +20,7 @@ from nova import objects  # noqa: E402
 from nova.objects import fields  # noqa: E402
 
 from image_type_common import image_metadata  # noqa: E402
-from image_type_filter.diagnostics import nova_input  # noqa: E402
+from image_type_filter.diagnostics.nova_side import nova_input  # noqa: E402
 
 
 def test_every_image_meta_props_field_is_known():

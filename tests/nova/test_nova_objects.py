@@ -220,3 +220,10 @@ def test_nova_integration_is_lean():
         'cliff', 'cmd2', 'prettytable', 'osc_lib', 'oslo_upgradecheck',
         'openstack', 'yaml', 'autopage')) == []
     assert 'image_type_filter.scheduler.pipeline' in added
+
+
+def test_every_seam_is_in_this_nova():
+    """Each Nova internal compat.SEAMS names, for every part (the
+    scheduler's and the candidates command's), is in this Nova release:
+    the suite runs on both ends of the supported range."""
+    assert compat.resolve(tuple(compat.WHEN_CHANGED)).missing == {}

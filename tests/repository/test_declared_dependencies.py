@@ -52,7 +52,7 @@ BENCHMARKS_EXTRA = 'bench'
 #: code on the scheduler's host, RPC (Nova's oslo.messaging) set up as
 #: nova-scheduler sets it up.
 HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
-                 'image_type_filter.diagnostics.as_scheduler': {
+                 'image_type_filter.diagnostics.nova_side.as_scheduler': {
                      'nova', 'oslo_messaging'}}
 
 

@@ -14,10 +14,10 @@
 explicit ConfigOpts."""
 
 from image_type_common import exceptions
-from image_type_common.conf import fresh_group
 from image_type_common.conf import keystoneauth
 from image_type_common.conf import loading
 from image_type_common.conf import merged_list_opts
+from image_type_common.conf import register_listed
 from virt_capabilities import logs
 from virt_capabilities.conf import nova
 from virt_capabilities.conf import reporter
@@ -29,12 +29,7 @@ SECTIONS = (keystoneauth.placement, keystoneauth.ironic)
 
 
 def register_opts(conf):
-    for group, opts in merged_list_opts(OPTIONS):
-        if group == 'DEFAULT':
-            conf.register_opts(opts)
-        else:
-            conf.register_group(fresh_group(group))
-            conf.register_opts(opts, group=group.name)
+    register_listed(conf, OPTIONS)
     for section in SECTIONS:
         section.register_opts(conf)
     logs.register_opts(conf)

@@ -331,17 +331,20 @@ def test_status_exit_codes(tmp_path):
         assert rows[nodes]['details'].startswith('all 5 compute node(s)')
 
 
-def test_status_before_the_compute_node_trait_says_so(fresh_placement,
-                                                      tmp_path):
+def test_status_counts_only_providers_with_the_compute_node_trait(
+        fresh_placement, tmp_path):
+    """Every supported Nova marks its compute nodes COMPUTE_NODE; a
+    provider without it (a sharing or custom one) is no compute node."""
     client = fresh_placement.client()
-    fleet.create_provider(client, 'old-nova', fleet.DEFAULT_INVENTORY,
+    fleet.create_provider(client, 'not-a-node', fleet.DEFAULT_INVENTORY,
                           traits=())
     conf = tmp_path / 'nova.conf'
     conf.write_text(fresh_placement.nova_conf_section())
     code, rows, proc = status(conf)
-    assert code == 2, proc.stderr
-    details = rows['Compute nodes report image types']['details']
-    assert ': old-nova.' in details and 'VCPU inventory' in details
+    assert code == 1, proc.stderr
+    assert rows['Compute nodes report image types']['details'] == (
+        'no compute node found (compute nodes found by the COMPUTE_NODE '
+        'trait)')
 
 
 @pytest.mark.parametrize('fmt', ['table', 'value', 'csv', 'yaml'])

@@ -12,7 +12,6 @@
 
 """The filter end to end: filter, query, real Placement, mixed fleet."""
 
-import logging
 
 import pytest
 
@@ -53,10 +52,8 @@ def filters(client, enabled=True):
         placement=client)
 
 
-def candidates(server, disk_format, enabled=True, max_version=None,
-               **kwargs):
-    client = placement_client.PlacementClient(
-        server.adapter(), max_version or placement_client.MAX_MICROVERSION)
+def candidates(server, disk_format, enabled=True, **kwargs):
+    client = placement_client.PlacementClient(server.adapter())
     spec = our_filters.RequestSpec.for_boot(disk_format, RESOURCES, **kwargs)
     return our_filters.get_candidates(client, filters(client, enabled), spec)
 
@@ -94,23 +91,8 @@ def test_every_format_returns_exactly_the_supporting_hosts(demo_fleet,
         found.query
 
 
-@pytest.mark.parametrize('disk_format', ['vmdk', 'qcow2', 'ploop'])
-def test_pre_1_35_fallback_gives_the_same_hosts(demo_fleet, disk_format):
-    server, hosts = demo_fleet
-    found = candidates(server, disk_format, max_version=(1, 34))
-    assert 'root_required' not in found.query
-    assert names(hosts, found.provider_uuids) == supporting(hosts,
-                                                            disk_format)
 
 
-def test_pre_1_35_fallback_warns(demo_fleet, caplog):
-    server, _ = demo_fleet
-    with caplog.at_level(logging.WARNING, logger='image_type_filter'):
-        candidates(server, 'vmdk', max_version=(1, 34))
-    warnings = [r.getMessage() for r in caplog.records
-                if 'has no root_required' in r.getMessage()]
-    assert len(warnings) == 1
-    assert 'microversion 1.34' in warnings[0]
 
 
 def test_unsuffixed_required_selects_the_same_hosts(demo_fleet):
@@ -155,12 +137,10 @@ def test_forbidden_traits_combine(placement, unique):
     traits, generation = client.get_provider_traits(hosts[0].uuid)
     client.put_provider_traits(
         hosts[0].uuid, traits | {'COMPUTE_STATUS_DISABLED'}, generation)
-    for max_version in (None, (1, 34)):
-        found = candidates(placement, 'vmdk', max_version=max_version,
-                           root_forbidden={'COMPUTE_STATUS_DISABLED'})
-        mine = [u for u in found.provider_uuids
-                if u in {h.uuid for h in hosts}]
-        assert names(hosts, mine) == [hosts[1].name]
+    found = candidates(placement, 'vmdk',
+                       root_forbidden={'COMPUTE_STATUS_DISABLED'})
+    mine = [u for u in found.provider_uuids if u in {h.uuid for h in hosts}]
+    assert names(hosts, mine) == [hosts[1].name]
 
 
 def test_trait_placement_lacks_is_a_clear_error(demo_fleet):

@@ -27,7 +27,6 @@ import pytest
 from image_type_common import backoff
 from image_type_common import exceptions
 from image_type_common import image_types
-from image_type_common import placement_client
 from placement_runner import embedded
 from placement_runner import writes
 from tests import helpers
@@ -410,11 +409,3 @@ def test_the_real_token_is_redacted_in_debug_logs(placement, tmp_path):
     assert 'X-Auth-Token' in proc.stderr  # requests were logged ...
     assert 'X-Auth-Token: admin' not in proc.stderr  # ... but not the token
 
-
-def test_client_counts_no_request_for_an_old_microversion_check(placement):
-    client = placement_client.PlacementClient(placement.adapter(),
-                                              max_microversion=(1, 5))
-    seen = len(placement.requests_seen())
-    with pytest.raises(exceptions.PlacementTooOld):
-        client.get_provider_traits('x')
-    assert placement.requests_seen()[seen:] == ['GET /']  # the discovery

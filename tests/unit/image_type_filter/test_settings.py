@@ -38,7 +38,7 @@ def test_the_rule_finds_the_reads_its_docstring_names():
     assert any(r.endswith(': conf.filter_scheduler')
                for r in reads('nova', 'integration.py'))
     assert any(r.endswith(': conf.CONF.workarounds')
-               for r in reads('diagnostics', 'as_scheduler.py'))
+               for r in reads('diagnostics', 'nova_side', 'as_scheduler.py'))
     assert any(r.endswith(': conf.placement')
                for r in reads('cmd', 'osc_plugin.py'))
     assert any('loading.read(' in r for r in reads('settings.py'))
@@ -54,7 +54,8 @@ def test_only_the_modules_its_docstring_names_read_an_option_by_name():
     assert readers == {
         os.path.join('image_type_filter', 'settings.py'),
         os.path.join('image_type_filter', 'nova', 'integration.py'),
-        os.path.join('image_type_filter', 'diagnostics', 'as_scheduler.py'),
+        os.path.join('image_type_filter', 'diagnostics', 'nova_side',
+                     'as_scheduler.py'),
         os.path.join('image_type_common', 'connection.py'),
         os.path.join('image_type_filter', 'cmd', 'osc_plugin.py'),
         # loading.read itself, which settings reads through.

@@ -180,11 +180,20 @@ def test_microversion_is_discovered_once(mock):
                for r in mock.request_history if r.path != '/')
 
 
-def test_old_placement_cannot_read_traits(requests_mock):
+@pytest.mark.parametrize('old', ['1.4', '1.35'])
+def test_a_placement_nova_scheduler_cannot_use_is_refused(requests_mock,
+                                                          old):
+    """Below nova/cmd/status.py's MIN_PLACEMENT_MICROVERSION (1.36 in
+    Nova 31 to 34) no boot is served: refused at discovery, in one line,
+    with no other request."""
     requests_mock.get(ENDPOINT + '/', json={'versions': [
-        {'id': 'v1.0', 'max_version': '1.4', 'min_version': '1.0'}]})
-    with pytest.raises(exceptions.PlacementTooOld, match='1.4'):
+        {'id': 'v1.0', 'max_version': old, 'min_version': '1.0'}]})
+    with pytest.raises(exceptions.PlacementTooOld) as raised:
         make_client().get_provider_traits(UUID)
+    assert str(raised.value) == (
+        'Placement maximum microversion %s is older than 1.36, which '
+        'nova-scheduler needs: upgrade Placement' % old)
+    assert [r.path for r in requests_mock.request_history] == ['/']
 
 
 IDENTITY = 'http://127.0.0.1:5000/identity'

@@ -121,8 +121,8 @@ def test_a_module_of_ours_missing_is_not_called_an_extra():
 def test_os_cloud_names_every_service_the_command_reaches_with_it(
         name, command, reaches, not_reached):
     """candidates --server/--image/--flavor read Nova and Glance through
-    openstacksdk (diagnostics.cloud's APIs); an ironic node's reporter
-    reaches Ironic; status only Placement."""
+    openstacksdk (diagnostics.nova_side.cloud's APIs); an ironic node's
+    reporter reaches Ironic; status only Placement."""
     code, out, err = run(name, command, '--help')
     assert code == 0, err
     lines = out.splitlines()

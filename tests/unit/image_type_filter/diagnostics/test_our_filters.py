@@ -21,7 +21,6 @@ from hypothesis import settings
 from hypothesis import strategies as st
 import pytest
 
-from image_type_common import exceptions as common_exceptions
 from image_type_common import image_types
 from image_type_filter import exceptions
 from image_type_filter import settings as settings_mod
@@ -39,7 +38,7 @@ def spec(disk_format='raw', **kwargs):
     return our_filters.RequestSpec.for_boot(disk_format, **kwargs)
 
 
-def test_root_required_at_1_35_and_later():
+def test_root_traits_go_in_root_required():
     request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
                    root_forbidden={'COMPUTE_STATUS_DISABLED'})
     assert our_filters.build(request, (1, 39)) == (
@@ -47,16 +46,6 @@ def test_root_required_at_1_35_and_later():
         '&root_required=COMPUTE_IMAGE_TYPE_RAW,!COMPUTE_STATUS_DISABLED')
 
 
-def test_before_1_35_root_traits_join_required_silently(caplog):
-    request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
-                   required={'HW_CPU_X86_AVX2'},
-                   root_forbidden={'COMPUTE_STATUS_DISABLED'})
-    with caplog.at_level(logging.DEBUG):
-        built = our_filters.build(request, (1, 34))
-    assert built == ('resources=DISK_GB:5,MEMORY_MB:512,VCPU:1&required='
-                     'COMPUTE_IMAGE_TYPE_RAW,HW_CPU_X86_AVX2,'
-                     '!COMPUTE_STATUS_DISABLED')
-    assert not caplog.records  # the pure builder never logs
 
 
 def test_required_traits_stay_in_unsuffixed_required_silently(caplog):
@@ -68,21 +57,8 @@ def test_required_traits_stay_in_unsuffixed_required_silently(caplog):
     assert not caplog.records
 
 
-def test_before_1_22_forbidden_is_too_old():
-    request = spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'},
-                   root_forbidden={'COMPUTE_STATUS_DISABLED'})
-    with pytest.raises(common_exceptions.PlacementTooOld, match='1.22'):
-        our_filters.build(request, (1, 21))
-    assert 'required=COMPUTE_IMAGE_TYPE_RAW' in our_filters.build(
-        spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}), (1, 17))
 
 
-def test_before_1_17_cannot_filter_by_trait():
-    with pytest.raises(common_exceptions.PlacementTooOld, match='1.17'):
-        our_filters.build(spec(root_required={'COMPUTE_IMAGE_TYPE_RAW'}),
-                          (1, 16))
-    assert our_filters.build(spec(), (1, 16)) == (
-        'resources=DISK_GB:5,MEMORY_MB:512,VCPU:1')
 
 
 def test_same_request_same_url():
@@ -111,7 +87,7 @@ def _filter_conf():
 
 CONF = _filter_conf()
 FILTER = image_type_support.RequireImageTypeSupport(read(CONF))
-BASELINE = our_filters.build_params(spec(), (1, 39))
+BASELINE = our_filters.build_params(spec())
 HOSTILE = st.one_of(
     st.text(max_size=200),
     st.sampled_from(['qcow2&required=!X', 'in:RAW,QCOW2', '!qcow2',
@@ -128,7 +104,7 @@ def test_no_disk_format_changes_the_query_beyond_one_known_trait(
         disk_format):
     request = spec(disk_format)
     FILTER(None, request)
-    params = our_filters.build_params(request, (1, 39))
+    params = our_filters.build_params(request)
     added = [p for p in params if p not in BASELINE]
     assert [k for k, _ in params if k != 'root_required'] == [
         k for k, _ in BASELINE]
@@ -178,4 +154,4 @@ def test_reject_policy_raises_only_the_documented_error(disk_format):
 def test_megabyte_strings_add_nothing(disk_format):
     request = spec(disk_format)
     assert FILTER(None, request) is False
-    assert our_filters.build_params(request, (1, 39)) == BASELINE
+    assert our_filters.build_params(request) == BASELINE

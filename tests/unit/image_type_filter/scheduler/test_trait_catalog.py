@@ -10,8 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The trait catalogue: a refusal is decided on a fresh answer, the common
-path asks nothing, and a failed read is remembered for the interval.
+"""The trait catalogue's rules (``trait_catalog.RULES``), each held by a
+test named ``test_rule_<name>``: a refusal is decided on a fresh answer,
+the common path asks nothing, and a failed read is remembered for the
+interval.
 
 The clock never moves unless a test moves it, and the interval is an hour:
 whatever a test sees in between comes from the catalogue's rule, not from
@@ -81,7 +83,7 @@ def catalog_over(placement, clock=None):
 VMDK, RAW = 'COMPUTE_IMAGE_TYPE_VMDK', 'COMPUTE_IMAGE_TYPE_RAW'
 
 
-def test_a_trait_seen_carried_costs_no_request_again():
+def test_rule_carried_stays_carried():
     placement = Placement(carried={RAW})
     catalog = catalog_over(placement)
     assert catalog.carried(RAW) is True
@@ -90,13 +92,72 @@ def test_a_trait_seen_carried_costs_no_request_again():
     assert placement.requests == 1
 
 
-def test_nobody_carries_it_is_read_again_before_each_refusal():
+def test_rule_nobody_from_a_fresh_read():
     placement = Placement(carried={RAW})
     catalog = catalog_over(placement)
     assert catalog.carried(VMDK) is False
     placement.carried.add(VMDK)  # a host starts booting vmdk
     assert catalog.carried(VMDK) is True  # the clock has not moved
     assert placement.requests == 2
+
+
+def test_rule_reserved_created_at_start():
+    placement = Placement()
+    catalog = catalog_over(placement)
+    assert catalog.ensure({'CUSTOM_TROVE'}) == {'CUSTOM_TROVE'}
+    assert catalog.known({'CUSTOM_TROVE'}) == {'CUSTOM_TROVE'}
+    assert placement.requests == 1  # the PUT; no read after it
+    placement = Placement(creatable=False)
+    catalog = catalog_over(placement)
+    assert catalog.ensure({'CUSTOM_TROVE'}) == set()
+    assert catalog.known({'CUSTOM_TROVE'}) == set()
+    assert placement.requests == 2  # left to unknown-asked-again
+
+
+def test_rule_unknown_asked_again():
+    clock = Clock()
+    placement = Placement()
+    catalog = catalog_over(placement, clock)
+    assert catalog.known({'CUSTOM_TROVE'}) == set()
+    placement.known.add('CUSTOM_TROVE')
+    assert catalog.known({'CUSTOM_TROVE'}) == set()  # answered an instant ago
+    assert placement.requests == 1
+    assert catalog.known({'CUSTOM_TROVE'}, fresh=True) == {'CUSTOM_TROVE'}
+    assert placement.requests == 2
+    placement = Placement()
+    catalog = catalog_over(placement, clock)
+    assert catalog.known({'CUSTOM_TROVE'}) == set()
+    placement.known.add('CUSTOM_TROVE')
+    clock.now += HOUR
+    assert catalog.known({'CUSTOM_TROVE'}) == {'CUSTOM_TROVE'}
+    assert placement.requests == 2
+
+
+def test_rule_newest_read_wins():
+    """A slow read that started before a host began carrying VMDK answers
+    after a later read that saw it: the later answer stays."""
+    placement = Placement(carried={RAW})
+    catalog = catalog_over(placement)
+    slow = placement.list_associated_traits
+
+    def read_overtaken():
+        old = slow()  # what Placement said when this read started
+        placement.carried.add(VMDK)
+        placement.list_associated_traits = slow
+        assert catalog.uncarried({VMDK}) == set()  # the later read
+        return old
+
+    placement.list_associated_traits = read_overtaken
+    assert catalog.uncarried({VMDK}) == set()
+    assert catalog.carried_traits() == {RAW, VMDK}
+    assert catalog.carried(VMDK) is True
+    assert placement.requests == 2
+
+
+def test_every_rule_has_a_test_named_after_it():
+    tests = {name for name in globals() if name.startswith('test_rule_')}
+    assert tests == {'test_rule_' + rule.replace('-', '_')
+                     for rule in trait_catalog.RULES}
 
 
 def test_a_format_that_appears_is_booted_by_the_next_boot():
@@ -150,7 +211,7 @@ def test_a_reserved_trait_placement_learns_is_seen_by_the_next_boot():
     assert spec.root_required == {'CUSTOM_TROVE'}
 
 
-def test_a_failed_read_is_remembered_for_the_interval(caplog):
+def test_rule_failure_remembered(caplog):
     clock = Clock()
     placement = Placement(carried={RAW})
     placement.down = True
@@ -169,7 +230,7 @@ def test_a_failed_read_is_remembered_for_the_interval(caplog):
     assert placement.requests == 2
 
 
-def test_which_traits_exist_remembers_a_failure_too():
+def test_rule_outage_counts_as_known():
     placement = Placement(known={'HW_ARCH_X86_64'})
     placement.down = True
     catalog = catalog_over(placement)

@@ -14,10 +14,11 @@
 own code.
 
 Runs where Nova is installed, with nova-scheduler's nova.conf: Nova is
-imported here only, when ``load_nova`` is called. Where it runs, what it
-reads, asks and explains is doc/source/admin/troubleshooting.rst's "Why
-did this server find no host?"; what the answer does not explain is said
-in it (``NOT_COVERED``).
+imported when ``load_nova`` is called, which first looks up every Nova
+name used here (``compat.SEAMS``, part ``candidates``). Where it runs,
+what it reads, asks and explains is doc/source/admin/troubleshooting.rst's
+"Why did this server find no host?"; what the answer does not explain is
+said in it (``NOT_COVERED``).
 """
 
 import dataclasses
@@ -29,10 +30,11 @@ import warnings
 from image_type_common import exceptions
 from image_type_common import text
 from image_type_filter import exceptions as filter_exceptions
-from image_type_filter.diagnostics import cloud as cloud_mod
 from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey as survey_mod
 from image_type_filter.diagnostics import verdicts as verdicts_mod
+from image_type_filter.diagnostics.nova_side import cloud as cloud_mod
+from image_type_filter.nova import compat
 from image_type_filter.scheduler import spec_fields
 
 LOG = logging.getLogger(__name__)
@@ -80,6 +82,9 @@ def load_nova(config_files, config_dirs=()):
     except ImportError as exc:
         raise exceptions.ConfigError('%s: cannot import Nova here (%s)'
                                      % (NEEDS_NOVA, exc)) from exc
+    nova = compat.resolve((compat.CANDIDATES,))
+    if nova.missing:
+        raise exceptions.ConfigError('%s: %s' % (NEEDS_NOVA, nova.report()))
     from nova import exception
     from oslo_config import cfg
 

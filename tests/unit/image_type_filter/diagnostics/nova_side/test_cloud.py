@@ -20,7 +20,7 @@ from openstack import connection as sdk_connection
 import pytest
 
 from image_type_common import exceptions
-from image_type_filter.diagnostics import cloud
+from image_type_filter.diagnostics.nova_side import cloud
 
 GLANCE = 'https://glance.example'
 NOVA = 'https://nova.example'

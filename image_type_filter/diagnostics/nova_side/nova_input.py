@@ -13,16 +13,10 @@
 """What Nova (and Glance) would say about a boot request's input.
 
 ``candidates`` builds a request from the command line, where a typo costs
-nothing; in a real cloud Glance refuses an unknown disk format, Nova drops
-an image property it has no field for, ignores ``trait:X`` unless the value
-is exactly ``required``, and nova-scheduler refuses to start with an
-isolation rule keyed on a property it drops. Each check here returns the
-sentence an operator needs, naming the input; the command warns, or with
-``--strict`` refuses.
-
-The tables are copied literally from Glance and Nova (their sources are
-named), never derived from this project's own code; tests/nova compares
-them with the installed Nova.
+nothing; a real cloud refuses, drops or ignores such input. Each check
+returns the sentence naming it; the command warns, or with ``--strict``
+refuses. The tables are copied literally from Glance and Nova (sources
+named); tests/nova compares them with the installed Nova.
 """
 
 import re

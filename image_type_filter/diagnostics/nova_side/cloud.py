@@ -14,17 +14,12 @@
 ``openstack`` reads them.
 
 openstacksdk's compute and image proxies on the operator's own
-credentials (``--os-cloud``, clouds.yaml, ``OS_*``; or the ``openstack``
-client's session): a server (by id, or by name in any project), the
-compute services and compute nodes, and an image as Glance has it, with
-Glance's image schema, as glanceclient gives it to Nova.
-
-Every request has a timeout and goes through the one Session of the
-credentials, with their TLS settings (``image_type_common.tls``). A
-server or image that does not exist is NotFound (exit 2, one line); a
-refusal of the credentials or of a certificate is a ConfigError naming
-the API and the role or the setting; anything else a CloudError (exit 1)
-naming the service and its URL.
+credentials: a server (by id, or by name in any project), the compute
+services and nodes, and an image with Glance's schema, as glanceclient
+gives it to Nova. A server or image that does not exist is NotFound (exit
+2); a refused credential or certificate a ConfigError naming the API and
+the role or setting; anything else a CloudError (exit 1) naming the
+service and its URL.
 """
 
 import contextlib
