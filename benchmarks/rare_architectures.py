@@ -136,13 +136,13 @@ def spec_for(arch):
         'raw', RESOURCES, properties={'hw_architecture': arch})
 
 
-def query_strings(client, arch):
+def query_strings(arch):
     """{variant: query string} for a boot of an ``arch`` image."""
-    plain = our_filters.build(spec_for(arch), client.negotiate())
+    plain = our_filters.build(spec_for(arch))
     filtered = spec_for(arch)
     prefilter()(None, filtered)
     return {'image_properties_filter': plain + '&limit=%d' % LIMIT,
-            'prefilter': our_filters.build(filtered, client.negotiate())
+            'prefilter': our_filters.build(filtered)
             + '&limit=%d' % LIMIT}
 
 
@@ -161,7 +161,7 @@ def ask(placements, host_arch, asks):
             100 * queries.miss_probability(len(host_arch), rare, LIMIT), 3)}
         for order, placement in placements.items():
             client = placement.client()
-            for variant, qs in query_strings(client, arch).items():
+            for variant, qs in query_strings(arch).items():
                 misses = wrong = 0
                 for _ in range(asks):
                     body = client.get_allocation_candidates(qs)
@@ -182,7 +182,7 @@ def latencies(placement, runs):
     client = placement.client()
     result = {}
     for arch in ('x86_64', *RARE):
-        for variant, qs in query_strings(client, arch).items():
+        for variant, qs in query_strings(arch).items():
             median, _ = queries.timed(
                 lambda qs=qs: client.get_allocation_candidates(qs), runs)
             result['%s/%s' % (arch, variant)] = median

@@ -101,7 +101,7 @@ def filter_cost(calls):
 
     def build_query(n):
         for _ in range(n):
-            our_filters.build(built, (1, 39))
+            our_filters.build(built)
 
     return {'filter_call_us': round(median_us(call_filter, calls), 3),
             'query_build_us': round(median_us(build_query, calls), 3)}
@@ -146,7 +146,7 @@ def roots(body):
 def prefilter_vs_scheduler(placement, client, vmware, runs):
     def query(**traits):
         return our_filters.build(our_filters.RequestSpec.for_boot(
-            'vmdk', RESOURCES, **traits), client.negotiate())
+            'vmdk', RESOURCES, **traits))
 
     with_trait = query(root_required={VMDK})
     # The same trait in the unsuffixed ``required``: a form nova-scheduler
@@ -209,7 +209,7 @@ def reporter_requests(placement, uuids, vmware):
     client = placement.client()
     libvirt = [u for u in uuids if u not in vmware]
     unchanged = reporter_mod.Reporter(client, image_type_rule(LIBVIRT))
-    client.require((1, 6), 'read traits')  # discovery: once per client
+    client.negotiate()  # discovery: once per client
     sent = counting.counted(client)
     before = sent.count
     unchanged.sync_provider(libvirt[0])

@@ -41,9 +41,7 @@ MAX_MICROVERSION = (1, 39)
 #: no boot, so it is refused rather than worked around.
 MIN_MICROVERSION = (1, 36)
 
-# Feature -> first microversion that has it (older ones: every Placement
-# this client accepts has them).
-FORBIDDEN_TRAITS = (1, 22)
+#: The first microversion with ``in:`` (any-of) trait queries.
 ANY_OF_TRAITS = (1, 39)
 
 #: Retrying these cannot help: the configuration has to change.
@@ -103,15 +101,6 @@ class PlacementClient:
         LOG.debug('Placement maximum microversion %s; using %s',
                   version_str(server_max), version_str(self.microversion))
         return self.microversion
-
-    def supports(self, version):
-        return self.negotiate() >= version
-
-    def require(self, version, what):
-        if not self.supports(version):
-            raise exceptions.PlacementTooOld(
-                'Placement maximum microversion %s is too old to %s (needs %s)'
-                % (version_str(self.microversion), what, version_str(version)))
 
     def _send(self, method, path, body, microversion):
         headers = {'Accept': 'application/json'}

@@ -315,3 +315,14 @@ def upstream_tree(tmp_path, snapshot):
         top = tar.getmembers()[0].name.split('/', 1)[0]
         tar.extractall(dest, filter='data')
     return dest / top
+
+
+def uninstall_filters(integration):
+    """Take the request filters' entry out of Nova's list and forget the
+    install (``integration``: the module as the test imported it): a
+    test's clean-up, which nova-scheduler itself never needs."""
+    with integration._install_lock:
+        installed = integration._installed
+        integration._remove_entries(installed.nova if installed
+                                    else integration.compat.resolve())
+        integration._installed = None

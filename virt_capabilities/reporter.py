@@ -54,7 +54,6 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
-from image_type_common import placement_client
 from virt_capabilities import merge
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
@@ -132,8 +131,6 @@ class PlacementTraits:
         return providers.resolve_with_wait(self.client, refs, wait, sleep)
 
     def in_sync(self, tokens):
-        if not self.client.supports(placement_client.FORBIDDEN_TRAITS):
-            return None
         return {rp['uuid'] for rp in self.client.list_resource_providers(
             required=','.join(tokens))}
 

@@ -128,13 +128,12 @@ def main(argv=None):
         with scale.fresh_placement('postgresql', 4) as (placement, url):
             nodes, _ = build.build(placement, args.size)
             storm.storm(placement, nodes)
-            client = placement.client()
             app = in_process_app(url, workdir)
             for variant in queries.VARIANTS:
-                qs = queries.query_string(client, 'vmdk', variant)
+                qs = queries.query_string('vmdk', variant)
                 result[variant] = profile(app, qs, placement.microversion,
                                           args.runs)
-            qs = queries.query_string(client, 'vmdk', 'root_required')
+            qs = queries.query_string('vmdk', 'root_required')
             plain = json.loads(call(app, qs, placement.microversion))
             with roots_filtered_first():
                 result['root_required_roots_filtered_first'] = profile(

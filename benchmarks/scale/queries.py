@@ -38,14 +38,14 @@ NOVA_LIMIT = 1000  # [scheduler] max_placement_results' default
 VARIANTS = ('root_required', 'required', 'scheduler_side')
 
 
-def query_string(client, disk_format, variant, limit=None):
+def query_string(disk_format, variant, limit=None):
     """The trait in ``variant`` (``root_required``, as nova-scheduler
     sends it, or the unsuffixed ``required``), or none (``scheduler_side``).
     """
     traits = {} if variant == 'scheduler_side' else {
         variant: {image_types.TRAIT_BY_FORMAT[disk_format]}}
     qs = our_filters.build(our_filters.RequestSpec.for_boot(
-        disk_format, shapes.RESOURCES, **traits), client.negotiate())
+        disk_format, shapes.RESOURCES, **traits))
     return qs + ('&limit=%d' % limit if limit else '')
 
 
@@ -134,7 +134,6 @@ def latencies(placement, nodes, runs, patched=None):
     placements = {'stock': placement}
     if patched is not None:
         placements['patched'] = patched
-    client = placement.client()
     trait = image_types.TRAIT_BY_FORMAT['vmdk']
     vmware = {uuid for uuid, kind in nodes if kind == 'vmware'}
     results = {name: {} for name in placements}
@@ -145,7 +144,7 @@ def latencies(placement, nodes, runs, patched=None):
         full = None
         for limit in (None, NOVA_LIMIT):
             key = '%s/%s' % (variant, 'limit' if limit else 'all')
-            qs = query_string(client, 'vmdk', variant, limit)
+            qs = query_string('vmdk', variant, limit)
             seen = {name: {'correct': True} for name in placements}
             check = {'answers_compared': 0, 'mismatches': 0}
 
@@ -179,7 +178,7 @@ def latencies(placement, nodes, runs, patched=None):
             checks[key] = check
     session = requests.Session()
     url = '%s/allocation_candidates?%s' % (placement.endpoint, query_string(
-        client, 'vmdk', 'root_required', NOVA_LIMIT))
+        'vmdk', 'root_required', NOVA_LIMIT))
     headers = {'X-Auth-Token': placement.token, 'Accept': 'application/json',
                'OpenStack-API-Version': 'placement %s'
                % placement.microversion}
@@ -226,7 +225,7 @@ def false_no_valid_host(placements, nodes, asks):
     for name, placement in placements.items():
         client = placement.client()
         for variant in ('root_required', 'scheduler_side'):
-            qs = query_string(client, 'ploop', variant, NOVA_LIMIT)
+            qs = query_string('ploop', variant, NOVA_LIMIT)
             misses = wrong = 0
             for _ in range(asks):
                 body = client.get_allocation_candidates(qs)

@@ -60,7 +60,7 @@ def boots_per_second(placement, schedulers, boots, variant, seed=1):
     """``boots`` vmdk boots shared by ``schedulers`` threads."""
     trait = image_types.TRAIT_BY_FORMAT['vmdk']
     clients = [placement.client() for _ in range(schedulers)]
-    qs = queries.query_string(clients[0], 'vmdk', variant, queries.NOVA_LIMIT)
+    qs = queries.query_string('vmdk', variant, queries.NOVA_LIMIT)
     for client in clients:
         client.negotiate()  # discovery before the clock starts
     left = [boots]

@@ -124,10 +124,8 @@ def build_params(spec):
     return params
 
 
-def build(spec, version=None):
-    """The query string for ``GET /allocation_candidates``. ``version``
-    (the negotiated microversion) changes nothing: every one the client
-    accepts takes the same query."""
+def build(spec):
+    """The query string for ``GET /allocation_candidates``."""
     return pc.encode_query(build_params(spec))
 
 

@@ -221,14 +221,6 @@ def _remove_entries(nova):
         filters[:] = [f for f in filters if not getattr(f, MARK, False)]
 
 
-def uninstall():
-    """Take our entry out of Nova's list again (tests, re-install)."""
-    global _installed
-    with _install_lock:
-        _remove_entries(_installed.nova if _installed else compat.resolve())
-        _installed = None
-
-
 def _as_nova_filter(nova):
     failed = nova.get(compat.REQUEST_FILTER_FAILED)
 

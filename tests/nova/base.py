@@ -28,6 +28,7 @@ from nova.tests.functional import integrated_helpers
 
 from image_type_filter import conf as itf_conf
 from image_type_filter.nova import integration
+from tests import helpers
 from virt_capabilities import service
 
 CONF = nova_conf.CONF
@@ -56,7 +57,7 @@ class InsideNova(integrated_helpers._IntegratedTestBase):
         pass
 
     def setUp(self):
-        self.addCleanup(integration.uninstall)
+        self.addCleanup(helpers.uninstall_filters, integration)
         super().setUp()
 
     def _setup_scheduler_service(self):

@@ -32,6 +32,7 @@ from image_type_filter import conf as itf_conf  # noqa: E402
 import image_type_filter.nova  # noqa: E402
 from image_type_filter.nova import compat  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
+from tests import helpers  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -53,7 +54,7 @@ class NovaTestCase(test.NoDBTestCase):
 
     def setUp(self):
         super().setUp()
-        self.addCleanup(integration.uninstall)
+        self.addCleanup(helpers.uninstall_filters, integration)
         itf_conf.register_nova_opts(test.CONF)
         # As README's nova.conf: isolation needs the rebuild filter.
         self.flags(enabled_filters=list(
@@ -129,7 +130,7 @@ class TestOnNovaObjects(NovaTestCase):
         self.assertEqual(1, names.count(integration.ENTRY))
         self.assertLess(names.index('require_image_type_support'),
                         names.index(integration.ENTRY))
-        integration.uninstall()
+        helpers.uninstall_filters(integration)
         self.assertEqual([], integration.installed_filters())
 
     def test_a_rule_on_a_property_nova_drops_stops_start_up(self):

@@ -37,6 +37,7 @@ from nova.tests.functional import fixtures as func_fixtures  # noqa: E402
 
 from image_type_filter import conf as itf_conf  # noqa: E402
 from image_type_filter.nova import integration  # noqa: E402
+from tests import helpers  # noqa: E402
 
 NOVA_FILTERS = ('ComputeFilter', 'ComputeCapabilitiesFilter',
                 'ImagePropertiesFilter', 'ServerGroupAntiAffinityFilter',
@@ -107,7 +108,7 @@ class RollbackOrder(test.TestCase):
     def setUp(self):
         super().setUp()
         self.useFixture(func_fixtures.PlacementFixture())
-        self.addCleanup(integration.uninstall)
+        self.addCleanup(helpers.uninstall_filters, integration)
         itf_conf.register_nova_opts(test.CONF)
 
     def configure(self, filters_on, nova_mechanisms):

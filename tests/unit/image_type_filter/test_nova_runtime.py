@@ -37,6 +37,7 @@ from oslo_config import cfg
 import pytest
 
 from image_type_filter import conf as itf_conf
+from tests import helpers
 
 VMWARE_TRAITS = {'COMPUTE_NODE', 'COMPUTE_IMAGE_TYPE_VMDK',
                  'COMPUTE_IMAGE_TYPE_ISO', 'HW_ARCH_X86_64'}
@@ -198,7 +199,7 @@ def nova(monkeypatch):
         conf=conf, filters=all_filters, report=report, package=package,
         modules=modules,
         integration=sys.modules['image_type_filter.nova.integration'])
-    package.integration.uninstall()
+    helpers.uninstall_filters(package.integration)
 
 
 class BaseHostFilter:
