@@ -41,7 +41,7 @@ from image_type_filter.diagnostics import our_filters
 from image_type_filter.scheduler import image_type_support
 from placement_runner import embedded
 from placement_runner import writes
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import reporter as reporter_mod
 
 RESOURCES = {'VCPU': 1, 'MEMORY_MB': 512, 'DISK_GB': 5}
@@ -55,7 +55,7 @@ VMDK = image_types.TRAIT_BY_FORMAT['vmdk']
 
 def image_type_rule(traits):
     """The reporter as the demo runs it: it keeps the image types."""
-    return merge.OwnerRule(image_types=traits, owns_image_types=True)
+    return ownership.OwnerRule(image_types=traits, owns_image_types=True)
 
 
 def parse_args(argv):

@@ -230,8 +230,8 @@ class RecordingServer:
 def image_type_rule(image_types=(), custom=()):
     """The owner rule of a reporter that keeps these image-type traits (and
     custom ones), as with ``image_type_traits_owner = reporter``."""
-    from virt_capabilities import merge
-    return merge.OwnerRule(image_types=frozenset(image_types),
+    from virt_capabilities import ownership
+    return ownership.OwnerRule(image_types=frozenset(image_types),
                            owns_image_types=True, custom=frozenset(custom))
 
 

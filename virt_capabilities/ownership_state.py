@@ -10,22 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Remembers which traits each reporter set on which provider.
+"""The ownership state: which traits each reporter set on which provider.
 
 Without it a trait dropped from ``custom_traits`` (or an image-metadata
-trait switched off) could not be told apart from one somebody else set;
-``virt-capabilities remove`` removes exactly what it holds. What it may make
-the reporter do: doc/source/admin/trait-ownership.rst ("What the state may
-do"); how reporters share it and are named: doc/source/install/compute.rst
-("State"). One record per provider and reporter (``NodePlan.reporter_name``)::
+trait switched off) could not be told apart from one somebody else set.
+What the records may make the reporter do is
+``virt_capabilities.ownership``'s ``RULES``; this module keeps the file
+(``own-records-only``, ``foreign-file-refused``, ``unsaved-stops-sync``).
+One record per provider and reporter (``settings.reporter_name``)::
 
     {"format": "virt-capabilities-ownership/1",
      "providers": {"<provider uuid>": {"<reporter name>": ["CUSTOM_A"]}}}
 
-A reporter writes only its own records, each write a read-modify-write
-under the lock file beside it. A state that cannot be saved is
-``StateNotSaved``: the sync stops there. With no path it lives in memory
-only, for the life of the process (a reload hands it on: ``adopt``).
+With no path it lives in memory only, for the life of the process.
 """
 
 import contextlib
@@ -72,10 +69,9 @@ def _refuse(path, why):
 
 
 def read_document(path):
-    """The state file at ``path`` as a dict, None when there is none.
-    ConfigError (the file left alone) when it cannot be read or is not in
-    the module's format; its contents are never quoted (it may be
-    anything)."""
+    """The state file at ``path`` as a dict, None when there is none;
+    ConfigError when it cannot be read or is not in the module's format
+    (``foreign-file-refused``: never quoted, it may be anything)."""
     if not path:
         return None
     try:
@@ -126,9 +122,8 @@ class OwnershipState:
 
     def _load(self, document, own=False):
         """Take the others' records from ``document`` (and its own, when
-        ``own``), as they are: which of its own it may act on is the owner
-        rule's to say (``merge.OwnerRule.remembered``), and the others'
-        only narrow it."""
+        ``own``), as they are: what they may make it do is the owner
+        rule's to say (``ownership.OwnerRule``)."""
         others = {}
         for uuid, entry in (document or {}).get('providers', {}).items():
             for name, traits in entry.items():
@@ -162,13 +157,8 @@ class OwnershipState:
         return sorted(self._own)
 
     def adopt(self, other):
-        """Also own what ``other`` (a previous job's state) owned.
-
-        What this process set stays known across a configuration reload,
-        also when nothing is kept on disk. Nothing is written here: the
-        next ``record`` does it. A state of another name, kept in a file,
-        is another reporter's: its records stay its own.
-        """
+        """Also own what ``other`` (a previous job's state) owned
+        (``reload-keeps-records``); the next ``record`` writes it."""
         if other is self or (
                 self.path and other.path and other.name != self.name):
             return
@@ -189,12 +179,9 @@ class OwnershipState:
         self.record_each({uuid: traits})
 
     def record_each(self, traits_by_uuid, by_remove=False):
-        """``record`` for several providers, one file write at most. Only
-        this reporter's records of these providers change, in memory and
-        in the file. ``by_remove``: a file left with nobody's record says
-        a remove emptied it (EMPTIED_KEY), so that a second remove finds
-        nothing left rather than nothing ever known. StateNotSaved when
-        the file cannot be written."""
+        """``record`` for several providers, one file write at most, none
+        when nothing changes; StateNotSaved when the file cannot be
+        written. ``by_remove``: ``remove-twice-writes-nothing``."""
         changes = {uuid: frozenset(traits)
                    for uuid, traits in traits_by_uuid.items()
                    if self._own.get(uuid, frozenset()) != frozenset(traits)}
@@ -246,9 +233,9 @@ class OwnershipState:
             os.close(fd)  # releases the lock
 
     def _save(self, changes, by_remove=False):
-        """Read the file again under the lock, change only this reporter's
-        records of ``changes``' providers, and write it back (see
-        ``record_each``)."""
+        """``own-records-only``: read the file again under the lock,
+        change this reporter's records of ``changes``' providers, write it
+        back."""
         with self._locked():
             try:
                 # It may have changed (another reporter) or been replaced

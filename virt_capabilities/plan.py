@@ -27,7 +27,7 @@ from image_type_common import exceptions
 from image_type_common import image_types
 from virt_capabilities import conf as vc_conf
 from virt_capabilities import drivers
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities import settings as settings_mod
@@ -167,11 +167,11 @@ class NodePlan:
 
     @property
     def rule(self):
-        """The owner rule (``merge.OwnerRule``), decided here once and
+        """The owner rule (``ownership.OwnerRule``), decided here once and
         handed whole to the reporter. It may own every image-metadata
-        trait its driver could report, on or off: one it remembers setting
-        is removed once no longer reported."""
-        return merge.OwnerRule(
+        trait its driver could report, on or off: one it recorded is
+        removed once no longer reported."""
+        return ownership.OwnerRule(
             image_types=(self.capabilities.traits if self.owns_image_types
                          else frozenset()),
             owns_image_types=self.owns_image_types,

@@ -12,11 +12,12 @@
 
 """Sync a node's traits to its resource providers, by its owner rule.
 
-Read, apply the owner rule (``merge.OwnerRule``, decided by the plan), write
-with the provider generation; on 409 re-read, re-merge and retry with
-jittered back-off. An unchanged provider costs one request. With many
-providers, a ``GET /resource_providers?required=`` query finds those already
-in sync so only the stale ones are read and written.
+Which traits it owns, and what it records, is
+``virt_capabilities.ownership`` (its ``RULES``). Read, apply the owner rule
+(decided by the plan), write with the provider generation; on 409 re-read
+and retry with jittered back-off. An unchanged provider costs one request.
+With many providers, a ``GET /resource_providers?required=`` query finds
+those already in sync so only the stale ones are read and written.
 
 A provider's traits are read and written through a trait store
 (``PlacementTraits``, or ``ironic_node_traits.IronicNodeTraits``), so that
@@ -42,10 +43,7 @@ two attributes:
 * ``kind``: what its providers are, as a log line names one
   (``provider``, ``Ironic node``);
 * ``outcome_unknown``: the errors of a ``write`` after which what it
-  changed cannot be known (no answer): the reporter then keeps recorded
-  every trait it was about to add. After any other error it reads the
-  provider again and keeps recorded those it carries (why:
-  doc/source/admin/trait-ownership.rst, "What the state may do").
+  changed cannot be known (no answer: ``failure-keeps-what-is-carried``).
 """
 
 import dataclasses
@@ -54,7 +52,7 @@ import time
 
 from image_type_common import control
 from image_type_common import exceptions
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import providers
 from virt_capabilities.conf import reporter as reporter_conf
@@ -136,15 +134,10 @@ class PlacementTraits:
 
 
 class Reporter:
-    """Keeps ``rule``'s traits (and touches only those it owns) on
-    providers.
-
-    ``rule``: the owner rule, whole, as the plan decided it. ``state``:
-    the ownership state (what it set before, what the others set); by
-    default one kept in memory, for the reporter's life. ``store``: where
-    the providers' traits are read and written (Placement through
-    ``client`` unless given).
-    """
+    """Keeps ``rule``'s traits (the owner rule, whole, as the plan
+    decided it) on providers, through ``store`` (Placement through
+    ``client`` unless given); ``state``: the records, by default in
+    memory for the reporter's life."""
 
     def __init__(self, client, rule, state=None,
                  conflict_retries=reporter_conf.CONFLICT_RETRIES,
@@ -198,21 +191,16 @@ class Reporter:
     def preview(self, uuid):
         """(added, removed) a sync of this provider would make; one read."""
         current, _ = self.store.read(uuid)
-        return merge.diff(current, self.ownership(uuid).target(current))
+        return ownership.diff(current,
+                              self.ownership(uuid).target(current))
 
     def sync_provider(self, uuid):
         """Bring one provider's owned traits in line. Raises on failure.
-
-        What it is about to set is recorded before it is written (why:
-        doc/source/admin/trait-ownership.rst, "What the state may do"),
-        and narrowed once the sync is done to what the owner rule keeps
-        (``OwnerRule.to_record``), or after a failure to what the provider
-        carries (``_keep_what_was_written``). StateNotSaved stops the sync
-        before anything is sent.
-        """
+        Its record: ``recorded-before-written``, then
+        ``recorded-only-if-set`` or ``failure-keeps-what-is-carried``."""
         intended = set()
 
-        def intend(added):
+        def intend(added):  # recorded-before-written
             new = self.rule.remembered(added) - self.state.owned(uuid)
             if new:
                 self.state.record(uuid, self.state.owned(uuid) | new)
@@ -231,10 +219,9 @@ class Reporter:
             return result
 
     def _keep_what_was_written(self, uuid, intended, exc):
-        """After a failed (or interrupted) write: of the traits recorded
-        ahead, forget those the provider does not carry now. When the store
-        gave no answer (``store.outcome_unknown``) or cannot be read now,
-        the record stays as it is until the next sync that succeeds."""
+        """``failure-keeps-what-is-carried``, after a failed or
+        interrupted write; a provider that cannot be read now keeps the
+        record as it is."""
         if not intended or isinstance(exc, self.store.outcome_unknown):
             return
         try:
@@ -246,9 +233,8 @@ class Reporter:
                       'write stay recorded (%s)', uuid, again)
 
     def remove_provider(self, uuid):
-        """Remove from one provider what ``rule.removal`` owns there, then
-        forget the record. A provider that is gone has nothing left to
-        remove: its record is forgotten."""
+        """``remove-takes-its-own`` on one provider; one that is gone has
+        its record forgotten."""
         with control.shielded():
             try:
                 result = self._apply(uuid, lambda u: self.rule.removal(
@@ -268,9 +254,9 @@ class Reporter:
         result = SyncResult(uuid)
         attempt = 0
         while True:
-            ownership = ownership_of(uuid)
+            owned = ownership_of(uuid)
             current, generation = self.store.read(uuid)
-            target = ownership.target(current)
+            target = owned.target(current)
             if target == current:
                 return result
             if before_write is not None:
@@ -290,7 +276,7 @@ class Reporter:
                 if not self._handle_unknown(exc, target):
                     raise
                 continue
-            result.added, result.removed = merge.diff(current, target)
+            result.added, result.removed = ownership.diff(current, target)
             LOG.info('%s %s: traits added %s, removed %s',
                      self.store.kind, uuid, ','.join(result.added) or '-',
                      ','.join(result.removed) or '-')
@@ -301,7 +287,7 @@ class Reporter:
     def find_in_sync(self, uuids):
         """The subset of ``uuids`` whose owned traits are already right."""
         for _ in range(3):
-            tokens = merge.combined(
+            tokens = ownership.combined(
                 self.ownership(u) for u in uuids).in_sync_filter(
                 absent=self.missing)
             try:
@@ -332,11 +318,10 @@ class Reporter:
         return self._run(self.remove_provider, uuids, True)
 
     def _run(self, act, uuids, prepare, skip_in_sync=False):
-        """``act(uuid)`` for each of ``uuids``, with the state fresh (what
-        the reporters sharing the file recorded since) and, with
-        ``prepare``, writable before anything is written: what it sets
-        must be remembered. ``skip_in_sync``: with many providers, those
-        one query finds in sync are skipped."""
+        """``act(uuid)`` for each of ``uuids``, with the others' records
+        fresh and, with ``prepare``, the state writable before anything is
+        written (``unsaved-stops-sync``). ``skip_in_sync``: with many
+        providers, those one query finds in sync are skipped."""
         report = SyncReport(kind=self.store.kind)
         uuids = list(dict.fromkeys(uuids))
         self.state.refresh()

@@ -33,6 +33,7 @@ from image_type_common import control as control_mod
 from image_type_common import exceptions
 from virt_capabilities import ironic_node_traits
 from virt_capabilities import logs
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import plan as plan_mod
 from virt_capabilities import reporter as reporter_mod
@@ -315,31 +316,16 @@ def run_remove(job_factory):
     job = job_factory()
     logs.setup(job.conf)
     state_file = job.plan.settings.state_file
-    if not state_file:
-        raise exceptions.ConfigError(
-            'remove takes off what the state file says this reporter set, '
-            'and this configuration keeps none ([DEFAULT] state_path and '
-            '[virt_capabilities] state_file are unset): nothing is known '
-            'to be its own')
-    if (job.reporter.rule.records_anything
-            and ownership_state.read_document(state_file) is None):
-        # A one-off container without the state volume: the records of the
-        # custom and image-metadata traits it set are elsewhere, and a run
-        # here would remove none of them and delete the status file.
-        raise exceptions.ConfigError(
-            'remove takes off what the state file says this reporter set, '
-            'and its state file %s does not exist: nothing is known to be '
-            'its own, so nothing was changed (run remove where that file '
-            'is, e.g. in a container with the state volume; if this '
-            'reporter never added a trait, nothing is left to remove)'
-            % state_file)
+    ownership.check_removable(
+        job.reporter.rule, state_file,
+        state_file and ownership_state.read_document(state_file))
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:
         uuids += job.resolve()
     if not uuids and not job.missing:
-        # Removed before, or never set: nothing is written (no state
-        # directory, no lock file), so a second remove changes nothing.
+        # Removed before, or never set: nothing is written, not even a
+        # lock file (``remove-twice-writes-nothing``).
         LOG.info('remove done: nothing recorded is left to remove')
         status_file.remove(job.plan.settings.status_file)
         return 0

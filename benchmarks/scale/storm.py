@@ -53,7 +53,7 @@ class _RetryCounter(logging.Handler):
 
 def _nodes_process(endpoint, token, nodes, go, ready, results):
     """One process's share of the nodes, a thread and a client each."""
-    from virt_capabilities import merge
+    from virt_capabilities import ownership
     from virt_capabilities import reporter as reporter_mod
 
     retries = _RetryCounter()
@@ -69,7 +69,7 @@ def _nodes_process(endpoint, token, nodes, go, ready, results):
         go.wait()
         conflicts, error = 0, None
         try:
-            result = reporter_mod.Reporter(client, merge.OwnerRule(
+            result = reporter_mod.Reporter(client, ownership.OwnerRule(
                 image_types=shapes.KIND_TRAITS[kind],
                 owns_image_types=True)).sync_provider(uuid)
             conflicts = result.conflicts

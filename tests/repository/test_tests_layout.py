@@ -271,9 +271,9 @@ def test_every_import_of_a_test_module_finds_it():
 
 @pytest.mark.parametrize('relpath,source,belongs', [
     # A product test at the top of tests/unit: by what it is named after.
-    ('unit/test_merge.py', 'from virt_capabilities import merge\n',
-     'tests/unit/test_merge.py belongs in tests/unit/virt_capabilities/:'
-     ' it is named after virt_capabilities.merge'),
+    ('unit/test_ownership.py', 'from virt_capabilities import ownership\n',
+     'tests/unit/test_ownership.py belongs in tests/unit/virt_capabilities/:'
+     ' it is named after virt_capabilities.ownership'),
     # In the wrong package's folder.
     ('unit/virt_capabilities/test_trait_catalog.py',
      'from image_type_filter.scheduler import trait_catalog\n',

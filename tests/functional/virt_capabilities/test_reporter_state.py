@@ -26,7 +26,7 @@ from image_type_common import image_types
 from image_type_common import placement_client
 from placement_runner import writes
 from tests import helpers
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 
@@ -141,11 +141,11 @@ def test_a_record_written_while_a_reporter_waits_is_honoured(
     shared = 'CUSTOM_SINCE_%s' % unique.upper()
     path = str(tmp_path / 'state.json')
     state = ownership_state.OwnershipState(path, name='a')
-    reporter_mod.Reporter(client, merge.OwnerRule(custom={shared}),
+    reporter_mod.Reporter(client, ownership.OwnerRule(custom={shared}),
                           state).sync([uuid])
     assert client.get_provider_traits(uuid)[0] == {shared}
     # a restarts with the trait dropped, and waits before its first sync
-    a = reporter_mod.Reporter(client, merge.OwnerRule(),
+    a = reporter_mod.Reporter(client, ownership.OwnerRule(),
                               ownership_state.OwnershipState(path, name='a'))
     ownership_state.OwnershipState(path, name='b').record(uuid, {shared})
     assert a.sync([uuid]).ok
@@ -177,12 +177,13 @@ def test_a_write_whose_answer_was_lost_is_recorded(placement, tmp_path,
     path = str(tmp_path / 'state.json')
     with pytest.raises(exceptions.PlacementUnavailable):
         reporter_mod.Reporter(
-            AnswerLost(placement.adapter()), merge.OwnerRule(custom={lost}),
+            AnswerLost(placement.adapter()),
+            ownership.OwnerRule(custom={lost}),
             ownership_state.OwnershipState(path)).sync([uuid])
     assert setup.get_provider_traits(uuid)[0] == {lost, theirs}
     # Restarted with the trait dropped from custom_traits.
     assert reporter_mod.Reporter(
-        setup, merge.OwnerRule(),
+        setup, ownership.OwnerRule(),
         ownership_state.OwnershipState(path)).sync([uuid]).ok
     assert setup.get_provider_traits(uuid)[0] == {theirs}
 

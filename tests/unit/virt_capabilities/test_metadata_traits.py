@@ -26,8 +26,8 @@ import os_traits
 import pytest
 
 from virt_capabilities import drivers
-from virt_capabilities import merge
 from virt_capabilities import metadata_traits
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import plan
 from virt_capabilities import reporter as reporter_mod
@@ -218,25 +218,25 @@ LIBVIRT_ARM_CURRENT = {
 
 
 def test_a_libvirt_node_never_touches_a_storage_bus():
-    ownership = merge.OwnerRule(
+    view = ownership.OwnerRule(
         metadata={'HW_ARCH_ARMV7'},
         metadata_ownable=possible('libvirt.LibvirtDriver')).on_provider(
         record=LIBVIRT_ARM_CURRENT)
-    assert ownership.target(LIBVIRT_ARM_CURRENT) == LIBVIRT_ARM_CURRENT | {
+    assert view.target(LIBVIRT_ARM_CURRENT) == LIBVIRT_ARM_CURRENT | {
         'HW_ARCH_ARMV7'}
-    assert ownership.in_sync_filter() == ['HW_ARCH_ARMV7']
+    assert view.in_sync_filter() == ['HW_ARCH_ARMV7']
 
 
 def test_only_table_traits_are_ever_owned():
-    ownership = merge.OwnerRule(
+    view = ownership.OwnerRule(
         metadata_ownable=NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}
     ).on_provider(record=NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'})
-    assert ownership.owned == {'HW_ARCH_ARMV7'}
-    assert ownership.target(NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}) == \
+    assert view.owned == {'HW_ARCH_ARMV7'}
+    assert view.target(NOVA_COMPUTE_WRITES | {'HW_ARCH_ARMV7'}) == \
         NOVA_COMPUTE_WRITES
-    assert ownership.in_sync_filter() == ['!HW_ARCH_ARMV7']
+    assert view.in_sync_filter() == ['!HW_ARCH_ARMV7']
     with pytest.raises(ValueError, match='outside the owned namespace'):
-        merge.Ownership(desired=frozenset({'COMPUTE_STORAGE_BUS_IDE'}))
+        ownership.Ownership(desired=frozenset({'COMPUTE_STORAGE_BUS_IDE'}))
 
 
 # -- the state: remembered, and only this driver's --------------------------
@@ -253,11 +253,12 @@ def test_only_this_drivers_metadata_traits_are_its_own(tmp_path):
                                         'COMPUTE_STORAGE_BUS_IDE',
                                         'COMPUTE_NODE', 'CUSTOM_A']}}}))
     state = ownership_state.OwnershipState(str(path))
-    rule = merge.OwnerRule(metadata_ownable=possible('libvirt.LibvirtDriver'))
+    rule = ownership.OwnerRule(
+        metadata_ownable=possible('libvirt.LibvirtDriver'))
     # Another driver's image-metadata trait, and nova-compute's: left alone.
     assert rule.remembered(state.owned(U1)) == {'HW_ARCH_ARMV7', 'CUSTOM_A'}
     # A driver with no image-metadata trait: custom traits only.
-    assert merge.OwnerRule().remembered(state.owned(U1)) == {'CUSTOM_A'}
+    assert ownership.OwnerRule().remembered(state.owned(U1)) == {'CUSTOM_A'}
 
 
 def test_a_recorded_standard_trait_is_never_remembered(tmp_path):
@@ -265,7 +266,8 @@ def test_a_recorded_standard_trait_is_never_remembered(tmp_path):
     state = ownership_state.OwnershipState(path)
     state.record(U1, {'HW_ARCH_ARMV7', 'COMPUTE_NODE', 'CUSTOM_A'})
     again = ownership_state.OwnershipState(path)
-    rule = merge.OwnerRule(metadata_ownable=possible('libvirt.LibvirtDriver'))
+    rule = ownership.OwnerRule(
+        metadata_ownable=possible('libvirt.LibvirtDriver'))
     assert rule.remembered(again.owned(U1)) == {'HW_ARCH_ARMV7', 'CUSTOM_A'}
 
 
@@ -285,7 +287,7 @@ class FakeClient:
 
 def reporter_for(client, state, on):
     wanted = frozenset(VMWARE if on else ())
-    return reporter_mod.Reporter(client, merge.OwnerRule(
+    return reporter_mod.Reporter(client, ownership.OwnerRule(
         metadata=wanted, metadata_ownable=frozenset(VMWARE)), state=state)
 
 

@@ -22,7 +22,7 @@ import stat
 import pytest
 
 from image_type_common import exceptions
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 from virt_capabilities import service
@@ -68,7 +68,7 @@ def test_standard_traits_in_the_file_are_never_owned(tmp_path):
         'COMPUTE_NODE', 'HW_CPU_X86_AVX2', 'COMPUTE_STATUS_DISABLED',
         'COMPUTE_IMAGE_TYPE_RAW', 'CUSTOM_MINE', 'CUSTOM_lower']}))
     record = ownership_state.OwnershipState(path).owned(U1)
-    rule = merge.OwnerRule()
+    rule = ownership.OwnerRule()
     assert rule.on_provider(record).owned == {'CUSTOM_MINE'}
     assert rule.removal(record).owned == {'CUSTOM_MINE'}
     assert rule.to_record(record) == frozenset()
@@ -330,13 +330,13 @@ def test_two_reporters_of_one_provider_keep_their_own_records(tmp_path):
     assert a.others(U1) == {'CUSTOM_B', 'CUSTOM_BOTH', 'HW_CPU_X86_AVX2'}
     a.record(U1, set())  # a dropped both of its traits
     assert read_json(path)['providers'] == {U1: {'b': b_record}}
-    assert merge.OwnerRule().remembered(ownership_state.OwnershipState(
+    assert ownership.OwnerRule().remembered(ownership_state.OwnershipState(
         path, name='b').owned(U1)) == {'CUSTOM_B', 'CUSTOM_BOTH'}
 
 
 def reporter_of(state, custom):
     """A reporter of custom traits only (no request is made here)."""
-    return reporter_mod.Reporter(object(), merge.OwnerRule(custom=custom),
+    return reporter_mod.Reporter(object(), ownership.OwnerRule(custom=custom),
                                  state)
 
 

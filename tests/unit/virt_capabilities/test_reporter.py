@@ -19,7 +19,7 @@ import pytest
 
 from image_type_common import control as control_mod
 from image_type_common import exceptions
-from virt_capabilities import merge
+from virt_capabilities import ownership
 from virt_capabilities import ownership_state
 from virt_capabilities import reporter as reporter_mod
 
@@ -73,7 +73,7 @@ def test_a_stop_during_a_write_lets_its_record_finish_then_ends_the_sync(
     state.record = recorded
     store = StoppedMidWrite(control, events)
     reporter = reporter_mod.Reporter(
-        object(), merge.OwnerRule(custom=frozenset({'CUSTOM_A'})), state,
+        object(), ownership.OwnerRule(custom=frozenset({'CUSTOM_A'})), state,
         store=store)
     with pytest.raises(control_mod.Stopping):
         with control.interruptible():
