@@ -250,8 +250,9 @@ def build(placement, hosts, progress=None, reuse=False):
                 f.write(textwrap.dedent(host.nova_conf))
             node = os.path.join(workdir, host.name + '-node.conf')
             with open(node, 'w') as f:
-                f.write('[DEFAULT]\nstate_path = %s\n%s'
-                        % (workdir, placement.nova_conf_section()))
+                # Its own host: each node's reporter is one of its own.
+                f.write('[DEFAULT]\nhost = %s\nstate_path = %s\n%s'
+                        % (host.name, workdir, placement.nova_conf_section()))
             plan = plan_mod.NodePlan.from_files([own, node], [host.uuid])
             host.compute_driver = plan.capabilities.compute_driver
             host.formats = sorted(plan.capabilities.formats)

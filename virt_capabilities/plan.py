@@ -46,9 +46,6 @@ class NodePlan:
     refs: tuple
     #: Why there are no refs: the driver needs --provider (report refuses).
     provider_needed: Exception = None
-    #: What was read, as given: the default ``reporter_name``.
-    config_files: tuple = ()
-    config_dirs: tuple = ()
 
     @classmethod
     def from_files(cls, config_files, provider_values=(), config_dirs=()):
@@ -56,8 +53,7 @@ class NodePlan:
         conf = vc_conf.load(config_files, config_dirs=config_dirs)
         settings = settings_mod.NodeSettings.from_conf(conf)
         capabilities = drivers.capabilities(settings)
-        plan = cls(conf, settings, capabilities, (), None,
-                   tuple(config_files), tuple(config_dirs))
+        plan = cls(conf, settings, capabilities, ())
         if plan.on_ironic_node and plan.owns_image_types:
             raise exceptions.ConfigError(
                 '[virt_capabilities] image_type_traits_owner = reporter is '
@@ -106,19 +102,6 @@ class NodePlan:
         return self.settings.custom_traits | (
             {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
             else frozenset())
-
-    @property
-    def reporter_name(self):
-        """This reporter's name in the state file: the option, else the
-        absolute paths of the files, then the directories (a trailing
-        ``/``), it reads, in order. What tells two reporters of one
-        provider apart is their configuration: their host and driver are
-        the node's (``virt_capabilities.ownership_state``)."""
-        if self.settings.reporter_name:
-            return self.settings.reporter_name
-        return ', '.join(
-            [os.path.abspath(f) for f in self.config_files] +
-            [os.path.join(os.path.abspath(d), '') for d in self.config_dirs])
 
     @property
     def owns_image_types(self):

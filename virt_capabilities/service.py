@@ -59,7 +59,8 @@ class ReportJob:
         self.conf = self.plan.conf
         # Before any client: a state file that is not ours is a ConfigError.
         state = ownership_state.OwnershipState(
-            self.plan.settings.state_file, name=self.plan.reporter_name)
+            self.plan.settings.state_file,
+            name=self.plan.settings.reporter_name)
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
@@ -176,8 +177,8 @@ def summarize(report, failures=None):
 
 def _record_status(job, report=None, error=None):
     """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status_file.record(job.plan.settings.status_file, job.plan.reporter_name,
-                       report, error)
+    status_file.record(job.plan.settings.status_file,
+                       job.plan.settings.reporter_name, report, error)
 
 
 def run_once(job_factory, wait):

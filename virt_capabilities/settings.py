@@ -98,8 +98,7 @@ class NodeSettings:
     state_file: str
     #: Where the last sync is recorded for monitoring, or None.
     status_file: str
-    #: ``[virt_capabilities] reporter_name``, or None: the configuration
-    #: files' (``NodePlan.reporter_name``).
+    #: This reporter's name in the state file (its option says the default).
     reporter_name: str
     conflict_retries: int
     #: Report the driver's image-metadata traits nova-compute never writes.
@@ -136,7 +135,7 @@ class NodeSettings:
             status_file=own('status_file') or (
                 os.path.join(state_path, STATUS_FILE_NAME) if state_path
                 else None),
-            reporter_name=(own('reporter_name') or '').strip() or None,
+            reporter_name=own('reporter_name').strip() or read('host'),
             conflict_retries=own('conflict_retries'),
             image_metadata_traits=own('image_metadata_traits'),
             host_architecture=_host_architecture(own('host_architecture')))

@@ -107,5 +107,5 @@ def columns(node):
         'providers': providers,
         'provider_needed': (str(node.provider_needed)
                             if node.provider_needed else None),
-        'reporter_name': node.reporter_name,
+        'reporter_name': node.settings.reporter_name,
     }

@@ -152,17 +152,21 @@ reporter_opts = [
              'apart. ``virt-capabilities remove`` deletes it.'),
     cfg.StrOpt(
         'reporter_name',
-        sample_default='<the configuration files and directories read>',
+        default='$host',
         help='This reporter\'s name in ``state_file``, under which its '
              'records are kept apart from those of the other reporters '
-             'sharing the file. Default: the absolute paths of the '
-             '``--config-file`` files and ``--config-dir`` directories it '
-             'reads, so two reporters of one provider with different '
-             'files keep separate records, while a service, its SIGHUP '
-             're-read and a one-shot ``report`` of the same files are one '
-             'reporter. A reporter started with other files is another '
-             'reporter: set this to the old name (``virt-capabilities '
-             'show`` prints it) to keep its records when its files move.'),
+             'sharing the file. Default: the nova-compute it reports for, '
+             'as ``[DEFAULT] host`` names it (this machine\'s host name '
+             'unless set). So the reporters of several nova-computes on one '
+             'machine, each with its own ``host``, keep separate records, '
+             'and a service, its SIGHUP re-read, a one-shot ``report`` and '
+             '``remove`` with that nova.conf are one reporter, wherever its '
+             'files are. Two reporters of one nova-compute sharing a state '
+             'file must each set a name of their own: under one name each '
+             'would take the other\'s records for its own. A reporter that '
+             'changes its name leaves its records under the old one (set '
+             'this to the old name to keep them); ``virt-capabilities '
+             'show`` prints it.'),
     cfg.IntOpt(
         'conflict_retries',
         default=CONFLICT_RETRIES,

@@ -112,13 +112,14 @@ def test_a_trait_two_reporters_keep_stays_while_either_does(
     the trait and the one that found it there keep it while either wants
     it."""
     node = ironic.enroll('bm-two-' + unique)
-    first, second = node_conf(name='a.conf'), node_conf(name='b.conf')
+    first = node_conf(name='a.conf', extra='reporter_name = a')
+    second = node_conf(name='b.conf', extra='reporter_name = b')
     assert report(first, node).returncode == 0   # adds it
     assert report(second, node).returncode == 0  # keeps it too
-    node_conf((), name='a.conf')
+    node_conf((), name='a.conf', extra='reporter_name = a')
     assert report(first, node).returncode == 0
     assert ironic.traits(node) == {RESERVED}
-    node_conf((), name='b.conf')
+    node_conf((), name='b.conf', extra='reporter_name = b')
     assert report(second, node).returncode == 0
     assert ironic.traits(node) == set()
 

@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -285,8 +286,9 @@ def test_cli_show_json(write_conf, fmt, load):
         'providers': [{'kind': 'name', 'value': 'vm-7',
                        'source': '--provider'}],
         'provider_needed': None,
-        # The state file's name for it: the files it reads.
-        'reporter_name': path}
+        # The state file's name for it: its nova-compute's host, by
+        # default this machine's name.
+        'reporter_name': socket.gethostname()}
     assert sorted(why) == ['custom_traits', 'image_metadata_traits',
                            'image_type_traits']
     assert why['image_type_traits'].startswith('this reporter keeps them')
@@ -555,7 +557,8 @@ def report_with_state(placement, write_conf, tmp_path, name, records):
     path = write_conf(FAKE_CONF, placement)
     (tmp_path / 'virt_capabilities.json').write_text(json.dumps(
         {'format': ownership_state.FORMAT, 'providers': {
-            uuid: {path: record} for uuid, record in records.items()}}))
+            uuid: {socket.gethostname(): record}
+            for uuid, record in records.items()}}))
     proc = run_cli('report', '--config-file', path, '--provider', name)
     assert proc.returncode == 0, proc.stderr
     return proc, [line for line in proc.stderr.splitlines()
@@ -592,7 +595,8 @@ def test_a_wrong_typed_state_entry_refuses_the_file_untouched(
     path = write_conf(FAKE_CONF, placement)
     state = tmp_path / 'virt_capabilities.json'
     state.write_text(json.dumps({'format': ownership_state.FORMAT,
-                                 'providers': {uuid: {path: [mine]},
+                                 'providers': {uuid: {
+                                     socket.gethostname(): [mine]},
                                                other: 5}}))
     before = state.read_bytes()
     proc = run_cli('report', '--config-file', path, '--provider',

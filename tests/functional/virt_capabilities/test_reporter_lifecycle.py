@@ -137,7 +137,7 @@ def test_each_sync_leaves_its_status_and_a_failure_keeps_the_last_ok(
     assert first['last_ok'] == first['time']
     assert first['changed'] == [{'provider': uuid, 'added': [mine],
                                  'removed': []}]
-    assert first['reporter_name'] == path
+    assert first['reporter_name'] == name  # its host
     # A run that fails: the provider is gone.
     delete(client, uuid)
     assert run_cli('report', '--config-file', path).returncode == 1
@@ -182,9 +182,10 @@ def test_remove_takes_off_exactly_what_it_set_and_its_records(
     nova_compute = {'COMPUTE_NODE', T['raw'], 'HW_CPU_X86_AVX2'}
     uuid = provider(client, name, nova_compute | {operator})
     a = node(tmp_path, placement, name, '[virt_capabilities]\n'
-             'custom_traits = %s,%s\n' % (a_only, both), file='a.conf')
+             'custom_traits = %s,%s\nreporter_name = a\n' % (a_only, both),
+             file='a.conf')
     b = node(tmp_path, placement, name, '[virt_capabilities]\n'
-             'custom_traits = %s,%s\nstatus_file = %s\n'
+             'custom_traits = %s,%s\nstatus_file = %s\nreporter_name = b\n'
              % (b_only, both, tmp_path / 'b-status.json'), file='b.conf')
     for path in (a, b):
         assert run_cli('report', '--config-file', path).returncode == 0
@@ -197,7 +198,7 @@ def test_remove_takes_off_exactly_what_it_set_and_its_records(
     assert client.get_provider_traits(uuid)[0] == (
         nova_compute | {operator, b_only, both})
     state = json.loads((tmp_path / 'virt_capabilities.json').read_text())
-    assert state['providers'] == {uuid: {b: sorted([b_only, both])}}
+    assert state['providers'] == {uuid: {'b': sorted([b_only, both])}}
     assert not (tmp_path / 'virt_capabilities_status.json').exists()
     assert (tmp_path / 'b-status.json').exists()
     # Again: nothing left of a's to remove.
@@ -302,7 +303,7 @@ def test_remove_forgets_a_provider_that_is_gone(placement, tmp_path, unique):
     delete(client, uuid)
     assert run_cli('remove', '--config-file', path).returncode == 0
     assert ownership_state.OwnershipState(
-        str(tmp_path / 'virt_capabilities.json'), name=path).providers == []
+        str(tmp_path / 'virt_capabilities.json'), name=name).providers == []
 
 
 # -- refused credentials: a service waits them out --------------------------

@@ -16,6 +16,7 @@ cannot be saved is a failure naming the file, never success."""
 
 import json
 import logging
+import socket
 import subprocess
 import sys
 
@@ -103,31 +104,32 @@ def test_two_reporters_of_one_provider_keep_their_own_records(
                           for who in ('A', 'B', 'BOTH'))
     shared = tmp_path / 'shared' / 'state.json'
 
-    def configure(custom, path=None):
+    def configure(custom, name, path=None):
         return write_conf(
             LIBVIRT + '[virt_capabilities]\nstate_file = %s\n'
-            'custom_traits = %s\n' % (shared, ','.join(custom)),
-            placement, path=path)
+            'custom_traits = %s\nreporter_name = %s\n'
+            % (shared, ','.join(custom), name), placement, path=path)
 
-    a = configure([mine, both])
-    b = configure([theirs, both])
+    a = configure([mine, both], 'a')
+    b = configure([theirs, both], 'b')
     for path in (a, b, a, b):
         report(path, name)
     assert client.get_provider_traits(uuid)[0] == {mine, theirs, both}
     records = json.loads(shared.read_text())['providers'][uuid]
-    assert records == {a: sorted([mine, both]), b: sorted([theirs, both])}
-    configure([], path=a)  # a's nova.conf, edited: none of them any more
+    assert records == {'a': sorted([mine, both]),
+                       'b': sorted([theirs, both])}
+    configure([], 'a', path=a)  # a's nova.conf, edited: none of them any more
     report(a, name)
     assert client.get_provider_traits(uuid)[0] == {theirs, both}
     assert json.loads(shared.read_text())['providers'][uuid] == {
-        b: records[b]}
+        'b': records['b']}
     report(b, name)  # b finds its traits as it left them
     assert client.get_provider_traits(uuid)[0] == {theirs, both}
-    configure([theirs], path=b)
+    configure([theirs], 'b', path=b)
     report(b, name)
     assert client.get_provider_traits(uuid)[0] == {theirs}
     assert json.loads(shared.read_text())['providers'] == {uuid: {
-        b: [theirs]}}
+        'b': [theirs]}}
 
 
 def test_a_record_written_while_a_reporter_waits_is_honoured(
@@ -229,7 +231,7 @@ def test_as_a_service_an_error_each_cycle_until_it_can_be_saved(
         child.send(15)
         assert child.finish() == 0, child.err.text()
     saved = json.loads((blocker / 'state.json').read_text())
-    assert saved['providers'] == {uuid: {path: ['CUSTOM_L']}}
+    assert saved['providers'] == {uuid: {socket.gethostname(): ['CUSTOM_L']}}
 
 
 def test_the_demo_fleet_is_reported_without_a_warning(fresh_placement,

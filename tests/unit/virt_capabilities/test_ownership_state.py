@@ -17,6 +17,7 @@ it never destroys a file that is not its own."""
 import json
 import logging
 import os
+import socket
 import stat
 
 import pytest
@@ -220,12 +221,14 @@ def test_replacing_its_own_file_keeps_its_mode(tmp_path, mode):
 
 # -- a reloaded service does not forget what it set -------------------------
 
-def job_for(tmp_path, name, custom, state_path=None):
+def job_for(tmp_path, name, custom, state_path=None, host='h', extra=''):
     conf = tmp_path / name
-    conf.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\nhost = h\n'
+    conf.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
+                    'host = %s\n' % host
                     + ('state_path = %s\n' % state_path if state_path
                        else '') +
-                    '[virt_capabilities]\ncustom_traits = %s\n' % custom)
+                    '[virt_capabilities]\ncustom_traits = %s\n%s'
+                    % (custom, extra))
     return service.ReportJob([str(conf)], client=object())
 
 
@@ -250,37 +253,37 @@ def test_a_reloaded_job_with_a_state_file_reads_it(tmp_path):
     second.reporter.state.adopt(first.reporter.state)
     assert second.reporter.ownership(U1).owns('CUSTOM_A')
     assert read_json(tmp_path / 'virt_capabilities.json')['providers'] == {
-        U1: {str(tmp_path / 'a.conf'): ['CUSTOM_A']}}
+        U1: {'h': ['CUSTOM_A']}}
 
 
-def test_a_reporter_is_named_by_its_configuration_files(tmp_path):
-    job = job_for(tmp_path, 'a.conf', '')
-    assert job.plan.reporter_name == str(tmp_path / 'a.conf')
-    assert job.reporter.state.name == str(tmp_path / 'a.conf')
-    (tmp_path / 'nova.conf.d').mkdir()
-    both = service.ReportJob([str(tmp_path / 'a.conf')], client=object(),
-                             config_dirs=[str(tmp_path / 'nova.conf.d')])
-    assert both.plan.reporter_name == '%s, %s/' % (tmp_path / 'a.conf',
-                                                   tmp_path / 'nova.conf.d')
+def test_a_reporter_is_named_after_its_nova_compute_s_host(tmp_path):
+    job = job_for(tmp_path, 'a.conf', '', host='compute-1')
+    assert job.plan.settings.reporter_name == 'compute-1'
+    assert job.reporter.state.name == 'compute-1'
+    named = job_for(tmp_path, 'b.conf', '', host='compute-1',
+                    extra='reporter_name = trove-reserver\n')
+    assert named.reporter.state.name == 'trove-reserver'
+    unset = tmp_path / 'c.conf'
+    unset.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n')
+    assert service.ReportJob([str(unset)], client=object()).reporter.state\
+        .name == socket.gethostname()  # Nova's own default for host
 
 
-def test_reporter_name_keeps_a_reporters_records_when_its_files_move(
-        tmp_path):
+def test_a_reporter_keeps_its_records_when_its_files_move(tmp_path):
     old = job_for(tmp_path, 'old.conf', 'CUSTOM_A', state_path=tmp_path)
     old.reporter.state.record(U1, {'CUSTOM_A'})
-    moved = tmp_path / 'moved.conf'
-    moved.write_text('[DEFAULT]\ncompute_driver = fake.FakeDriver\n'
-                     'host = h\nstate_path = %s\n[virt_capabilities]\n'
-                     'reporter_name = %s\n' % (tmp_path,
-                                                tmp_path / 'old.conf'))
-    job = service.ReportJob([str(moved)], client=object())
-    assert job.reporter.state.owned(U1) == {'CUSTOM_A'}
-    assert job.reporter.ownership(U1).target({'CUSTOM_A'}) == set()
-    # Without it, other files are another reporter: the old name's
-    # record is not its own, and protects its trait.
-    other = job_for(tmp_path, 'other.conf', '', state_path=tmp_path)
+    moved = job_for(tmp_path, 'moved.conf', '', state_path=tmp_path)
+    assert moved.reporter.state.owned(U1) == {'CUSTOM_A'}
+    assert moved.reporter.ownership(U1).target({'CUSTOM_A'}) == set()
+    # Another nova-compute's reporter: the old name's record is not its
+    # own, and protects its trait; reporter_name takes the old name.
+    other = job_for(tmp_path, 'other.conf', '', state_path=tmp_path,
+                    host='other')
     assert other.reporter.state.owned(U1) == frozenset()
     assert other.reporter.ownership(U1).target({'CUSTOM_A'}) == {'CUSTOM_A'}
+    renamed = job_for(tmp_path, 'renamed.conf', '', state_path=tmp_path,
+                      host='other', extra='reporter_name = h\n')
+    assert renamed.reporter.state.owned(U1) == {'CUSTOM_A'}
 
 
 # -- shared by several reporters: each one's records are its own ------------

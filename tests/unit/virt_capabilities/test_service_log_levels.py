@@ -70,8 +70,9 @@ SERVICE_SCRIPT = textwrap.dedent('''
     class Job:
         conf = conf
         plan = types.SimpleNamespace(
-            traits=frozenset(), reporter_name='test',
-            settings=types.SimpleNamespace(status_file=None))
+            traits=frozenset(),
+            settings=types.SimpleNamespace(status_file=None,
+                                           reporter_name='test'))
 
         def sync(self, wait):
             cycles.append(wait)
