@@ -304,8 +304,8 @@ def test_the_removal_in_check_mode_leaves_everything(venv, host):
 def test_the_remove_instructions_are_the_reporters_but_the_command():
     """The same files copied to the same places (the reporter's own file
     from its directory, mounted beside), so remove reads the same
-    configuration (and the reporter's name in the state file, made
-    of the config files' paths), and runs remove instead of report."""
+    configuration (and the reporter's name in the state file, its
+    nova-compute's host), and runs remove instead of report."""
     with open(reporter.CONFIG_JSON) as f:
         report = json.load(f)
     with open(os.path.join(KOLLA, 'virt-capabilities-remove',

@@ -244,7 +244,7 @@ def test_the_one_off_remove_takes_off_what_the_container_set(deployed,
     assert (volume / 'virt_capabilities_status.json').exists()
     # A new container: the same paths inside, nothing of the old one's
     # file system but the mounts (the reporter's name in the state file
-    # is made of its config files' paths, the same in both).
+    # is its nova-compute's host, from the same nova.conf in both).
     container.root.rename(tmp_path / 'the-reporters-container')
     removal = Container(tmp_path)
     with open(REMOVE_JSON) as f:

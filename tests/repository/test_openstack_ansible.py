@@ -356,7 +356,7 @@ def test_the_removal_play_takes_the_traits_off_first(venv, tmp_path):
         'remove --config-file %s' % facts.NOVA_CONF, 'unit there']
     assert list(systemd_dir.iterdir()) == []
     # The reporter ran with the same file: its records are found under
-    # the same name (made of the config files' paths).
+    # the same name (its nova-compute's host).
     with open(recipes.OSA_PLAYBOOK) as f:
         assert 'report --config-file %s --wait' % facts.NOVA_CONF in f.read()
 
