@@ -25,7 +25,8 @@ Out of that network only DNS (to this machine's resolver) and HTTP(S)
 (the package registries) are forwarded, masqueraded; the rest is dropped,
 and the nodes reach each other across the bridge. Every rule lives in
 chains of our own, added once and removed at ``Network.down`` with the
-bridge and the ``ip_forward`` value found before; ``Container.stop`` and
+bridge, and the ``ip_forward`` value found before is put back (unless
+another test network's chains still forward); ``Container.stop`` and
 ``Network.down`` work from another process too, from their state files.
 One more node is ``network.container(name, address, state_dir)``.
 
@@ -58,6 +59,7 @@ PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 #: hold it for minutes; nothing in a container thrown away needs more.
 STOP_DEADLINE = 30.0
 DEBOOTSTRAP_TIMEOUT = 1800
+IP_FORWARD = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
 
 
 def _run(argv, timeout=600, check=True, **kwargs):
@@ -121,14 +123,6 @@ def ensure_host_tools():
             _run(install, timeout=1200)
 
 
-def in_root_env():
-    """The environment of a program run in the new root (debootstrap's
-    second stage, chroot): this one without what names a path of this
-    machine (TMPDIR: CI points it at a directory the root does not
-    have)."""
-    return {k: v for k, v in os.environ.items() if k != 'TMPDIR'}
-
-
 def run_in_root(root, argv, env=None, timeout=300):
     """``argv`` in the root (chroot, not booted), with a clean
     environment: ``env`` over PATH and LANG."""
@@ -152,7 +146,9 @@ def build_rootfs(root, log):
         rc = subprocess.run(
             ['debootstrap', '--variant=minbase',
              '--include=' + ','.join(INCLUDE), SUITE, str(partial),
-             _apt_mirror()], stdout=out, stderr=out, env=in_root_env(),
+             _apt_mirror()], stdout=out, stderr=out,
+            # Nothing naming a path of this machine (CI's TMPDIR).
+            env={k: v for k, v in os.environ.items() if k != 'TMPDIR'},
             timeout=DEBOOTSTRAP_TIMEOUT).returncode
     if rc != 0:
         raise GateError('debootstrap %s failed (exit %d): see %s'
@@ -253,16 +249,15 @@ class Network:
             raise GateError('%s exists: another gate network runs here '
                             '(python3 -m gate_cloud devstack down)'
                             % self.bridge)
-        forward = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
         if 'ip_forward' not in self.state.read():
-            self.state.save(ip_forward=forward.read_text().strip())
+            self.state.save(ip_forward=IP_FORWARD.read_text().strip())
         self.state.save(bridge=True)
         try:
             self._make()
         except BaseException:
             self.down()
             raise
-        forward.write_text('1\n')
+        IP_FORWARD.write_text('1\n')
 
     def _make(self):
         _run(['ip', 'link', 'add', self.bridge, 'type', 'bridge'])
@@ -292,17 +287,19 @@ class Network:
         _iptables('-t', 'nat', '-I', 'POSTROUTING', '-j', self.nat_chain)
 
     def down(self):
-        """Remove the rules and the bridge, restore ``ip_forward``: safe
-        to call twice, from any process, once its containers are
-        stopped."""
+        """Remove the rules and the bridge, restore ``ip_forward`` (unless
+        another test network still forwards): safe to call twice, from any
+        process, once its containers are stopped."""
         state = self.state.read()
         if state.get('rules'):
             _remove_rules(self.forward_chain, self.nat_chain)
         if state.get('bridge') and _link_exists(self.bridge):
             _run(['ip', 'link', 'delete', self.bridge], check=False)
-        if 'ip_forward' in state:
-            pathlib.Path('/proc/sys/net/ipv4/ip_forward').write_text(
-                state['ip_forward'] + '\n')
+        # Put back while no other network of the machine's test jobs
+        # (their ITF- chains) still forwards: the value found was theirs.
+        if 'ip_forward' in state and 'ITF-' not in _run(
+                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
+            IP_FORWARD.write_text(state['ip_forward'] + '\n')
         self.state.path.unlink(missing_ok=True)
 
 

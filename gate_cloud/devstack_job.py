@@ -255,7 +255,7 @@ def _stack(box, started, devstack='/opt/stack/devstack',
 
 
 def _discover_hosts(box, subnodes, started):
-    """devstack's tools/discover_hosts.sh on the controller, as Zuul's
+    """devstack's discover_hosts.sh on the controller, as Zuul's
     orchestrate-devstack runs it after the subnodes; each subnode's
     nova-computes must be among the hosts it maps."""
     out = box.run(['bash', '-c', 'cd /opt/stack/devstack && '
@@ -301,7 +301,7 @@ def _tempest(box, variables, name, exclude=None, dest=DEST):
     env = {'PATH': node.VENV_BIN + ':' + container.PATH,
            'TOX_CONSTRAINTS_FILE': constraints,
            'UPPER_CONSTRAINTS_FILE': constraints}
-    log = LOGS / ('tempest-%s.log' % name.replace(' ', '-'))
+    log = LOGS / ('tempest-%s.log' % re.sub(r'\W+', '-', name))
     argv = ['bash', '-c', 'cd %s/tempest && tox -e %s -- "$@"' % (
         dest, variables.get('tox_envlist', 'all')), 'tempest',
         variables['tempest_test_regex'], '--concurrency=%d' % CONCURRENCY]
@@ -431,7 +431,8 @@ def logged_run(command, log, label, show, tail, timeout):
 
 def run(keep=False):
     started = time.monotonic()
-    if any(_boxes()):
+    if any(container.Container(NODES, p.stem, None, None).running()
+           for p in NODES.glob('*.json')):
         raise GateError('a gate container is running (%s): python3 -m '
                         'gate_cloud devstack down' % NODES)
     prepare()
@@ -439,30 +440,31 @@ def run(keep=False):
     controller = ROOTS / machine('controller')
     _lay_out_root(controller)
     rendered = _render(controller)
-    members = rendered['nodes']
-    boxes = [NETWORK.container(machine(name), address, NODES)
-             for name, address, _ in members]
-    for (name, _, _), box in zip(members, boxes):
+    boxes = {name: NETWORK.container(machine(name), address, NODES)
+             for name, address, _ in rendered['nodes']}
+    for name, box in boxes.items():
         root = ROOTS / box.machine
         if name != 'controller':
             _lay_out_subnode(root, controller)
         shutil.copy(LOGS / ('local.conf.' + name),
                     root / 'opt/stack/devstack/local.conf')
     _step('roots laid out, local.conf of %s rendered from the job'
-          % ', '.join(m[0] for m in members), started)
-    with running(boxes, NETWORK, keep, started):
+          % ', '.join(boxes), started)
+    with running(list(boxes.values()), NETWORK, keep, started):
         NETWORK.up()
-        peers = [(box.machine, box.address) for box in boxes]
-        for box in boxes:
+        peers = [(box.machine, box.address) for box in boxes.values()]
+        for box in boxes.values():
             box.start(ROOTS / box.machine, LOGS / ('container-%s.log'
                                                   % box.machine), peers)
         _step('nodes booted on %s: %s' % (NETWORK.bridge, ', '.join(
             '%s %s' % p for p in peers)), started)
-        for (name, _, _), box in zip(members, boxes):
+        for name, box in boxes.items():
             _stack(box, started, node=name)
-        _discover_hosts(boxes[0], [(m[0], b.machine) for m, b in
-                                   zip(members[1:], boxes[1:])], started)
-        prove(boxes[0], rendered['variables']['controller'], started)
+        _discover_hosts(boxes['controller'], [
+            (name, box.machine) for name, box in boxes.items()
+            if name != 'controller'], started)
+        prove(boxes['controller'], rendered['variables']['controller'],
+              started)
     return 0
 
 
@@ -486,9 +488,10 @@ def running(boxes, network, keep, started):
               % network.bridge, started)
 
 
-def tempest_on(box, variables, started, dest=DEST, step=_step):
+def tempest_on(box, variables, started, dest=DEST, step=_step,
+               name='filters on'):
     """The job's tempest run, the filters on; its counts."""
-    counts = _tempest(box, variables, 'filters on', dest=dest)
+    counts = _tempest(box, variables, name, dest=dest)
     step('tempest with the filters on: %s' % _fmt(counts), started)
     return counts
 
@@ -529,14 +532,6 @@ def phase(name):
     _phase(_box('controller'), name, phases[name])
     print('gate_cloud devstack phase %s: passed' % name)
     return 0
-
-
-def _boxes():
-    """The gate's running containers (either job's), from their state."""
-    for path in sorted(NODES.glob('*.json')):
-        box = container.Container(NODES, path.stem, None, None)
-        if box.running():
-            yield box
 
 
 def _box(node):

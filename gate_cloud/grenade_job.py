@@ -291,7 +291,7 @@ def run(keep=False):
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
         gate._stack(box, started, devstack=BASES['old'] + '/devstack',
-                    logs=BASES['old'] + '/logs')
+                    logs=BASES['old'] + '/logs', node=MACHINE)
         _n_cpu_unit(box)
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
@@ -326,7 +326,8 @@ def run(keep=False):
         _judged('upgrade', boots, window,
                 gate.LOGS / 'resources-verify-post-upgrade.log')
         _step('resources verified after the upgrade', started)
-        gate.tempest_on(box, variables, started, BASES['new'], _step)
+        gate.tempest_on(box, variables, started, BASES['new'], _step,
+                        'upgraded, filters on')
         for name, module in AFTER:
             _streamed_phase(box, name, module)
             _step('phase %s passed' % name, started)

@@ -40,7 +40,8 @@ TEMPEST_JOB = """- job:
         test-config:
           $TEMPEST_CONFIG:
             compute:
-              min_compute_nodes: "{{ groups['compute'] | default(['controller']) | length }}"
+              min_compute_nodes: "{{ groups['compute']
+                | default(['controller']) | length }}"
 """
 
 
