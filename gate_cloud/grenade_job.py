@@ -47,9 +47,10 @@ BASES = {'old': '/opt/stack/old', 'new': '/opt/stack/new'}
 GRENADE_DIR = BASES['new'] + '/grenade'
 GRENADE_TIMEOUT = 5400
 _step = functools.partial(gate._step, job='grenade')
-#: grenade's resource database (grenaderc's GRENADE_DB in the localrc's
-#: SAVE_DIR), where resources.sh keeps its records.
-GRENADE_DB = BASES['old'] + '/save/grenade_db.ini'
+#: grenade's resource database, where resources.sh keeps its records:
+#: grenaderc's GRENADE_DB in its SAVE_DIR (STACK_ROOT/save, which it sets
+#: after reading localrc).
+GRENADE_DB = '/opt/stack/save/grenade_db.ini'
 #: This project's resources.sh, as grenade's PLUGIN_DIR finds it.
 RESOURCES = BASES['new'] + '/image-type-filter/devstack/upgrade/resources.sh'
 #: Trees the project's own tree does not bring, cloned on both sides as
