@@ -220,7 +220,7 @@ def _render(root):
 
 
 def _stack(box, started, devstack='/opt/stack/devstack',
-           logs='/opt/stack/logs', node='controller'):
+           logs='/opt/stack/logs', node='controller', step=_step):
     """stack.sh in ``devstack`` as the stack user; devstack's closing
     lines printed, naming the node (its summary log is in ``logs``)."""
     box.run([devstack + '/tools/create-stack-user.sh'], timeout=300)
@@ -251,7 +251,7 @@ def _stack(box, started, devstack='/opt/stack/devstack',
         raise GateError('stack.sh failed (exit %d) on %s (%s) in %s; its '
                         'log: %s' % (rc, node, box.machine,
                                      _last_phase(lines), log))
-    _step('stack.sh passed on %s (%s)' % (node, box.machine), started)
+    step('stack.sh passed on %s (%s)' % (node, box.machine), started)
 
 
 def _discover_hosts(box, subnodes, started):

@@ -292,7 +292,7 @@ def run(keep=False):
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
         gate._stack(box, started, devstack=BASES['old'] + '/devstack',
-                    logs=BASES['old'] + '/logs', node=MACHINE)
+                    logs=BASES['old'] + '/logs', node=MACHINE, step=_step)
         _n_cpu_unit(box)
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
