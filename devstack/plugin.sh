@@ -1,11 +1,22 @@
 #!/bin/bash
-# devstack/plugin.sh: install image-type-filter, turn the scheduler option
-# on, and run the trait reporter next to nova-compute.
+# devstack/plugin.sh: per node, what that node runs: the filters in
+# nova-scheduler's nova.conf where n-sch runs, the trait reporter beside
+# each nova-compute where n-cpu runs, the tempest plugin where tempest
+# runs; nothing on a node that runs none of them.
+
+# Save trace setting
+_XTRACE_IMAGE_TYPE_FILTER=$(set +o | grep xtrace)
+set -o xtrace
 
 function install_image_type_filter {
-    # With the cli extra: this node runs the reporter (virt-capabilities)
-    # and the operator's commands, not only nova-scheduler's filters.
-    setup_develop "$IMAGE_TYPE_FILTER_DIR" cli
+    # The filters need the package alone (what nova-scheduler imports
+    # stays lean); a compute node adds the cli extra for the reporter
+    # (virt-capabilities).
+    if is_service_enabled n-cpu; then
+        setup_develop "$IMAGE_TYPE_FILTER_DIR" cli
+    else
+        setup_develop "$IMAGE_TYPE_FILTER_DIR"
+    fi
 }
 
 function configure_image_type_filter {
@@ -161,29 +172,6 @@ function stop_image_type_reporter {
     done
 }
 
-function remove_image_type_traits {
-    # An operator's uninstall (doc/source/install/compute.rst): with the
-    # services stopped, take off each node's provider what its reporter's
-    # records say it set, and forget the records. unstack runs plugins
-    # before devstack stops Placement and Keystone, so both still answer
-    # here; clean comes after, and deletes $NOVA_STATE_PATH, the records
-    # with it.
-    local reporter service confs args
-    local -a reporters
-    mapfile -t reporters < <(_image_type_reporters)
-    for reporter in "${reporters[@]}"; do
-        read -r service confs <<< "$reporter"
-        # shellcheck disable=SC2086  # one argument per file
-        args=$(_image_type_reporter_args $confs)
-        # shellcheck disable=SC2086  # one word per argument
-        if ! virt-capabilities remove $args; then
-            echo "WARNING: virt-capabilities remove $args failed: the" \
-                "traits its records name stay on their providers; run it" \
-                "again before clean.sh deletes $NOVA_STATE_PATH"
-        fi
-    done
-}
-
 function configure_tempest_for_image_type_filter {
     if [[ "$IMAGE_TYPE_FILTER_ENABLED" != "True" ]] || \
             ! is_service_enabled tempest; then
@@ -191,10 +179,16 @@ function configure_tempest_for_image_type_filter {
     fi
     # The tempest plugin is its own distribution (contrib/tempest, not in
     # the project's wheel): install it into tempest's venv the way
-    # devstack's install_tempest_plugins installs TEMPEST_PLUGINS.
+    # devstack's install_tempest_plugins installs TEMPEST_PLUGINS, against
+    # tempest's upper-constraints.
+    local constraints
+    constraints=$(mktemp -t image_type_u_c.XXXXXXXXXX)
+    set_tempest_venv_constraints "$constraints"
     pushd "$TEMPEST_DIR"
-    tox -evenv-tempest -- pip install -e "$IMAGE_TYPE_TEMPEST_PLUGIN_DIR"
+    tox -evenv-tempest -- pip install -c "$constraints" \
+        -e "$IMAGE_TYPE_TEMPEST_PLUGIN_DIR"
     popd
+    rm -f "$constraints"
     # One small image file per format for the plugin to upload; which
     # host boots which, it reads from Placement.
     mkdir -p "$IMAGE_TYPE_TEMPEST_IMAGE_DIR"
@@ -230,10 +224,18 @@ function configure_tempest_for_image_type_filter {
 }
 
 function cleanup_image_type_filter {
-    # The reporter's traits and records went at unstack (clean.sh runs
-    # unstack.sh first): nothing of it to delete here. Its state file
-    # stays for a remove run by hand after a failed one, until devstack's
-    # cleanup_nova deletes $NOVA_STATE_PATH.
+    # What the plugin wrote on this node: the reporters' records and last
+    # syncs (the traits they kept went with Placement's database, which
+    # devstack's clean drops) and tempest's image files.
+    local reporter service confs state
+    local -a reporters
+    mapfile -t reporters < <(_image_type_reporters)
+    for reporter in "${reporters[@]}"; do
+        read -r service confs <<< "$reporter"
+        state=$(iniget "${confs##* }" virt_capabilities state_file)
+        rm -f "$state" "$(iniget "${confs##* }" virt_capabilities \
+            status_file)"
+    done
     rm -rf "$IMAGE_TYPE_TEMPEST_IMAGE_DIR"
 }
 
@@ -245,15 +247,20 @@ if [[ "$1" == "stack" ]]; then
             fi
             ;;
         install)
-            echo_summary "Installing image-type-filter"
-            install_image_type_filter
+            if is_service_enabled n-sch n-cpu; then
+                echo_summary "Installing image-type-filter"
+                install_image_type_filter
+            fi
             ;;
         post-config)
-            echo_summary "Configuring image-type-filter"
-            configure_image_type_filter
+            if is_service_enabled n-sch; then
+                echo_summary "Configuring image-type-filter"
+                configure_image_type_filter
+            fi
             ;;
         extra)
-            if is_service_enabled n-cpu; then
+            if is_service_enabled n-cpu && \
+                    is_service_enabled "$IMAGE_TYPE_REPORTER_SERVICE"; then
                 echo_summary "Reporting image-type traits"
                 start_image_type_reporter
             fi
@@ -262,15 +269,19 @@ if [[ "$1" == "stack" ]]; then
             # Runs after devstack's own tempest set-up (extras.d/80-tempest
             # comes before plugins in every phase): $TEMPEST_CONFIG and
             # tempest's venv exist.
-            echo_summary "Configuring tempest for image-type-filter"
-            configure_tempest_for_image_type_filter
+            if is_service_enabled tempest; then
+                echo_summary "Configuring tempest for image-type-filter"
+                configure_tempest_for_image_type_filter
+            fi
             ;;
     esac
 elif [[ "$1" == "unstack" ]]; then
-    stop_image_type_reporter
     if is_service_enabled n-cpu; then
-        remove_image_type_traits
+        stop_image_type_reporter
     fi
 elif [[ "$1" == "clean" ]]; then
     cleanup_image_type_filter
 fi
+
+# Restore xtrace
+$_XTRACE_IMAGE_TYPE_FILTER

@@ -35,7 +35,9 @@ def main(argv=None):
                       'left (gate_cloud/devstack_job.py PHASES)')
     ds_phase.add_argument('name', help='the phase')
     ds_sub.add_parser('down', help='stop the container, remove its rules')
-    ds_sub.add_parser('shell', help='a shell as the stack user in it')
+    ds_sub.add_parser('shell', help='a shell as the stack user on a node'
+                      ).add_argument('node', nargs='?', default='controller',
+                                     help="the nodeset's node (controller)")
     _container_job(
         sub, 'grenade', 'the upgrade job on grenade in the same container '
         '(gate_cloud/grenade_job.py); `devstack shell` and `devstack down` '
@@ -80,7 +82,7 @@ def _command(args):
             devstack_job.prepare()
             return 0
         if args.action == 'shell':
-            return devstack_job.shell()
+            return devstack_job.shell(args.node)
         if args.action == 'phase':
             return devstack_job.phase(args.name)
         devstack_job.down()

@@ -10,21 +10,25 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A systemd container for devstack: its own root, its own network.
+"""Systemd containers for devstack on a network of the gate's own.
 
 devstack wants a whole machine: systemd units, its own ``stack`` user,
 packages installed with apt, a network it rewires (OVS bridges, OVN). The
 machines this project is tested on have no systemd as PID 1, so the gate
 boots Debian 12 with ``systemd-nspawn`` (Debian's ``systemd-container``)
-from a root made by ``debootstrap``, in a network namespace of its own
-(``--network-veth``): nothing in it binds this machine's ports, and the
-veth pair's /30 is the container's own test network.
+from a root made by ``debootstrap``, each node in a network namespace of
+its own, its veth on a bridge the gate makes (``Network``): nothing in it
+binds this machine's ports, and the bridge's /24 is the nodes' own test
+network, every address on it the gate's.
 
 Out of that network only DNS (to this machine's resolver) and HTTP(S)
-(the package registries) are forwarded, masqueraded; the rest is dropped.
-Every rule lives in chains of our own, added once and removed at ``stop``
-with the container, its veth link and the ``ip_forward`` value found
-before; ``stop`` works from another process too, from ``state.json``.
+(the package registries) are forwarded, masqueraded; the rest is dropped,
+and the nodes reach each other across the bridge. Every rule lives in
+chains of our own, added once and removed at ``Network.down`` with the
+bridge, and the ``ip_forward`` value found before is put back (unless
+another test network's chains still forward); ``Container.stop`` and
+``Network.down`` work from another process too, from their state files.
+One more node is ``network.container(name, address, state_dir)``.
 
 Facts measured on such a machine: ``../shared/devstack-notes.md``.
 """
@@ -39,21 +43,14 @@ import time
 
 from gate_cloud import GateError
 
+#: The gate's controller (the one node of the grenade job).
 MACHINE = 'itfgate'
-#: ``systemd-nspawn --network-veth`` names the host's end ``ve-MACHINE``.
-HOST_LINK = 've-' + MACHINE
-HOST_ADDR = '10.254.253.1'
-GUEST_ADDR = '10.254.253.2'
-PREFIX = 30
-SUBNET = '10.254.253.0/30'
 SUITE = 'bookworm'
 #: What debootstrap adds to minbase: systemd to boot, and what devstack's
 #: first steps run before installing its own packages.
 INCLUDE = ('systemd', 'systemd-sysv', 'dbus', 'sudo', 'git', 'python3',
            'python3-yaml', 'iproute2', 'iptables', 'ca-certificates',
            'lsb-release', 'procps', 'curl', 'gnupg', 'less', 'psmisc')
-FORWARD_CHAIN = 'ITF-GATE-FWD'
-NAT_CHAIN = 'ITF-GATE-NAT'
 BOOT_DEADLINE = 120.0
 PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 #: How long a clean poweroff may take before the container is killed: a
@@ -62,6 +59,7 @@ PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 #: hold it for minutes; nothing in a container thrown away needs more.
 STOP_DEADLINE = 30.0
 DEBOOTSTRAP_TIMEOUT = 1800
+IP_FORWARD = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
 
 
 def _run(argv, timeout=600, check=True, **kwargs):
@@ -125,12 +123,14 @@ def ensure_host_tools():
             _run(install, timeout=1200)
 
 
-def in_root_env():
-    """The environment of a program run in the new root (debootstrap's
-    second stage, chroot): this one without what names a path of this
-    machine (TMPDIR: CI points it at a directory the root does not
-    have)."""
-    return {k: v for k, v in os.environ.items() if k != 'TMPDIR'}
+def run_in_root(root, argv, env=None, timeout=300):
+    """``argv`` in the root (chroot, not booted), with a clean
+    environment: ``env`` over PATH and LANG."""
+    base = {'PATH': PATH, 'LANG': 'C.UTF-8'}
+    base.update(env or {})
+    return _run(['chroot', root, 'env', '-i'] + ['%s=%s' % kv for kv in
+                                                 base.items()] + argv,
+                timeout=timeout)
 
 
 def build_rootfs(root, log):
@@ -146,7 +146,9 @@ def build_rootfs(root, log):
         rc = subprocess.run(
             ['debootstrap', '--variant=minbase',
              '--include=' + ','.join(INCLUDE), SUITE, str(partial),
-             _apt_mirror()], stdout=out, stderr=out, env=in_root_env(),
+             _apt_mirror()], stdout=out, stderr=out,
+            # Nothing naming a path of this machine (CI's TMPDIR).
+            env={k: v for k, v in os.environ.items() if k != 'TMPDIR'},
             timeout=DEBOOTSTRAP_TIMEOUT).returncode
     if rc != 0:
         raise GateError('debootstrap %s failed (exit %d): see %s'
@@ -159,8 +161,7 @@ def build_rootfs(root, log):
     if extra_cas.is_dir():
         shutil.copytree(extra_cas, partial / 'usr/local/share/ca-certificates',
                         dirs_exist_ok=True)
-        _run(['chroot', partial, 'update-ca-certificates'], timeout=300,
-             env=in_root_env())
+        run_in_root(partial, ['update-ca-certificates'])
     for conf in (pathlib.Path('/etc/pip.conf'),):
         if conf.exists():
             shutil.copy(conf, partial / 'etc' / conf.name)
@@ -169,12 +170,6 @@ def build_rootfs(root, log):
 
 
 def _write_guest_files(root):
-    (root / 'etc/hostname').write_text(MACHINE + '\n')
-    hosts = '127.0.0.1 localhost\n%s %s\n' % (GUEST_ADDR, MACHINE)
-    (root / 'etc/hosts').write_text(hosts)
-    (root / 'etc/resolv.conf').unlink(missing_ok=True)
-    (root / 'etc/resolv.conf').write_text(''.join(
-        'nameserver %s\n' % ns for ns in _host_nameservers()))
     units = root / 'etc/systemd/system'
     # devstack restarts iscsid for nova; the kernel here has no iSCSI
     # (NETLINK_ISCSI), and the real daemon times out. Nothing here uses
@@ -183,23 +178,15 @@ def _write_guest_files(root):
         '[Unit]\nDescription=No iSCSI in this container\n\n'
         '[Service]\nType=oneshot\nRemainAfterExit=yes\n'
         'ExecStart=/bin/true\n\n[Install]\nWantedBy=multi-user.target\n')
-    # The guest's address: set by a unit at boot, so that a kept
-    # container rebooted by hand has it too.
-    (units / 'itf-gate-network.service').write_text(
-        '[Unit]\nDescription=The gate container\'s veth address\n'
-        'Before=network-online.target\nWants=network-online.target\n\n'
-        '[Service]\nType=oneshot\nRemainAfterExit=yes\n'
-        'ExecStart=/sbin/ip link set host0 up\n'
-        'ExecStart=/sbin/ip addr replace %s/%d dev host0\n'
-        'ExecStart=/sbin/ip route replace default via %s\n\n'
-        '[Install]\nWantedBy=multi-user.target\n'
-        % (GUEST_ADDR, PREFIX, HOST_ADDR))
-    wants = units / 'multi-user.target.wants'
+    _want(root, 'iscsid.service')
+
+
+def _want(root, unit):
+    wants = root / 'etc/systemd/system/multi-user.target.wants'
     wants.mkdir(parents=True, exist_ok=True)
-    for unit in ('iscsid.service', 'itf-gate-network.service'):
-        link = wants / unit
-        if not link.is_symlink():
-            link.symlink_to('/etc/systemd/system/' + unit)
+    link = wants / unit
+    if not link.is_symlink():
+        link.symlink_to('/etc/systemd/system/' + unit)
 
 
 def _host_nameservers():
@@ -211,72 +198,187 @@ def _host_nameservers():
     return servers
 
 
-class Container:
-    """One booted container, found again from ``state_dir/state.json``."""
+class _StateFile:
+    """A JSON file of what was made, so that another process (``down``)
+    can undo it."""
 
-    def __init__(self, state_dir):
-        self.state_dir = pathlib.Path(state_dir)
-        self.state_file = self.state_dir / 'state.json'
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
 
-    # --- state -------------------------------------------------------
-    def _state(self):
+    def read(self):
         try:
-            return json.loads(self.state_file.read_text())
+            return json.loads(self.path.read_text())
         except FileNotFoundError:
             return {}
 
-    def _save(self, **values):
-        state = self._state()
+    def save(self, **values):
+        state = self.read()
         state.update(values)
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_file.with_suffix('.new')
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix('.new')
         tmp.write_text(json.dumps(state, indent=1))
-        tmp.replace(self.state_file)
+        tmp.replace(self.path)
+
+
+class Network:
+    """A bridge of ours with a /24: this machine is ``.1`` on it, the
+    nodes take the addresses the caller gives them. The forward chain
+    lets the nodes reach each other (the bridge's frames pass iptables
+    where br_netfilter is loaded), this machine's resolver and TCP 80/443
+    outside; it drops the rest."""
+
+    def __init__(self, bridge, subnet, chains, state_dir):
+        self.bridge = bridge
+        self.subnet = subnet
+        self.host_addr = subnet.rsplit('.', 1)[0] + '.1'
+        self.prefix = int(subnet.rsplit('/', 1)[1])
+        self.forward_chain = chains + '-FWD'
+        self.nat_chain = chains + '-NAT'
+        self.state_dir = pathlib.Path(state_dir)
+        self.state = _StateFile(self.state_dir / ('%s.json' % bridge))
+
+    def container(self, machine, address, state_dir=None):
+        """A node of this network (not started): ``machine`` at
+        ``address``."""
+        return Container(state_dir or self.state_dir, machine, address,
+                         self)
+
+    def up(self):
+        """The bridge, its address, the rules; ``ip_forward`` on."""
+        if _link_exists(self.bridge):
+            raise GateError('%s exists: another gate network runs here '
+                            '(python3 -m gate_cloud devstack down)'
+                            % self.bridge)
+        if 'ip_forward' not in self.state.read():
+            self.state.save(ip_forward=IP_FORWARD.read_text().strip())
+        self.state.save(bridge=True)
+        try:
+            self._make()
+        except BaseException:
+            self.down()
+            raise
+        IP_FORWARD.write_text('1\n')
+
+    def _make(self):
+        _run(['ip', 'link', 'add', self.bridge, 'type', 'bridge'])
+        _run(['ip', 'addr', 'add', '%s/%d' % (self.host_addr, self.prefix),
+              'dev', self.bridge])
+        _run(['ip', 'link', 'set', self.bridge, 'up'])
+        self.state.save(rules=True)
+        _iptables('-N', self.forward_chain)
+        _iptables('-t', 'nat', '-N', self.nat_chain)
+        link = self.bridge
+        rules = [['-i', link, '-o', link, '-j', 'ACCEPT'],
+                 ['-o', link, '-m', 'conntrack', '--ctstate',
+                  'RELATED,ESTABLISHED', '-j', 'ACCEPT']]
+        for ns in _host_nameservers():
+            for proto in ('udp', 'tcp'):
+                rules.append(['-i', link, '-d', ns, '-p', proto,
+                              '--dport', '53', '-j', 'ACCEPT'])
+        rules.append(['-i', link, '-p', 'tcp', '-m', 'multiport',
+                      '--dports', '80,443', '-j', 'ACCEPT'])
+        rules.append(['-i', link, '-j', 'DROP'])
+        rules.append(['-o', link, '-j', 'DROP'])
+        for rule in rules:
+            _iptables('-A', self.forward_chain, *rule)
+        _iptables('-I', 'FORWARD', '-j', self.forward_chain)
+        _iptables('-t', 'nat', '-A', self.nat_chain, '-s', self.subnet, '!',
+                  '-d', self.subnet, '-j', 'MASQUERADE')
+        _iptables('-t', 'nat', '-I', 'POSTROUTING', '-j', self.nat_chain)
+
+    def down(self):
+        """Remove the rules and the bridge, restore ``ip_forward`` (unless
+        another test network still forwards): safe to call twice, from any
+        process, once its containers are stopped."""
+        state = self.state.read()
+        if state.get('rules'):
+            _remove_rules(self.forward_chain, self.nat_chain)
+        if state.get('bridge') and _link_exists(self.bridge):
+            _run(['ip', 'link', 'delete', self.bridge], check=False)
+        # Put back while no other network of the machine's test jobs
+        # (their ITF- chains) still forwards: the value found was theirs.
+        if 'ip_forward' in state and 'ITF-' not in _run(
+                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
+            IP_FORWARD.write_text(state['ip_forward'] + '\n')
+        self.state.path.unlink(missing_ok=True)
+
+
+class Container:
+    """One booted node on a ``Network``, found again from
+    ``state_dir/MACHINE.json``."""
+
+    def __init__(self, state_dir, machine, address, network):
+        self.machine = machine
+        self.address = address
+        self.network = network
+        self.state = _StateFile(pathlib.Path(state_dir) /
+                                ('%s.json' % machine))
 
     @property
     def leader(self):
         """The container's PID 1 (its systemd), as seen from here."""
-        return self._state().get('leader')
+        return self.state.read().get('leader')
 
     def running(self):
-        pid = self._state().get('nspawn')
+        pid = self.state.read().get('nspawn')
         return bool(pid) and _alive(pid)
 
     # --- start -------------------------------------------------------
-    def start(self, root, log):
-        """Boot ``root`` and give it its network; raise if it does not
-        reach ``running`` (or ``degraded``) in time."""
+    def start(self, root, log, peers=()):
+        """Boot ``root`` on the network at its address, every node of
+        ``peers`` ((name, address) pairs) in its /etc/hosts; raise if it
+        does not reach ``running`` (or ``degraded``) in time."""
         if self.running():
-            raise GateError('a gate container is already running (%s): '
+            raise GateError('container %s is already running (%s): '
                             'python3 -m gate_cloud devstack down'
-                            % self.state_file)
-        if _link_exists(HOST_LINK):
-            raise GateError('%s exists: another container of this name '
-                            'runs here' % HOST_LINK)
+                            % (self.machine, self.state.path))
+        self._write_node_files(pathlib.Path(root), peers)
         out = open(log, 'ab')
         proc = subprocess.Popen(
             ['systemd-nspawn', '--boot', '--directory', str(root),
-             '--machine', MACHINE, '--register=no', '--keep-unit',
-             '--network-veth', '--console=passive'],
+             '--machine', self.machine, '--register=no', '--keep-unit',
+             '--network-bridge', self.network.bridge, '--console=passive'],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True)
         out.close()
-        self._save(nspawn=proc.pid, root=str(root))
+        self.state.save(nspawn=proc.pid, root=str(root))
         try:
-            leader = self._wait_for_leader(proc)
-            self._save(leader=leader)
-            self._host_network()
+            self.state.save(leader=self._wait_for_leader(proc))
             self._wait_booted(proc)
         except BaseException:
             self.stop()
             raise
 
+    def _write_node_files(self, root, peers):
+        """Its name, every node's address in /etc/hosts, this machine's
+        resolver, and a unit that sets its address at each boot (a kept
+        container rebooted by hand has it too)."""
+        (root / 'etc/hostname').write_text(self.machine + '\n')
+        hosts = dict(peers)
+        hosts[self.machine] = self.address
+        (root / 'etc/hosts').write_text('127.0.0.1 localhost\n' + ''.join(
+            '%s %s\n' % (address, name) for name, address in hosts.items()))
+        (root / 'etc/resolv.conf').unlink(missing_ok=True)
+        (root / 'etc/resolv.conf').write_text(''.join(
+            'nameserver %s\n' % ns for ns in _host_nameservers()))
+        unit = 'itf-gate-network.service'
+        (root / 'etc/systemd/system' / unit).write_text(
+            '[Unit]\nDescription=The gate node\'s address\n'
+            'Before=network-online.target\nWants=network-online.target\n\n'
+            '[Service]\nType=oneshot\nRemainAfterExit=yes\n'
+            'ExecStart=/sbin/ip link set host0 up\n'
+            'ExecStart=/sbin/ip addr replace %s/%d dev host0\n'
+            'ExecStart=/sbin/ip route replace default via %s\n\n'
+            '[Install]\nWantedBy=multi-user.target\n'
+            % (self.address, self.network.prefix, self.network.host_addr))
+        _want(root, unit)
+
     def _wait_for_leader(self, proc):
         deadline = time.monotonic() + BOOT_DEADLINE
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise GateError('systemd-nspawn exited (%d) before the '
-                                'container booted' % proc.returncode)
+                raise GateError('systemd-nspawn exited (%d) before %s '
+                                'booted' % (proc.returncode, self.machine))
             # systemd-nspawn forks a helper that forks the container's
             # PID 1 and exits: the leader is the child that runs systemd
             # in a PID namespace of its own.
@@ -290,67 +392,33 @@ class Container:
                 if comm.strip() == 'systemd' and ns != own:
                     return child
             time.sleep(0.2)
-        raise GateError('systemd-nspawn started no container in %ds'
-                        % BOOT_DEADLINE)
+        raise GateError('systemd-nspawn started no container %s in %ds'
+                        % (self.machine, BOOT_DEADLINE))
 
     def _wait_booted(self, proc):
         deadline = time.monotonic() + BOOT_DEADLINE
         state = ''
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise GateError('the container stopped while booting '
-                                '(systemd-nspawn exit %d)' % proc.returncode)
+                raise GateError('container %s stopped while booting '
+                                '(systemd-nspawn exit %d)'
+                                % (self.machine, proc.returncode))
             state = self.run(['systemctl', 'is-system-running'],
                              check=False, timeout=30).stdout.strip()
             if state in ('running', 'degraded'):
                 return
             time.sleep(1)
-        raise GateError('the container did not finish booting in %ds '
+        raise GateError('container %s did not finish booting in %ds '
                         '(systemctl is-system-running: %s)'
-                        % (BOOT_DEADLINE, state or 'no answer'))
-
-    def _host_network(self):
-        """Address the host's end; forward DNS and HTTP(S) out, nothing
-        else; masquerade the container's address."""
-        deadline = time.monotonic() + BOOT_DEADLINE
-        while not _link_exists(HOST_LINK):
-            if time.monotonic() > deadline:
-                raise GateError('systemd-nspawn made no %s link' % HOST_LINK)
-            time.sleep(0.2)
-        forward = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
-        if 'ip_forward' not in self._state():
-            self._save(ip_forward=forward.read_text().strip())
-        _run(['ip', 'addr', 'replace', '%s/%d' % (HOST_ADDR, PREFIX),
-              'dev', HOST_LINK])
-        _run(['ip', 'link', 'set', HOST_LINK, 'up'])
-        self._save(rules=True)
-        _iptables('-N', FORWARD_CHAIN)
-        _iptables('-t', 'nat', '-N', NAT_CHAIN)
-        rules = [['-o', HOST_LINK, '-m', 'conntrack', '--ctstate',
-                  'RELATED,ESTABLISHED', '-j', 'ACCEPT']]
-        for ns in _host_nameservers():
-            for proto in ('udp', 'tcp'):
-                rules.append(['-i', HOST_LINK, '-d', ns, '-p', proto,
-                              '--dport', '53', '-j', 'ACCEPT'])
-        rules.append(['-i', HOST_LINK, '-p', 'tcp', '-m', 'multiport',
-                      '--dports', '80,443', '-j', 'ACCEPT'])
-        rules.append(['-i', HOST_LINK, '-j', 'DROP'])
-        rules.append(['-o', HOST_LINK, '-j', 'DROP'])
-        for rule in rules:
-            _iptables('-A', FORWARD_CHAIN, *rule)
-        _iptables('-I', 'FORWARD', '-j', FORWARD_CHAIN)
-        _iptables('-t', 'nat', '-A', NAT_CHAIN, '-s', SUBNET, '!', '-d',
-                  SUBNET, '-j', 'MASQUERADE')
-        _iptables('-t', 'nat', '-I', 'POSTROUTING', '-j', NAT_CHAIN)
-        forward.write_text('1\n')
+                        % (self.machine, BOOT_DEADLINE, state or 'no answer'))
 
     # --- use ---------------------------------------------------------
     def command(self, argv, user=None, env=None):
         """The argv that runs ``argv`` inside the container (as ``user``),
         with a clean environment."""
         if not self.leader:
-            raise GateError('no gate container is running (%s)'
-                            % self.state_file)
+            raise GateError('container %s is not running (%s)'
+                            % (self.machine, self.state.path))
         base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root'}
         base.update(env or {})
         inner = ['env', '-i'] + ['%s=%s' % kv for kv in base.items()]
@@ -368,13 +436,14 @@ class Container:
 
     def path(self, inside):
         """Where a path of the container lies on this machine."""
-        return pathlib.Path(self._state()['root']) / str(inside).lstrip('/')
+        return pathlib.Path(self.state.read()['root']) / str(
+            inside).lstrip('/')
 
     # --- stop --------------------------------------------------------
     def stop(self):
-        """Power the container off, then remove its network rules and
-        restore ``ip_forward``. Safe to call twice, from any process."""
-        state = self._state()
+        """Power the container off (its veth goes with it). Safe to call
+        twice, from any process."""
+        state = self.state.read()
         nspawn = state.get('nspawn')
         if nspawn and _alive(nspawn):
             leader = state.get('leader')
@@ -387,23 +456,16 @@ class Container:
             if not _wait_gone(nspawn, STOP_DEADLINE):
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
-        if state.get('rules'):
-            _remove_rules()
-        if 'ip_forward' in state:
-            pathlib.Path('/proc/sys/net/ipv4/ip_forward').write_text(
-                state['ip_forward'] + '\n')
-        if _link_exists(HOST_LINK):
-            _run(['ip', 'link', 'delete', HOST_LINK], check=False)
-        self.state_file.unlink(missing_ok=True)
+        self.state.path.unlink(missing_ok=True)
 
 
 def _iptables(*args):
     _run(['iptables', '-w', '30'] + list(args), timeout=60)
 
 
-def _remove_rules():
-    for table, chain, parent in ((None, FORWARD_CHAIN, 'FORWARD'),
-                                 ('nat', NAT_CHAIN, 'POSTROUTING')):
+def _remove_rules(forward_chain, nat_chain):
+    for table, chain, parent in ((None, forward_chain, 'FORWARD'),
+                                 ('nat', nat_chain, 'POSTROUTING')):
         prefix = ['iptables', '-w', '30'] + (['-t', table] if table else [])
         while _run(prefix + ['-D', parent, '-j', chain], check=False,
                    timeout=60).returncode == 0:

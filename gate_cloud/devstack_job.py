@@ -13,16 +13,18 @@
 """The devstack gate job: upstream devstack, this project's plugin, tempest.
 
 ``python3 -m gate_cloud devstack run`` does what Zuul does for
-``image-type-filter-devstack`` on one node, in a systemd container
-(``container.py``): a Debian 12 root with devstack from
-``../shared/upstream/`` and the services from their sdists
-(``sources.py``), local.conf rendered from the job (``localconf.py``),
-``stack.sh``, tempest with the filters on and off (``prove``), the gate's
-phases on the node (``PHASES``), and the container gone, pass or fail.
-doc/source/contributor/gate.rst says what each step proves. It prints
-devstack's closing lines, tempest's summaries, one line per step with its
-time, and on failure the lines that say why, with the log's path
-(``.gate/logs/``).
+``image-type-filter-devstack-multinode``, each node of the job's nodeset a
+systemd container on the gate's own network (``container.py``): Debian 12
+roots with devstack from ``../shared/upstream/`` and the services from
+their sdists (``sources.py``), each node's local.conf rendered from the
+job (``localconf.py``), ``stack.sh`` on the controller then on each
+subnode and devstack's ``discover_hosts.sh`` (Zuul's orchestrate-devstack
+order), tempest on the controller with the filters on and off
+(``prove``), the gate's phases there (``PHASES``), and the containers and
+network gone, pass or fail. doc/source/contributor/gate.rst says what each
+step proves. It prints each node's devstack closing lines, tempest's
+summaries, one line per step with its time, and on failure the lines that
+say why, naming the node, with the log's path (``.gate/logs/``).
 """
 
 import contextlib
@@ -42,8 +44,17 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 STATE = REPO / '.gate'
 SERIES = '2026.2'
 BASE_ROOTFS = STATE / 'base-rootfs'
-ROOTFS = STATE / 'rootfs'
+#: Each node's root, by machine name.
+ROOTS = STATE / 'roots'
+#: The containers' state files (container.py).
+NODES = STATE / 'nodes'
 LOGS = STATE / 'logs'
+#: The gate's network, and the upgrade job's (its own, so that both jobs
+#: can run at once): bridge, /24, chains.
+NETWORK = container.Network('itfgate0', '10.254.253.0/24', 'ITF-GATE',
+                            STATE / 'networks')
+UPGRADE_NETWORK = container.Network('itfgate1', '10.254.250.0/24',
+                                    'ITF-GATE-UP', STATE / 'networks')
 PROJECT_DIR = '/opt/stack/image-type-filter'
 GIT_BASE = '/opt/git'
 IMAGE = '/opt/stack/images/gate-image.raw'
@@ -135,28 +146,40 @@ def prepare(log=None):
     sources.download_sdists(SERIES, STATE / 'sdists', log)
 
 
-def _lay_out_root():
-    """A fresh root from the base, with every tree devstack needs."""
-    if ROOTFS.exists():
-        subprocess.run(['rm', '-rf', '--one-file-system', str(ROOTFS)],
+def machine(node):
+    """The container of a nodeset's node: the controller is ``itfgate``
+    (its fake hosts ``itfgate1``...), a subnode ``itfgate-NODE``."""
+    return container.MACHINE + ('' if node == 'controller' else '-' + node)
+
+
+def copy_root(root):
+    """A fresh root from the base."""
+    if root.exists():
+        subprocess.run(['rm', '-rf', '--one-file-system', str(root)],
                        check=True, timeout=600)
+    root.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(['cp', '-a', '--reflink=auto', str(BASE_ROOTFS),
-                    str(ROOTFS)], check=True, timeout=1200)
-    raised = sources.make_git_base(SERIES, ROOTFS / GIT_BASE.lstrip('/'),
+                    str(root)], check=True, timeout=1200)
+
+
+def _lay_out_root(root):
+    """The controller's root, with every tree devstack needs."""
+    copy_root(root)
+    raised = sources.make_git_base(SERIES, root / GIT_BASE.lstrip('/'),
                                    STATE / 'sdists', LOGS / 'prepare.log')
     for name, old, new in raised:
         print('upper-constraints: %s %s raised to %s (a release needs it)'
               % (name, old, new))
-    stack = ROOTFS / 'opt/stack'
+    stack = root / 'opt/stack'
     stack.mkdir(parents=True, exist_ok=True)
-    trees = ROOTFS / TREES.lstrip('/')
+    trees = root / TREES.lstrip('/')
     sources.snapshot_tree(sources.SERIES[SERIES]['snapshots']['devstack'],
                           stack / 'devstack')
     # tempest's job definitions (devstack-tempest), for local.conf.
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
     _project_tree(stack / 'image-type-filter')
-    image = ROOTFS / IMAGE.lstrip('/')
+    image = root / IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
     with open(image, 'wb') as out:
         out.truncate(16 * 1024 * 1024)
@@ -165,30 +188,46 @@ def _lay_out_root():
     local_sh.chmod(0o755)
 
 
-def _render(box):
-    """local.conf from the job, by the container's python3; return the
-    job's variables."""
-    tempest = [p.name for p in (ROOTFS / TREES.lstrip('/')).iterdir()
+def _lay_out_subnode(root, controller):
+    """A subnode's root: the base with the controller's GIT_BASE, devstack
+    tree (its local.sh) and this checkout, as Zuul gives every node."""
+    copy_root(root)
+    for tree in (GIT_BASE, '/opt/stack/devstack', PROJECT_DIR):
+        (root / tree.lstrip('/')).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(['cp', '-a', '--reflink=auto',
+                        str(controller / tree.lstrip('/')),
+                        str(root / tree.lstrip('/'))], check=True,
+                       timeout=600)
+
+
+def _render(root):
+    """Each node's local.conf from the job, by the controller root's
+    python3 (chroot: before any node boots, for the nodeset names them);
+    return the nodes and their variables."""
+    tempest = [p.name for p in (root / TREES.lstrip('/')).iterdir()
                if p.name.startswith('tempest-')]
-    result = box.run(
-        ['python3', '-m', 'gate_cloud.localconf', '/opt/stack/devstack',
-         '%s/%s' % (TREES, tempest[0]), '/opt/stack/devstack/local.conf',
-         container.GUEST_ADDR, 'file://' + IMAGE, GIT_BASE],
-        env={'PYTHONPATH': PROJECT_DIR}, timeout=120)
-    shutil.copy(box.path('/opt/stack/devstack/local.conf'),
-                LOGS / 'local.conf')
-    return json.loads(result.stdout)
+    out = '/opt/stack/gate-local-conf'
+    (root / out.lstrip('/')).mkdir(parents=True, exist_ok=True)
+    result = container.run_in_root(root, [
+        'python3', '-m', 'gate_cloud.localconf', '/opt/stack/devstack',
+        '%s/%s' % (TREES, tempest[0]), out, NETWORK.subnet,
+        'file://' + IMAGE, GIT_BASE], {'PYTHONPATH': PROJECT_DIR})
+    rendered = json.loads(result.stdout)
+    for name, _, _ in rendered['nodes']:
+        shutil.copy(root / out.lstrip('/') / ('local.conf.' + name),
+                    LOGS / ('local.conf.' + name))
+    return rendered
 
 
 def _stack(box, started, devstack='/opt/stack/devstack',
-           logs='/opt/stack/logs'):
+           logs='/opt/stack/logs', node='controller', step=_step):
     """stack.sh in ``devstack`` as the stack user; devstack's closing
-    lines printed (its summary log is in ``logs``)."""
+    lines printed, naming the node (its summary log is in ``logs``)."""
     box.run([devstack + '/tools/create-stack-user.sh'], timeout=300)
     # GIT_BASE's repositories too: git refuses to read another user's.
     box.run(['chown', '-R', 'stack:stack', '/opt/stack', GIT_BASE],
             timeout=300)
-    log = LOGS / 'stack.log'
+    log = LOGS / ('stack-%s.log' % node)
     with open(log, 'wb') as out:
         rc = subprocess.run(
             box.command(['bash', '-c', 'cd %s && ./stack.sh' % devstack],
@@ -206,12 +245,29 @@ def _stack(box, started, devstack='/opt/stack/devstack',
                if summaries else [])
     for line in lines + summary:
         if CLOSING.search(line):
-            print(line.split('| ', 1)[-1] if '| ' in line else line)
+            print('[%s] %s' % (node, line.split('| ', 1)[-1]))
     if rc != 0:
         print('\n'.join(_why(lines)))
-        raise GateError('stack.sh failed (exit %d) in %s; its log: %s'
-                        % (rc, _last_phase(lines), log))
-    _step('stack.sh passed', started)
+        raise GateError('stack.sh failed (exit %d) on %s (%s) in %s; its '
+                        'log: %s' % (rc, node, box.machine,
+                                     _last_phase(lines), log))
+    step('stack.sh passed on %s (%s)' % (node, box.machine), started)
+
+
+def _discover_hosts(box, subnodes, started):
+    """devstack's discover_hosts.sh on the controller, as Zuul's
+    orchestrate-devstack runs it after the subnodes; each subnode's
+    nova-computes must be among the hosts it maps."""
+    out = box.run(['bash', '-c', 'cd /opt/stack/devstack && '
+                   './tools/discover_hosts.sh'], user='stack',
+                  env={'PATH': node.VENV_BIN + ':' + container.PATH}).stdout
+    (LOGS / 'discover_hosts.log').write_text(out)
+    for name, box_name in subnodes:
+        if "'%s" % box_name not in out:
+            raise GateError('discover_hosts.sh mapped no host of %s (%s); '
+                            'its output: %s' % (name, box_name,
+                                                LOGS / 'discover_hosts.log'))
+    _step('discover_hosts.sh mapped the subnodes\' hosts', started)
 
 
 def _last_phase(lines):
@@ -245,7 +301,7 @@ def _tempest(box, variables, name, exclude=None, dest=DEST):
     env = {'PATH': node.VENV_BIN + ':' + container.PATH,
            'TOX_CONSTRAINTS_FILE': constraints,
            'UPPER_CONSTRAINTS_FILE': constraints}
-    log = LOGS / ('tempest-%s.log' % name.replace(' ', '-'))
+    log = LOGS / ('tempest-%s.log' % re.sub(r'\W+', '-', name))
     argv = ['bash', '-c', 'cd %s/tempest && tox -e %s -- "$@"' % (
         dest, variables.get('tox_envlist', 'all')), 'tempest',
         variables['tempest_test_regex'], '--concurrency=%d' % CONCURRENCY]
@@ -334,8 +390,8 @@ def node_code(box, dest):
 
 def _set_aside(box, action, dest=DEST):
     """Disable (``disable``) or enable again the nova-compute of every
-    host that cannot boot tempest's raw image; the hosts, space-separated
-    (the jobs' third fake node)."""
+    host that cannot boot tempest's raw image or is reserved; the hosts,
+    space-separated (the controller's second and third fake nodes)."""
     env = node_code(box, dest)
     return box.run([node.PYTHON, '-m', 'gate_cloud.devstack_node',
                     'set-aside', TEMPEST_TRAIT, action], env=env,
@@ -375,43 +431,67 @@ def logged_run(command, log, label, show, tail, timeout):
 
 def run(keep=False):
     started = time.monotonic()
-    box = container.Container(STATE)
-    if box.running():
+    if any(container.Container(NODES, p.stem, None, None).running()
+           for p in NODES.glob('*.json')):
         raise GateError('a gate container is running (%s): python3 -m '
-                        'gate_cloud devstack down' % box.state_file)
+                        'gate_cloud devstack down' % NODES)
     prepare()
     _step('prepared (host tools, base root, sdists)', started)
-    _lay_out_root()
-    _step('root laid out (sources, this checkout)', started)
-    with running(box, keep, started):
-        box.start(ROOTFS, LOGS / 'container.log')
-        variables = _render(box)
-        _step('container booted, local.conf rendered from the job',
+    controller = ROOTS / machine('controller')
+    _lay_out_root(controller)
+    rendered = _render(controller)
+    boxes = {name: NETWORK.container(machine(name), address, NODES)
+             for name, address, _ in rendered['nodes']}
+    for name, box in boxes.items():
+        root = ROOTS / box.machine
+        if name != 'controller':
+            _lay_out_subnode(root, controller)
+        shutil.copy(LOGS / ('local.conf.' + name),
+                    root / 'opt/stack/devstack/local.conf')
+    _step('roots laid out, local.conf of %s rendered from the job'
+          % ', '.join(boxes), started)
+    with running(list(boxes.values()), NETWORK, keep, started):
+        NETWORK.up()
+        peers = [(box.machine, box.address) for box in boxes.values()]
+        for box in boxes.values():
+            box.start(ROOTS / box.machine, LOGS / ('container-%s.log'
+                                                  % box.machine), peers)
+        _step('nodes booted on %s: %s' % (NETWORK.bridge, ', '.join(
+            '%s %s' % p for p in peers)), started)
+        for name, box in boxes.items():
+            _stack(box, started, node=name)
+        _discover_hosts(boxes['controller'], [
+            (name, box.machine) for name, box in boxes.items()
+            if name != 'controller'], started)
+        prove(boxes['controller'], rendered['variables']['controller'],
               started)
-        _stack(box, started)
-        prove(box, variables, started)
     return 0
 
 
 @contextlib.contextmanager
-def running(box, keep, started):
-    """The job's body; the container stopped after it, pass or fail,
-    unless ``keep``."""
+def running(boxes, network, keep, started):
+    """The job's body; the containers and their network gone after it,
+    pass or fail, unless ``keep``."""
     try:
         yield
     finally:
         if not keep:
-            box.stop()
+            for box in boxes:
+                box.stop()
+            network.down()
     if keep:
-        print('# the container runs: python3 -m gate_cloud devstack '
-              'shell; stop it: python3 -m gate_cloud devstack down')
+        print('# the containers run: python3 -m gate_cloud devstack '
+              'shell [NODE]; stop them: python3 -m gate_cloud devstack '
+              'down')
     else:
-        _step('container stopped, its network rules removed', started)
+        _step('containers stopped, %s and its rules removed'
+              % network.bridge, started)
 
 
-def tempest_on(box, variables, started, dest=DEST, step=_step):
+def tempest_on(box, variables, started, dest=DEST, step=_step,
+               name='filters on'):
     """The job's tempest run, the filters on; its counts."""
-    counts = _tempest(box, variables, 'filters on', dest=dest)
+    counts = _tempest(box, variables, name, dest=dest)
     step('tempest with the filters on: %s' % _fmt(counts), started)
     return counts
 
@@ -429,7 +509,7 @@ def prove(box, variables, started, dest=DEST):
         _filters(box, 'True', dest)
     if aside:
         print('tempest without the filters: nova-compute disabled on %s '
-              '(no %s)' % (aside, TEMPEST_TRAIT))
+              '(no %s, or reserved)' % (aside, TEMPEST_TRAIT))
     same_peer_tests(plugin_and_peer, peer)
     _step('tempest compute tests with the filters off: %s, the same as '
           'with them on' % _fmt(peer), started)
@@ -449,19 +529,26 @@ def phase(name):
     if name not in phases:
         raise GateError('no phase %r (there are: %s)'
                         % (name, ', '.join(phases)))
-    box = container.Container(STATE)
-    if not box.running():
-        raise GateError('no gate container is running: python3 -m '
-                        'gate_cloud devstack run --keep')
-    _phase(box, name, phases[name])
+    _phase(_box('controller'), name, phases[name])
     print('gate_cloud devstack phase %s: passed' % name)
     return 0
 
 
+def _box(node):
+    box = container.Container(NODES, machine(node), None, None)
+    if not box.running():
+        raise GateError('no container %s is running: python3 -m '
+                        'gate_cloud devstack run --keep' % box.machine)
+    return box
+
+
 def down():
-    container.Container(STATE).stop()
+    for path in sorted(NODES.glob('*.json')):
+        container.Container(NODES, path.stem, None, None).stop()
+    for network in (NETWORK, UPGRADE_NETWORK):
+        network.down()
 
 
-def shell():
-    box = container.Container(STATE)
-    return subprocess.call(box.command(['bash', '-l'], user='stack'))
+def shell(node='controller'):
+    return subprocess.call(_box(node).command(['bash', '-l'],
+                                              user='stack'))

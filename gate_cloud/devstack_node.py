@@ -368,17 +368,20 @@ def _gone(call, *args):
 
 #: The reason the hosts set aside for tempest's run without the filters
 #: carry on their nova-compute service.
-SET_ASIDE_REASON = 'gate: cannot boot tempest image (filters off)'
+SET_ASIDE_REASON = 'gate: kept from untagged tempest boots (filters off)'
 
 
 def set_aside(trait, enabled):
     """Disable (or enable again) the nova-compute of every host whose
-    provider lacks ``trait``: with the filters off, tempest's own tests
-    would otherwise send boots there that the host cannot take (the
-    failure the filters exist to prevent). Prints the hosts."""
+    provider lacks ``trait`` or carries a trait ``[image_isolation]``
+    reserves: with the filters off, tempest's own tests and moves would
+    otherwise go where the filters keep them away (a host that cannot
+    boot the image; a reserved host, which no OVN chassis is named after
+    either). Prints the hosts."""
     cloud = Cloud()
+    reserved = isolation_traits()
     hosts = sorted(name for name, traits in cloud.all_traits().items()
-                   if trait not in traits)
+                   if trait not in traits or reserved & set(traits))
     for host in hosts:
         cloud.set_compute_service(host, enabled,
                                   None if enabled else SET_ASIDE_REASON)

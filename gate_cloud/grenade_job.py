@@ -40,10 +40,17 @@ from gate_cloud import grenade_boots
 from gate_cloud import sources
 
 SERIES = ('2026.2', '2026.1')
+#: The job's one node, on the upgrade job's own network.
+MACHINE = container.MACHINE + '-up'
+ROOT = gate.ROOTS / MACHINE
 BASES = {'old': '/opt/stack/old', 'new': '/opt/stack/new'}
 GRENADE_DIR = BASES['new'] + '/grenade'
 GRENADE_TIMEOUT = 5400
 _step = functools.partial(gate._step, job='grenade')
+#: grenade's resource database, where resources.sh keeps its records:
+#: grenaderc's GRENADE_DB in its SAVE_DIR (STACK_ROOT/save, which it sets
+#: after reading localrc).
+GRENADE_DB = '/opt/stack/save/grenade_db.ini'
 #: This project's resources.sh, as grenade's PLUGIN_DIR finds it.
 RESOURCES = BASES['new'] + '/image-type-filter/devstack/upgrade/resources.sh'
 #: Trees the project's own tree does not bring, cloned on both sides as
@@ -71,38 +78,35 @@ def _clone(repository, branch, dest):
 
 
 def _lay_out_root():
-    if gate.ROOTFS.exists():
-        subprocess.run(['rm', '-rf', '--one-file-system', str(gate.ROOTFS)],
-                       check=True, timeout=600)
-    subprocess.run(['cp', '-a', '--reflink=auto', str(gate.BASE_ROOTFS),
-                    str(gate.ROOTFS)], check=True, timeout=1200)
-    git_base = gate.ROOTFS / gate.GIT_BASE.lstrip('/')
+    gate.copy_root(ROOT)
+    git_base = ROOT / gate.GIT_BASE.lstrip('/')
     for series in SERIES:
         for name, old, new in sources.make_git_base(
                 series, git_base, gate.STATE / 'sdists',
                 gate.LOGS / 'prepare.log'):
             print('upper-constraints (%s): %s %s raised to %s (a release '
                   'needs it)' % (series, name, old, new))
-    trees = gate.ROOTFS / gate.TREES.lstrip('/')
+    trees = ROOT / gate.TREES.lstrip('/')
     spec = {s: sources.SERIES[s]['snapshots'] for s in SERIES}
     sources.unpack(sources.snapshot(spec['2026.2']['devstack']), trees)
     sources.unpack(sources.download_sdists(
         '2026.2', gate.STATE / 'sdists', gate.LOGS / 'prepare.log')[
             'tempest'], trees)
     for side, series in (('old', '2026.1'), ('new', '2026.2')):
-        base = gate.ROOTFS / BASES[side].lstrip('/')
+        base = ROOT / BASES[side].lstrip('/')
         sources.snapshot_tree(spec[series]['devstack'], base / 'devstack')
         gate._project_tree(base / 'image-type-filter')
         for name in PLACED:
             _clone(git_base / 'openstack' / (name + '.git'),
                    sources.SERIES[series]['devstack_branch'], base / name)
-    sources.snapshot_tree('grenade-', gate.ROOTFS / GRENADE_DIR.lstrip('/'))
-    (gate.ROOTFS / 'opt/stack/save').mkdir(parents=True, exist_ok=True)
-    image = gate.ROOTFS / gate.IMAGE.lstrip('/')
+    sources.snapshot_tree('grenade-', ROOT / GRENADE_DIR.lstrip('/'))
+    (ROOT / GRENADE_DB.lstrip('/')).parent.mkdir(parents=True,
+                                                 exist_ok=True)
+    image = ROOT / gate.IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
     with open(image, 'wb') as out:
         out.truncate(16 * 1024 * 1024)
-    local_sh = gate.ROOTFS / BASES['old'].lstrip('/') / 'devstack/local.sh'
+    local_sh = ROOT / BASES['old'].lstrip('/') / 'devstack/local.sh'
     local_sh.write_text(gate.LOCAL_SH.format(
         devstack=BASES['old'] + '/devstack'))
     local_sh.chmod(0o755)
@@ -117,7 +121,7 @@ def _render(box):
     result = box.run(
         ['python3', '-m', 'gate_cloud.localconf', '--grenade', GRENADE_DIR,
          '%s/%s' % (gate.TREES, devstack), '%s/%s' % (gate.TREES, tempest),
-         '-', container.GUEST_ADDR, 'file://' + gate.IMAGE, gate.GIT_BASE],
+         '-', box.address, 'file://' + gate.IMAGE, gate.GIT_BASE],
         env={'PYTHONPATH': BASES['new'] + '/image-type-filter'},
         timeout=120)
     for side in ('old', 'new'):
@@ -211,7 +215,7 @@ class KeepComputeIds(threading.Thread):
     def unit(self, path):
         """devstack@n-cpu-N of the node ${HOSTNAME}N."""
         return 'devstack@n-cpu-%s.service' % path.parent.name[
-            len(container.MACHINE):]
+            len(MACHINE):]
 
     def run(self):
         while not self.stopping.wait(1):
@@ -263,17 +267,21 @@ def _streamed_phase(box, name, module):
 
 def run(keep=False):
     started = time.monotonic()
-    box = container.Container(gate.STATE)
+    box = gate.UPGRADE_NETWORK.container(
+        MACHINE, gate.UPGRADE_NETWORK.subnet.rsplit('.', 1)[0] + '.2',
+        gate.NODES)
     if box.running():
-        raise GateError('a gate container is running (%s): python3 -m '
-                        'gate_cloud devstack down' % box.state_file)
+        raise GateError('the upgrade job\'s container is running (%s): '
+                        'python3 -m gate_cloud devstack down'
+                        % box.state.path)
     prepare()
     _step('prepared (host tools, base root, both series\' sdists)',
                started)
     _lay_out_root()
     _step('roots laid out (old and new sides, grenade)', started)
-    with gate.running(box, keep, started):
-        box.start(gate.ROOTFS, gate.LOGS / 'container.log')
+    with gate.running([box], gate.UPGRADE_NETWORK, keep, started):
+        gate.UPGRADE_NETWORK.up()
+        box.start(ROOT, gate.LOGS / ('container-%s.log' % MACHINE))
         variables = _render(box)
         _step('container booted, both local.confs and grenade\'s '
                    'localrc rendered from the job', started)
@@ -284,7 +292,7 @@ def run(keep=False):
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
         gate._stack(box, started, devstack=BASES['old'] + '/devstack',
-                    logs=BASES['old'] + '/logs')
+                    logs=BASES['old'] + '/logs', node=MACHINE, step=_step)
         _n_cpu_unit(box)
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
@@ -293,7 +301,12 @@ def run(keep=False):
         stream.start()
         try:
             window = [time.time()]
+            kept = box.path(GRENADE_DB).read_bytes()
             _grenade(box, '-b')
+            # grenade.sh -b empties its resource database first
+            # (init_grenade_db), before the create it would run: the
+            # records of the gate's create, run before it, go back.
+            box.path(GRENADE_DB).write_bytes(kept)
             _step('grenade base part passed (state saved, services '
                        'down)', started)
             _resources(box, 'verify_noapi')
@@ -314,7 +327,8 @@ def run(keep=False):
         _judged('upgrade', boots, window,
                 gate.LOGS / 'resources-verify-post-upgrade.log')
         _step('resources verified after the upgrade', started)
-        gate.tempest_on(box, variables, started, BASES['new'], _step)
+        gate.tempest_on(box, variables, started, BASES['new'], _step,
+                        'upgraded, filters on')
         for name, module in AFTER:
             _streamed_phase(box, name, module)
             _step('phase %s passed' % name, started)

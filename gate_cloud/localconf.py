@@ -12,11 +12,14 @@
 
 """local.conf, rendered from the Zuul job ``.zuul.yaml`` defines.
 
-The project's job (``image-type-filter-devstack``) is a child of tempest's
-``devstack-tempest``, itself a child of devstack's ``devstack``; Zuul
-merges the chain's ``vars`` (a child's values win) and devstack's own
-role (``write-devstack-local-conf``) writes local.conf from them. The
-gate does the same with the same inputs: devstack's and tempest's job
+The project's job (``image-type-filter-devstack-multinode``) is a child of
+tempest's ``devstack-tempest``, itself a child of devstack's ``devstack``,
+on devstack's two-node Debian nodeset; Zuul merges the chain's ``vars``
+and ``group-vars`` (a child's values win), gives each node the ``vars``
+with its groups' ``group-vars`` over them (Ansible's precedence: a group's
+value replaces the job's whole), and devstack's own role
+(``write-devstack-local-conf``) writes each node's local.conf from them.
+The gate does the same with the same inputs: devstack's and tempest's job
 files from the trees it runs, this repository's ``.zuul.yaml``, and
 devstack's own writer (``roles/write-devstack-local-conf/library``, run,
 not copied). The Zuul job and the local gate cannot drift apart. It runs
@@ -39,7 +42,7 @@ import re
 from gate_cloud import GateError
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-JOB = 'image-type-filter-devstack'
+JOB = 'image-type-filter-devstack-multinode'
 GRENADE_JOB = 'image-type-filter-grenade'
 #: roles/write-grenade-conf's defaults.
 GRENADE_TEMPEST_CONCURRENCY = 2
@@ -59,14 +62,17 @@ EXTERNAL_ROOTS = ('openstack-multinode-fips', 'multinode')
 WRITER = 'roles/write-devstack-local-conf/library/devstack_local_conf.py'
 
 
-def machine(host_ip, image_url, git_base, dest='/opt/stack'):
+def machine(host_ip, image_url, git_base, dest='/opt/stack',
+            service_host=None):
     """The facts of this machine that a Zuul node gets from Nodepool or
-    from its pre-run playbooks (``dest``: the side's devstack ``DEST``)."""
+    from its pre-run playbooks (``dest``: the side's devstack ``DEST``;
+    ``service_host``: the controller's address, the node's own by
+    default)."""
     return {
         'devstack_localrc': {
-            # Nodepool's private address: the container's veth address.
+            # Nodepool's private addresses: the containers' own.
             'HOST_IP': host_ip,
-            'SERVICE_HOST': host_ip,
+            'SERVICE_HOST': service_host or host_ip,
             # The job's external_bridge_mtu: a veth's 1500.
             'PUBLIC_BRIDGE_MTU': 1500,
             # devstack_libvirt_type's default (no nested virtualization).
@@ -96,11 +102,29 @@ def machine(host_ip, image_url, git_base, dest='/opt/stack'):
         'devstack_local_conf': {
             'post-config': {'$NEUTRON_CONF': {
                 'DEFAULT': {'global_physnet_mtu': 1500}}},
-            'test-config': {'$TEMPEST_CONFIG': {
-                # groups['compute'] of a one-node job: the controller.
-                'compute': {'min_compute_nodes': 1}}},
         },
     }
+
+
+#: The Jinja of the jobs' variables that names the nodeset: Nodepool's
+#: addresses and the inventory's groups, answered per node (``answers``).
+HOSTVARS = re.compile(r"\{\{\s*hostvars\[(?:'(\w+)'|inventory_hostname)\]"
+                      r"\['nodepool'\]\['private_ipv4'\]\s*\}\}")
+COMPUTE_COUNT = re.compile(r"\{\{\s*groups\['compute'\] \| "
+                           r"default\(\['controller'\]\) \| length\s*\}\}")
+
+
+def answers(value, node, addresses, groups):
+    """``value`` with the nodeset's Jinja answered for ``node``: a node's
+    private address (``addresses``), the compute group's size."""
+    if isinstance(value, dict):
+        return {key: answers(item, node, addresses, groups)
+                for key, item in value.items()}
+    if not isinstance(value, str):
+        return value
+    value = HOSTVARS.sub(lambda m: addresses[m.group(1) or node], value)
+    return COMPUTE_COUNT.sub(
+        str(len(groups.get('compute', ['controller']))), value)
 
 
 def _job_files(devstack_tree, tempest_tree, grenade_tree=None):
@@ -116,11 +140,12 @@ def _yaml(path):
     return yaml.safe_load(pathlib.Path(path).read_text())
 
 
-def _jobs(files):
+def _jobs(files, kind='job'):
+    """{name: definition} of the files' jobs (or ``kind``: nodesets)."""
     jobs = {}
     for path in files:
         for item in _yaml(path) or ():
-            job = item.get('job') if isinstance(item, dict) else None
+            job = item.get(kind) if isinstance(item, dict) else None
             # The first definition without a branch matcher: the one a
             # master change runs.
             if job and 'branches' not in job:
@@ -140,9 +165,17 @@ def merge(base, child):
     return result
 
 
-def job_vars(devstack_tree, tempest_tree, job=JOB, grenade_tree=None):
-    """The variables Zuul gives ``job``: its parents' merged with its
-    own, root first, as far as the chain is defined in these files."""
+def job_vars(devstack_tree, tempest_tree, job=JOB, grenade_tree=None,
+             key='vars'):
+    """The variables Zuul gives ``job`` (``key``: its ``group-vars``, by
+    group): its parents' merged with its own, root first, as far as the
+    chain is defined in these files."""
+    return _chain(devstack_tree, tempest_tree, job, grenade_tree, key)[0]
+
+
+def _chain(devstack_tree, tempest_tree, job, grenade_tree=None,
+           key='vars'):
+    """(``key``'s merged values, the nodeset the job runs on)."""
     files = _job_files(devstack_tree, tempest_tree, grenade_tree)
     jobs = _jobs(files)
     chain = []
@@ -154,8 +187,37 @@ def job_vars(devstack_tree, tempest_tree, job=JOB, grenade_tree=None):
         chain.append(jobs[name])
         name = jobs[name].get('parent')
     result = {}
+    nodeset = None
     for definition in reversed(chain):
-        result = merge(result, definition.get('vars') or {})
+        result = merge(result, definition.get(key) or {})
+        nodeset = definition.get('nodeset', nodeset)
+    return result, _jobs(files, 'nodeset').get(nodeset)
+
+
+def nodes(devstack_tree, tempest_tree, subnet, job=JOB):
+    """[(node, address, its groups)] of the job's nodeset, the controller
+    first; addresses ``.2``, ``.3``... of ``subnet``, in the nodeset's
+    order. A nodeset defined outside these files (project-config's
+    single-node ones) is one node, the controller."""
+    nodeset = _chain(devstack_tree, tempest_tree, job)[1] or {
+        'nodes': [{'name': 'controller'}]}
+    names = [n['name'] for n in nodeset['nodes']]
+    names.sort(key=lambda n: n != 'controller')
+    base = subnet.rsplit('.', 1)[0]
+    return [(name, '%s.%d' % (base, i + 2),
+             sorted(g['name'] for g in nodeset.get('groups', ())
+                    if name in g['nodes']))
+            for i, name in enumerate(names)]
+
+
+def node_vars(variables, group_vars, groups):
+    """A node's variables: the job's, each of its groups' over them
+    (Ansible's precedence, groups in name order; a group's
+    ``devstack_localrc`` replaces the job's whole, as Ansible's default
+    ``hash_behaviour`` does)."""
+    result = dict(variables)
+    for group in sorted(groups):
+        result.update(group_vars.get(group) or {})
     return result
 
 
@@ -176,12 +238,28 @@ def _unanswered(value, where=()):
         yield '.'.join(where)
 
 
-def render(devstack_tree, tempest_tree, facts, path, job=JOB):
-    """Write local.conf for ``job`` to ``path``; return the merged
-    variables (the tempest run reads its own from them)."""
-    variables = merge(job_vars(devstack_tree, tempest_tree, job), facts)
-    _write(devstack_tree, variables, path)
-    return variables
+def render_nodes(trees, subnet, image_url, git_base, out, job=JOB):
+    """Each node's local.conf as ``out/local.conf.NODE``; return
+    ``{'nodes': nodes(), 'variables': {node: its variables}}``."""
+    devstack_tree, tempest_tree = trees
+    members = nodes(devstack_tree, tempest_tree, subnet, job)
+    addresses = {name: address for name, address, _ in members}
+    groups = {}
+    for name, _, its_groups in members:
+        for group in its_groups:
+            groups.setdefault(group, []).append(name)
+    variables = job_vars(devstack_tree, tempest_tree, job)
+    group_vars = job_vars(devstack_tree, tempest_tree, job, key='group-vars')
+    result = {}
+    for name, address, its_groups in members:
+        facts = machine(address, image_url, git_base,
+                        service_host=addresses['controller'])
+        own = answers(node_vars(variables, group_vars, its_groups), name,
+                      addresses, groups)
+        result[name] = merge(own, facts)
+        _write(devstack_tree, result[name],
+               pathlib.Path(out) / ('local.conf.%s' % name))
+    return {'nodes': members, 'variables': result}
 
 
 def _write(devstack_tree, variables, path):
@@ -224,7 +302,8 @@ def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
     where the node's ``/`` is. Return the merged variables."""
     devstack_tree, tempest_tree, grenade_tree = trees
     variables = job_vars(devstack_tree, tempest_tree, job, grenade_tree)
-    variables = _bases(variables, variables['devstack_bases'])
+    variables = answers(_bases(variables, variables['devstack_bases']),
+                        'controller', {'controller': host_ip}, {})
     bases = variables['devstack_bases']
     root = pathlib.Path(root)
     grenade = variables.get('grenade_devstack_localrc') or {}
@@ -278,23 +357,29 @@ def grenade_localrc(base_dir, branches, extra):
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='python3 -m gate_cloud.localconf',
-        description='Write local.conf for the job; print its variables '
-                    'as JSON.')
+        description='Write each node\'s local.conf for the job; print the '
+                    'nodes and their variables as JSON.')
     parser.add_argument('--grenade', metavar='TREE',
                         help="the grenade job's files instead: PATH is "
                         "ignored, each side's local.conf and grenade's "
                         "localrc are written where the job puts them")
-    for name in ('devstack', 'tempest', 'path', 'host_ip', 'image_url',
-                 'git_base'):
-        parser.add_argument(name)
+    parser.add_argument('devstack')
+    parser.add_argument('tempest')
+    parser.add_argument('path', help='the directory of the nodes\' '
+                        'local.conf files')
+    parser.add_argument('network', help="the nodes' /24 (grenade: the "
+                        "node's address)")
+    parser.add_argument('image_url')
+    parser.add_argument('git_base')
     args = parser.parse_args(argv)
     if args.grenade:
         variables = render_grenade(
-            (args.devstack, args.tempest, args.grenade), args.host_ip,
+            (args.devstack, args.tempest, args.grenade), args.network,
             args.image_url, args.git_base)
     else:
-        variables = render(args.devstack, args.tempest, machine(
-            args.host_ip, args.image_url, args.git_base), args.path)
+        variables = render_nodes((args.devstack, args.tempest),
+                                 args.network, args.image_url,
+                                 args.git_base, args.path)
     print(json.dumps(variables))
     return 0
 

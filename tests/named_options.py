@@ -51,6 +51,7 @@ OTHERS = {
     ('DEFAULT', 'rbac_service_role_elevated_access'): 'Ironic (ironic.conf)',
     ('DEFAULT', 'transport_url'): 'oslo.messaging (nova.conf)',
     ('compute', 'image_ref'): 'tempest (tempest.conf)',
+    ('compute', 'min_compute_nodes'): 'tempest (tempest.conf)',
     ('image_format', 'disk_formats'): 'Glance (glance-api.conf)',
     ('oslo_policy', 'enforce_scope'): 'oslo.policy (every service)',
     ('placement', 'max_microversion'): 'tempest (tempest.conf)',

@@ -27,7 +27,7 @@ STUBS = r'''
 set -euo pipefail
 record() { echo "$*" >> "$CALLS"; }
 define_plugin() { record define_plugin "$@"; }
-enable_service() { record enable_service "$@"; }
+enable_service() { record enable_service "$@"; ENABLED="$ENABLED $*"; }
 setup_develop() { record setup_develop "$@"; }
 pip_install() { record pip_install "$@"; }
 iniset() { record iniset "$@"; }
@@ -37,6 +37,8 @@ iniget() {
         "filter_scheduler enabled_filters") echo "${ENABLED_FILTERS:-}" ;;
         "DEFAULT log_dir") echo "${NOVA_LOG_DIR:-}" ;;
         "DEFAULT log_file") echo "${NOVA_LOG_FILE:-}" ;;
+        "virt_capabilities state_file") echo "${STATE_FILE:-}" ;;
+        "virt_capabilities status_file") echo "${STATUS_FILE:-}" ;;
     esac
 }
 iniget_multiline() { echo "${AVAILABLE_FILTERS:-}"; }
@@ -46,9 +48,20 @@ echo_summary() { :; }
 die() { shift; echo "$*" >&2; exit 1; }
 async_pidof() { [[ " ${ASYNC_JOBS:-} " == *" $1 "* ]]; }
 async_wait() { record async_wait "$@"; }
-is_service_enabled() { [[ " $ENABLED " == *" $1 "* ]]; }
+set_tempest_venv_constraints() { echo "constraints" > "$1"; }
+# devstack's: true when any of the services is enabled.
+is_service_enabled() {
+    local service
+    for service in "$@"; do
+        [[ " ${DISABLED:-} " == *" $service "* ]] && continue
+        [[ " $ENABLED " == *" $service "* ]] && return 0
+    done
+    return 1
+}
 source "$REPO/devstack/settings"
 source "$REPO/devstack/plugin.sh" "$MODE" "$PHASE"
+# devstack's xtrace setting, as the plugin found it.
+[[ $- != *x* ]] || { echo "plugin.sh left xtrace on" >&2; exit 1; }
 '''
 
 
@@ -113,9 +126,19 @@ def test_settings_define_the_plugin_and_service(tmp_path):
     assert 'enable_service image-type-reporter' in calls
 
 
-def test_install_sets_up_the_project(tmp_path):
-    calls = without_settings(run_phase(tmp_path, 'stack', 'install'))
-    assert calls == ['setup_develop /opt/stack/image-type-filter cli']
+@pytest.mark.parametrize('enabled, expected', [
+    # A compute node: the reporter's command line too (the cli extra).
+    ('n-cpu n-sch tempest', ['setup_develop /opt/stack/image-type-filter '
+                             'cli']),
+    ('n-cpu', ['setup_develop /opt/stack/image-type-filter cli']),
+    # nova-scheduler's node alone: the package, lean.
+    ('n-sch', ['setup_develop /opt/stack/image-type-filter']),
+    # Neither: nothing of the project runs there.
+    ('q-svc tempest', [])])
+def test_install_sets_up_what_the_node_runs(tmp_path, enabled, expected):
+    calls = without_settings(run_phase(tmp_path, 'stack', 'install',
+                                       ENABLED=enabled))
+    assert calls == expected
 
 
 NOVA_DEFAULT_ENABLED = ('ComputeFilter,ComputeCapabilitiesFilter,'
@@ -217,6 +240,20 @@ def test_extra_on_a_node_without_compute_does_nothing(tmp_path):
                                       ENABLED='n-sch')) == []
 
 
+def test_post_config_on_a_node_without_the_scheduler_does_nothing(
+        tmp_path):
+    """A subnode (n-cpu only) leaves nova-scheduler's settings alone."""
+    assert without_settings(run_phase(tmp_path, 'stack', 'post-config',
+                                      ENABLED='n-cpu')) == []
+
+
+def test_a_reporter_disabled_in_local_conf_is_not_started(tmp_path):
+    calls = run_phase(tmp_path, 'stack', 'extra', ENABLED='n-cpu',
+                      DISABLED='image-type-reporter')
+    assert not [c for c in calls if c.startswith(('virt-capabilities',
+                                                  'run_process'))]
+
+
 def test_phases_with_nothing_to_do(tmp_path):
     assert without_settings(run_phase(tmp_path, 'stack', 'pre-install')) == []
 
@@ -235,10 +272,13 @@ def plugin_opts():
 def test_test_config_installs_the_plugin_and_configures_it(tmp_path):
     calls = without_settings(run_phase(tmp_path, 'stack', 'test-config'))
     tempest_dir = tmp_path / 'tempest'
-    # Into tempest's venv, as devstack's install_tempest_plugins does.
-    assert calls[0] == ('tox -evenv-tempest -- pip install -e '
-                        '/opt/stack/image-type-filter/contrib/tempest '
-                        '(in %s)' % tempest_dir)
+    # Into tempest's venv against tempest's upper-constraints, as
+    # devstack's install_tempest_plugins does.
+    words = calls[0].split()
+    assert words[:6] == ['tox', '-evenv-tempest', '--', 'pip', 'install',
+                         '-c']
+    assert words[7:] == ['-e', '/opt/stack/image-type-filter/contrib/tempest',
+                         '(in', '%s)' % tempest_dir]
     images = tmp_path / 'data' / 'image-type-filter'
     made = [c.split()[4:] for c in calls if c.startswith('qemu-img')]
     assert made == [['raw', str(images / 'empty.raw'), '64M'],
@@ -306,52 +346,34 @@ def test_test_config_without_tempest_or_filter_does_nothing(tmp_path, env):
                                       **env)) == []
 
 
-def test_unstack_stops_the_service_then_removes_its_traits(tmp_path):
-    """As an operator uninstalls (install/compute.rst): the service
-    stopped first, so its next cycle puts nothing back, then remove with
-    the configuration it ran with, while Placement still answers
-    (devstack's unstack runs plugins before it stops services)."""
+def test_unstack_only_stops_the_reporters(tmp_path):
+    """unstack stops services; Placement keeps what the reporters set."""
     assert without_settings(run_phase(tmp_path, 'unstack')) == [
-        'stop_process image-type-reporter',
-        'virt-capabilities remove --config-file %s' % (tmp_path /
-                                                       'nova.conf')]
-
-
-def test_unstack_removes_with_nova_computes_own_config(tmp_path):
-    cpu_conf = tmp_path / 'nova-cpu.conf'
-    cpu_conf.write_text('')
-    calls = run_phase(tmp_path, 'unstack', NOVA_CPU_CONF=str(cpu_conf))
-    assert calls[-1] == 'virt-capabilities remove --config-file %s' % (
-        cpu_conf)
-
-
-def test_unstack_on_a_node_without_compute_only_stops(tmp_path):
-    assert without_settings(run_phase(tmp_path, 'unstack',
-                                      ENABLED='n-sch')) == [
         'stop_process image-type-reporter']
 
 
-def test_a_failed_remove_is_a_warning_and_unstack_goes_on(tmp_path):
-    calls = run_phase(tmp_path, 'unstack', VIRT_CAPABILITIES_EXIT='1')
-    assert calls[-1].startswith('virt-capabilities remove')
-    assert run_phase.stdout.startswith(
-        'WARNING: virt-capabilities remove --config-file %s failed'
-        % (tmp_path / 'nova.conf'))
+def test_unstack_on_a_node_without_compute_does_nothing(tmp_path):
+    assert without_settings(run_phase(tmp_path, 'unstack',
+                                      ENABLED='n-sch')) == []
 
 
-def test_clean_removes_the_test_images_and_keeps_the_reporter_state(
-        tmp_path):
-    """The records went with the traits at unstack; a state file still
-    there names traits a failed remove left, and the plugin does not
-    delete it (a remove run by hand still needs it)."""
+def test_clean_removes_the_reporters_records_and_the_test_images(tmp_path):
+    """clean removes what the plugin wrote on the node: each reporter's
+    records and last sync (named in its nova-compute's config) and the
+    tempest images."""
     state = tmp_path / 'state' / 'virt_capabilities.json'
+    status = tmp_path / 'state' / 'status.json'
     state.parent.mkdir()
     state.write_text('{}')
+    status.write_text('{}')
     images = tmp_path / 'data' / 'image-type-filter'
     images.mkdir(parents=True)
     (images / 'empty.raw').write_text('')
-    assert without_settings(run_phase(tmp_path, 'clean')) == []
-    assert state.exists()
+    assert without_settings(run_phase(
+        tmp_path, 'clean', STATE_FILE=str(state),
+        STATUS_FILE=str(status))) == []
+    assert not state.exists()
+    assert not status.exists()
     assert not images.exists()
 
 

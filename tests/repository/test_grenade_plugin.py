@@ -33,6 +33,9 @@ HARNESS = r'''
 set -o errexit
 declare -A PLUGIN_DIR GITDIR
 source "$GRENADE/inc/upgrade"
+source "$GRENADE/inc/plugin"
+# The job writes both sides' local.conf (devstack_localrc only says so).
+GRENADE_USE_EXTERNAL_DEVSTACK=True
 # grenade's own projects, as their settings register them.
 for project in keystone placement glance neutron nova; do
     UPGRADE_PROJECTS+=" $project"
@@ -42,7 +45,6 @@ GITDIR[image-type-filter]=$PROJECT
 source "$PROJECT/devstack/upgrade/settings"
 echo "order:$UPGRADE_PROJECTS"
 echo "filter:${PLUGIN_DIR[image-type-filter]}"
-echo "reporter:${PLUGIN_DIR[image-type-reporter]}"
 '''
 
 
@@ -59,28 +61,48 @@ def loaded(grenade):
     return dict(line.split(':', 1) for line in out.splitlines())
 
 
-def test_filters_upgrade_before_nova_and_reporters_after(grenade):
-    """upgrade.rst's order: the filters' package is in the new release's
-    virtualenv before nova's step starts nova-scheduler from it; the
-    reporters start again after nova-compute."""
+def test_one_project_upgraded_after_grenade_s_own(grenade):
+    """grenade's convention: a plugin registers its project, which
+    grenade upgrades after its own (nova's step first, then the filters'
+    new release and the reporters)."""
     got = loaded(grenade)
     order = got['order'].split()
     assert order == ['keystone', 'placement', 'glance', 'neutron',
-                     'image-type-filter', 'nova', 'image-type-reporter']
+                     'nova', 'image-type-filter']
     assert got['filter'] == os.path.join(REPO, 'devstack', 'upgrade')
-    assert got['reporter'] == os.path.join(REPO, 'devstack', 'upgrade',
-                                           'reporter')
 
 
 def test_every_step_has_its_scripts():
-    """grenade runs upgrade.sh and shutdown.sh of each registered
+    """grenade runs upgrade.sh and shutdown.sh of the registered
     directory, resources.sh where there is one: each is executable."""
-    for step in ('', 'reporter'):
-        for script in ('upgrade.sh', 'shutdown.sh'):
-            path = os.path.join(REPO, 'devstack', 'upgrade', step, script)
-            assert os.access(path, os.X_OK), path
-    assert os.access(os.path.join(REPO, 'devstack', 'upgrade',
-                                  'resources.sh'), os.X_OK)
+    for script in ('upgrade.sh', 'shutdown.sh', 'resources.sh'):
+        path = os.path.join(REPO, 'devstack', 'upgrade', script)
+        assert os.access(path, os.X_OK), path
+
+
+def test_the_scripts_follow_grenade_s_conventions():
+    """Each side's devstack by its own name (upgrade.sh the target's,
+    shutdown.sh the base's), the upgrade script's abort trap, the
+    resources kept in grenade's database, the enable_plugin lines for
+    both sides."""
+    upgrade = os.path.join(REPO, 'devstack', 'upgrade')
+
+    def read(name):
+        with open(os.path.join(upgrade, name)) as f:
+            return f.read()
+    assert '$TARGET_DEVSTACK_DIR/' in read('upgrade.sh')
+    assert 'trap cleanup SIGHUP SIGINT SIGTERM' in read('upgrade.sh')
+    assert '$BASE_DEVSTACK_DIR/' in read('shutdown.sh')
+    for name in ('upgrade.sh', 'shutdown.sh'):
+        assert '$TOP_DIR' not in read(name), name
+    resources = read('resources.sh')
+    assert 'resource_save' in resources and 'resource_get' in resources
+    assert 'openstack user create' in resources
+    assert not re.search(r'nova-fake\.conf-\d', resources)
+    settings = read('settings')
+    for side in ('base', 'target'):
+        assert re.search(r'devstack_localrc %s enable_plugin '
+                         r'image-type-filter' % side, settings), side
 
 
 UPGRADE_DOC = os.path.join(REPO, 'doc', 'source', 'install', 'upgrade.rst')
@@ -91,10 +113,8 @@ STEP_TITLES = {
     'placement': 'Upgrade Placement',
     'glance': 'Upgrade Glance',
     'neutron': 'Upgrade Neutron',
-    'image-type-filter': "Install the new release of the filters into "
-                         "nova-scheduler's environment",
     'nova': 'Upgrade Nova',
-    'image-type-reporter': 'Start the reporters from the new release',
+    'image-type-filter': 'Upgrade image-type-filter',
 }
 
 

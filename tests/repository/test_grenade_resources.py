@@ -48,7 +48,7 @@ case "$args" in
         set -- $args; cat "$CLOUD/server-$3-host" ;;
     "server show "*" -c fault") set -- $args; cat "$CLOUD/server-$3-fault" ;;
     "server create "*)
-        name=${args##* }
+        set -- $args; name=$9; echo "$name"  # its name as its id
         case "$name" in
             *qcow2*) echo ERROR > "$CLOUD/server-$name-status"
                      echo "No compute host boots qcow2 images" \
@@ -78,8 +78,9 @@ def world(tmp_path):
         (cloud / ('server-image-type-grenade-raw-' + what)).write_text(text)
     save = tmp_path / 'save'
     save.mkdir()
-    (save / 'image-type-filter-resources.ini').write_text(
+    (save / 'grenade_db.ini').write_text(
         '[image-type-filter]\nraw_host = node1\nqcow2_hosts = 0\n'
+        'server_image-type-grenade-raw = image-type-grenade-raw\n'
         'providers = %s\ntraits_%s = %s\n' % (UUID, UUID, RAW_HOST_TRAITS))
     bindir = tmp_path / 'bin'
     bindir.mkdir()

@@ -21,7 +21,7 @@ import pathlib
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 #: gate_cloud's bound (doc/source/contributor/gate.rst).
-GATE_LINES = 4000
+GATE_LINES = 4260
 #: The product's bound (doc/source/contributor/architecture.rst).
 PRODUCT = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 PRODUCT_LINES = 10500

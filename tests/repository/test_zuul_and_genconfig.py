@@ -31,8 +31,13 @@ def zuul():
 def test_devstack_job_wiring():
     jobs = {item['job']['name']: item['job'] for item in zuul()
             if 'job' in item}
-    job = jobs['image-type-filter-devstack']
+    job = jobs['image-type-filter-devstack-multinode']
     assert job['parent'] == 'devstack-tempest'
+    # A multinode job: devstack's two-node nodeset, its subnode group
+    # running nova-compute (the reporter follows it) on fake hosts.
+    assert job['nodeset'] == 'devstack-two-node-debian-bookworm'
+    subnode = job['group-vars']['subnode']
+    assert subnode['devstack_localrc']['VIRT_DRIVER'] == 'fake'
     assert 'image-type-filter' in job['vars']['devstack_plugins']
     scheduler = job['vars']['devstack_local_conf']['post-config'][
         '$NOVA_CONF']['scheduler']
@@ -42,7 +47,7 @@ def test_devstack_job_wiring():
              for j in project['check']['jobs']]
     for name in jobs:
         assert name in check
-    assert 'image-type-filter-devstack' in project['gate']['jobs']
+    assert 'image-type-filter-devstack-multinode' in project['gate']['jobs']
 
 
 def test_devstack_job_runs_the_gate_suites():
@@ -52,7 +57,7 @@ def test_devstack_job_runs_the_gate_suites():
     from gate_cloud import devstack_job
     jobs = {item['job']['name']: item['job'] for item in zuul()
             if 'job' in item}
-    job_vars = jobs['image-type-filter-devstack']['vars']
+    job_vars = jobs['image-type-filter-devstack-multinode']['vars']
     assert job_vars['tempest_test_regex'].startswith(
         '(%s)|(^tempest\\.' % devstack_job.PLUGIN_REGEX)
     # The run-tempest role's default env, smoke, takes no regex.

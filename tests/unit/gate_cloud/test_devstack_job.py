@@ -104,7 +104,7 @@ def test_cis_tmpdir_never_reaches_a_program_run_in_the_new_root(
     seen = []
 
     def run(argv, **kwargs):
-        seen.append((argv[0], kwargs.get('env')))
+        seen.append((argv, kwargs.get('env')))
         partial = tmp_path / 'root.partial'
         for sub in ('etc/apt/sources.list.d', 'etc/systemd/system',
                     'usr/local/share'):
@@ -113,11 +113,14 @@ def test_cis_tmpdir_never_reaches_a_program_run_in_the_new_root(
     monkeypatch.setattr(container.subprocess, 'run', run)
     monkeypatch.setattr(container, '_apt_mirror', lambda: 'http://mirror')
     container.build_rootfs(tmp_path / 'root', tmp_path / 'log')
-    in_root = [(prog, env) for prog, env in seen
-               if prog in ('debootstrap', 'chroot')]
-    assert [prog for prog, _ in in_root][0] == 'debootstrap'
-    for prog, env in in_root:
-        assert env is not None and 'TMPDIR' not in env, prog
+    in_root = [(argv, env) for argv, env in seen
+               if argv[0] in ('debootstrap', 'chroot')]
+    assert in_root[0][0][0] == 'debootstrap'
+    assert in_root[0][1] is not None and 'TMPDIR' not in in_root[0][1]
+    # chroot: a clean environment (env -i) with PATH and LANG alone.
+    for argv, _ in in_root[1:]:
+        assert argv[2:4] == ['env', '-i']
+        assert not [a for a in argv if a.startswith('TMPDIR=')]
 
 
 @pytest.mark.parametrize('off_run_fails', [False, True])

@@ -14,8 +14,8 @@
 
 devstack comes from the unmodified snapshot in ``../shared/upstream/``;
 tempest's ``devstack-tempest`` job (in tempest's sdist, not readable
-offline) is written here with what the rendering needs of it: its parent
-and ``tempest: true``.
+offline) is written here with what the rendering needs of it: its parent,
+``tempest: true`` and its compute-node count.
 """
 
 import configparser
@@ -36,6 +36,12 @@ TEMPEST_JOB = """- job:
     vars:
       devstack_services:
         tempest: true
+      devstack_local_conf:
+        test-config:
+          $TEMPEST_CONFIG:
+            compute:
+              min_compute_nodes: "{{ groups['compute']
+                | default(['controller']) | length }}"
 """
 
 
@@ -56,16 +62,16 @@ def trees(tmp_path_factory):
     return devstack, tempest
 
 
-def facts():
-    return localconf.machine('10.254.253.2', 'file:///opt/img.raw',
-                             '/opt/git')
+def render_all(trees, tmp_path):
+    """Every node's local.conf; the nodes and their variables."""
+    return localconf.render_nodes(trees, '10.254.253.0/24',
+                                  'file:///opt/img.raw', '/opt/git',
+                                  tmp_path)
 
 
-def rendered(trees, tmp_path, machine=None):
-    path = tmp_path / 'local.conf'
-    variables = localconf.render(trees[0], trees[1], machine or facts(),
-                                 path)
-    return variables, path.read_text()
+def rendered(trees, tmp_path, node='controller'):
+    variables = render_all(trees, tmp_path)['variables'][node]
+    return variables, (tmp_path / ('local.conf.' + node)).read_text()
 
 
 def test_the_job_reaches_local_conf_through_devstack_writer(trees,
@@ -89,11 +95,47 @@ def test_the_job_reaches_local_conf_through_devstack_writer(trees,
     assert variables['tox_envlist'] == 'all'
 
 
+def test_the_subnode_stacks_against_the_controller_with_its_own_address(
+        trees, tmp_path):
+    """The nodeset's subnode gets devstack's subnode group variables
+    (Nodepool's addresses answered: the controller's for its services,
+    its own for HOST_IP), only nova-compute's services, and the job's
+    plugin and nova.conf lines; the controller counts both compute
+    nodes for tempest."""
+    nodes = render_all(trees, tmp_path)['nodes']
+    assert [tuple(n[:2]) for n in nodes] == [
+        ('controller', '10.254.253.2'), ('compute1', '10.254.253.3')]
+    assert 'subnode' in nodes[1][2]
+    _, text = rendered(trees, tmp_path, 'compute1')
+    lines = text.splitlines()
+    for name in ('SERVICE_HOST', 'DATABASE_HOST', 'RABBIT_HOST', 'Q_HOST'):
+        assert '%s="10.254.253.2"' % name in lines
+    assert 'HOST_IP="10.254.253.3"' in lines
+    assert 'GLANCE_HOSTPORT="10.254.253.2:9292"' in lines
+    enabled = {line.split()[1] for line in lines
+               if line.startswith('enable_service ')}
+    assert {'n-cpu', 'placement-client', 'ovn-controller'} <= enabled
+    assert not enabled & {'n-sch', 'n-api', 'placement-api', 'mysql',
+                          'tempest', 'key'}
+    assert 'VIRT_DRIVER="fake"' in lines
+    assert re.search(r'^enable_plugin image-type-filter \S+$', text, re.M)
+    assert '[[post-config|$NOVA_CPU_CONF]]' in text
+    _, controller = rendered(trees, tmp_path)
+    tempest = controller.split('[[test-config|$TEMPEST_CONFIG]]', 1)[1]
+    assert 'min_compute_nodes = 2' in tempest.splitlines()
+
+
 def test_a_jinja_value_left_unanswered_is_refused(trees, tmp_path):
-    machine = facts()
-    del machine['devstack_localrc']['HOST_IP']
-    with pytest.raises(GateError, match='HOST_IP'):
-        rendered(trees, tmp_path, machine)
+    job = trees[1] / 'zuul.d' / 'unanswered.yaml'
+    job.write_text('- job:\n    name: unanswered\n    parent: '
+                   'devstack-tempest\n    vars:\n      devstack_localrc:\n'
+                   '        X: "{{ nodepool.cloud }}"\n')
+    try:
+        with pytest.raises(GateError, match='devstack_localrc.X'):
+            localconf.render_nodes(trees, '10.254.253.0/24', 'file:///i',
+                                   '/opt/git', tmp_path, job='unanswered')
+    finally:
+        job.unlink()
 
 
 def test_a_broken_chain_is_refused(trees, tmp_path):
@@ -202,7 +244,7 @@ def merged(trees, tmp_path):
     env = {name: str(etc / ('other-' + name.lower()))
            for name in re.findall(r'^\[\[post-config\|\$(\w+)', text, re.M)}
     env.update({'PATH': os.environ['PATH'], 'DEVSTACK': str(trees[0]),
-           'LOCAL_CONF': str(tmp_path / 'local.conf'),
+           'LOCAL_CONF': str(tmp_path / 'local.conf.controller'),
            'DATA_DIR': '/opt/stack/data', 'STACK_USER': 'stack',
            'NOVA_CONF': str(etc / 'nova.conf'),
            'NOVA_CPU_CONF': str(etc / 'nova-cpu.conf'),

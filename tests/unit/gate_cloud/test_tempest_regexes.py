@@ -24,7 +24,8 @@ def job_regex():
     with open(helpers.REPO + '/.zuul.yaml') as f:
         jobs = {item['job']['name']: item['job'] for item in yaml.safe_load(f)
                 if 'job' in item}
-    return jobs['image-type-filter-devstack']['vars']['tempest_test_regex']
+    return jobs['image-type-filter-devstack-multinode']['vars'][
+        'tempest_test_regex']
 
 
 def test_the_regexes_pick_what_they_say():
@@ -50,3 +51,14 @@ def test_the_regexes_pick_what_they_say():
                     'DeleteServersTestJSON.test_x')
     assert peer('tempest.api.compute.admin.test_delete_server.'
                 'DeleteServersAdminTestJSON.test_x')
+    # The multi-host tests, with the filters on and off.
+    for test in ('test_migrations.MigrationsAdminTest.test_cold_migration',
+                 'test_servers_on_multinodes.ServersOnMultiNodesTest.t',
+                 'test_live_migration.LiveMigrationTest.test_x'):
+        assert peer('tempest.api.compute.admin.' + test), test
+    # Unshelve to a host tempest picks whatever it is: left out.
+    assert not peer('tempest.api.compute.admin.test_servers_on_multinodes.'
+                    'UnshelveToHostMultiNodesTest.test_unshelve_to_x')
+    moves = ('image_type_tempest_plugin.tests.api.test_moves.MoveTest.'
+             'test_x[id-1]')
+    assert job.search(moves) and not peer(moves)
