@@ -135,28 +135,29 @@ def prepare(log=None):
     sources.download_sdists(SERIES, STATE / 'sdists', log)
 
 
-def _lay_out_root():
-    """A fresh root from the base, with every tree devstack needs."""
-    if ROOTFS.exists():
-        subprocess.run(['rm', '-rf', '--one-file-system', str(ROOTFS)],
+def _lay_out_root(rootfs=ROOTFS):
+    """A fresh root from the base, with every tree devstack needs (the
+    fleet benchmark lays out its own ``rootfs``)."""
+    if rootfs.exists():
+        subprocess.run(['rm', '-rf', '--one-file-system', str(rootfs)],
                        check=True, timeout=600)
     subprocess.run(['cp', '-a', '--reflink=auto', str(BASE_ROOTFS),
-                    str(ROOTFS)], check=True, timeout=1200)
-    raised = sources.make_git_base(SERIES, ROOTFS / GIT_BASE.lstrip('/'),
+                    str(rootfs)], check=True, timeout=1200)
+    raised = sources.make_git_base(SERIES, rootfs / GIT_BASE.lstrip('/'),
                                    STATE / 'sdists', LOGS / 'prepare.log')
     for name, old, new in raised:
         print('upper-constraints: %s %s raised to %s (a release needs it)'
               % (name, old, new))
-    stack = ROOTFS / 'opt/stack'
+    stack = rootfs / 'opt/stack'
     stack.mkdir(parents=True, exist_ok=True)
-    trees = ROOTFS / TREES.lstrip('/')
+    trees = rootfs / TREES.lstrip('/')
     sources.snapshot_tree(sources.SERIES[SERIES]['snapshots']['devstack'],
                           stack / 'devstack')
     # tempest's job definitions (devstack-tempest), for local.conf.
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
     _project_tree(stack / 'image-type-filter')
-    image = ROOTFS / IMAGE.lstrip('/')
+    image = rootfs / IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
     with open(image, 'wb') as out:
         out.truncate(16 * 1024 * 1024)
