@@ -41,7 +41,6 @@ import time
 from gate_cloud import GateError
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Network:
     """A container's name, its veth pair's /30 and its rule chains: each
