@@ -51,9 +51,10 @@ PYTHON = devstack_node.PYTHON
 #: plugin would run its reporter once for each nova-compute with that
 #: nova-compute's config files, which name a driver the reporter does not
 #: know (the scale driver); the fleet's reporters are its own
-#: (``reporters.py``), so n-cpu is marked off from then on. That also skips
-#: devstack's wait for the computes and its host discovery: the ``fleet``
-#: step waits for every node and maps the hosts itself.
+#: (``reporters.py``), so n-cpu is marked off from then on, after this
+#: plugin has done what stack.sh would do for n-cpu after the extra phase:
+#: wait for the first nova-compute and map the hosts to the cell (the
+#: ``fleet`` step waits for every node and maps the hosts again).
 PLUGIN_NAME = 'fleet-scale-driver'
 PLUGIN_DIR = '/opt/stack/' + PLUGIN_NAME
 PLUGIN_SH = """# Written by the fleet benchmark (benchmarks/fleet/gate.py).
@@ -62,6 +63,8 @@ if [[ "$1" == "stack" && "$2" == "install" ]]; then
         "$NOVA_DIR/nova/virt/{module}.py"
 fi
 if [[ "$1" == "stack" && "$2" == "extra" ]]; then
+    is_nova_ready
+    $TOP_DIR/tools/discover_hosts.sh
     disable_service n-cpu
 fi
 """

@@ -85,8 +85,8 @@ def run(size='full', keep=False, json_path=DEFAULT_JSON, **override):
     gate.prepare()
     _step('prepared (the gate\'s host tools, base root, sdists)', started)
     gate.lay_out_root(localconf.DRIVER_MODULE)
-    _step('root laid out (sources, this checkout, the scale driver\'s '
-          'hook)', started)
+    _step('root laid out (sources, this checkout, the fleet\'s devstack '
+          'plugin)', started)
     nodes = params['nodes']
     try:
         gate.boot(box)
