@@ -45,6 +45,14 @@ NOVA_MANAGE = '/opt/stack/data/venv/bin/nova-manage'
 FLAVOR = {'name': 'fleet.tiny', 'ram': 64, 'vcpus': 1, 'disk': 1}
 #: How long the nova-computes may take to bring every node into Placement.
 FLEET_DEADLINE = 3600
+#: nova-scheduler's loggers that write a DEBUG line per host, filter and
+#: weigher on every request (a thousand hosts: thousands of lines per
+#: boot, which production's INFO does not pay), kept at INFO in every
+#: mode. nova.scheduler.manager and the request filters keep their DEBUG
+#: lines, which the time per request is read from.
+QUIET_LOGGERS = ('nova.scheduler.host_manager=INFO', 'nova.filters=INFO',
+                 'nova.weights=INFO', 'nova.scheduler.filters=INFO',
+                 'oslo_concurrency.lockutils=INFO')
 #: The traits the verdict reads from Placement.
 JUDGED_TRAITS = tuple(shape.format_trait(f) for f in shape.DRIVER_FORMATS) + (
     shape.RESERVED_TRAIT,)
@@ -186,6 +194,9 @@ def run_mode(name, nodes, boots, concurrency, setup_figures):
     cloud = gate.cloud()
     for section, option, value in mode.settings():
         gate.iniset(NOVA_CONF, section, option, value)
+    from oslo_log import log  # devstack's virtualenv
+    gate.iniset(NOVA_CONF, 'DEFAULT', 'default_log_levels', ','.join(
+        list(log.get_default_log_levels()) + list(QUIET_LOGGERS)))
     set_placement(mode.patched_placement, cloud)
     gate.restart(SCHEDULER)
     images = setup_figures['images']

@@ -36,7 +36,7 @@ from benchmarks.fleet import modes
 SIZES = {
     # The full run: a thousand nodes, 300 boots per mode.
     'full': {'nodes': 1000, 'boots': 300, 'concurrency': 8,
-             'interval': 60, 'window': 180},
+             'interval': 60, 'window': 120},
     # CI's: tens of nodes, tens of boots, so the command cannot rot.
     'small': {'nodes': 40, 'boots': 20, 'concurrency': 4,
               'interval': 10, 'window': 25},

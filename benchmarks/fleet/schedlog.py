@@ -37,6 +37,10 @@ ANSI = re.compile(r'\x1b\[[0-9;]*m')
 #: oslo.log's context as devstack formats it: [global local project user].
 IDS = re.compile(r'\[(\S+) (req-[0-9a-f-]{36})\b')
 SCHEDULE_START = 'Starting to schedule for instances'
+#: What nova-compute tells the scheduler afterwards, under the boot's id.
+LATER_CASTS = ('HostManager.update_instance_info',
+               'HostManager.delete_instance_info',
+               'HostManager.sync_instance_info')
 PLACEMENT_START = 'Starting request: '
 PLACEMENT_END = '" status: '
 
@@ -76,7 +80,7 @@ def scheduler_times(lines):
         request = found[1]
         if SCHEDULE_START in message and request not in start:
             start[request] = when
-        if request in start:
+        if request in start and not any(c in message for c in LATER_CASTS):
             last[request] = when
     return {r: last[r] - start[r] for r in start}
 
