@@ -12,7 +12,7 @@
 
 """The run's figures: the JSON, the verdict on the goal, the plot.
 
-The goal (issue 53): this project's filters with README's configuration
+The goal: this project's filters with README's configuration
 (mode ``project``) at most ``GOAL`` times Nova's own image-type prefilter
 (mode ``nova``) at p99 of nova-scheduler's time per request, in one run.
 The rest is reported as measured: each mode against ``off``, and the
