@@ -29,7 +29,7 @@ before; ``stop`` works from another process too, from ``state.json``.
 Facts measured on such a machine: ``../shared/devstack-notes.md``.
 """
 
-import dataclasses
+import collections
 import json
 import os
 import pathlib
@@ -40,44 +40,18 @@ import time
 
 from gate_cloud import GateError
 
-
-@dataclasses.dataclass(frozen=True)
-class Network:
-    """A container's name, its veth pair's /30 and its rule chains: each
-    job that runs a container of its own beside the gate's names its own
-    (the fleet benchmark's: ``benchmarks/fleet/gate.py``)."""
-
-    machine: str
-    host_addr: str
-    guest_addr: str
-    subnet: str
-    forward_chain: str
-    nat_chain: str
-    prefix: int = 30
-
-    @property
-    def host_link(self):
-        """``systemd-nspawn --network-veth`` names the host's end
-        ``ve-MACHINE``."""
-        return 've-' + self.machine
-
-
+Network = collections.namedtuple('Network', 'machine host_addr guest_addr '
+                                 'subnet forward_chain nat_chain')
 GATE = Network('itfgate', '10.254.253.1', '10.254.253.2', '10.254.253.0/30',
                'ITF-GATE-FWD', 'ITF-GATE-NAT')
-MACHINE = GATE.machine
-HOST_LINK = GATE.host_link
-HOST_ADDR = GATE.host_addr
 GUEST_ADDR = GATE.guest_addr
-PREFIX = GATE.prefix
-SUBNET = GATE.subnet
+PREFIX = 30
 SUITE = 'bookworm'
 #: What debootstrap adds to minbase: systemd to boot, and what devstack's
 #: first steps run before installing its own packages.
 INCLUDE = ('systemd', 'systemd-sysv', 'dbus', 'sudo', 'git', 'python3',
            'python3-yaml', 'iproute2', 'iptables', 'ca-certificates',
            'lsb-release', 'procps', 'curl', 'gnupg', 'less', 'psmisc')
-FORWARD_CHAIN = GATE.forward_chain
-NAT_CHAIN = GATE.nat_chain
 BOOT_DEADLINE = 120.0
 PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 #: How long a clean poweroff may take before the container is killed: a
@@ -192,12 +166,9 @@ def build_rootfs(root, log):
     partial.rename(root)
 
 
-def write_guest_files(root, network=GATE):
-    """The guest's name, address, resolver and units in ``root``."""
-    root = pathlib.Path(root)
-    (root / 'etc/hostname').write_text(network.machine + '\n')
-    hosts = '127.0.0.1 localhost\n%s %s\n' % (network.guest_addr,
-                                              network.machine)
+def write_guest_files(root, net=GATE):
+    (root / 'etc/hostname').write_text(net.machine + '\n')
+    hosts = '127.0.0.1 localhost\n%s %s\n' % (net.guest_addr, net.machine)
     (root / 'etc/hosts').write_text(hosts)
     (root / 'etc/resolv.conf').unlink(missing_ok=True)
     (root / 'etc/resolv.conf').write_text(''.join(
@@ -220,7 +191,7 @@ def write_guest_files(root, network=GATE):
         'ExecStart=/sbin/ip addr replace %s/%d dev host0\n'
         'ExecStart=/sbin/ip route replace default via %s\n\n'
         '[Install]\nWantedBy=multi-user.target\n'
-        % (network.guest_addr, network.prefix, network.host_addr))
+        % (net.guest_addr, PREFIX, net.host_addr))
     wants = units / 'multi-user.target.wants'
     wants.mkdir(parents=True, exist_ok=True)
     for unit in ('iscsid.service', 'itf-gate-network.service'):
@@ -241,10 +212,10 @@ def _host_nameservers():
 class Container:
     """One booted container, found again from ``state_dir/state.json``."""
 
-    def __init__(self, state_dir, network=GATE):
+    def __init__(self, state_dir, net=GATE):
+        self.net, self.link = net, 've-' + net.machine  # nspawn's name
         self.state_dir = pathlib.Path(state_dir)
         self.state_file = self.state_dir / 'state.json'
-        self.network = network
 
     # --- state -------------------------------------------------------
     def _state(self):
@@ -278,13 +249,13 @@ class Container:
             raise GateError('a gate container is already running (%s): '
                             'python3 -m gate_cloud devstack down'
                             % self.state_file)
-        if _link_exists(self.network.host_link):
+        if _link_exists(self.link):
             raise GateError('%s exists: another container of this name '
-                            'runs here' % self.network.host_link)
+                            'runs here' % self.link)
         out = open(log, 'ab')
         proc = subprocess.Popen(
             ['systemd-nspawn', '--boot', '--directory', str(root),
-             '--machine', self.network.machine, '--register=no', '--keep-unit',
+             '--machine', self.net.machine, '--register=no', '--keep-unit',
              '--network-veth', '--console=passive'],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out,
             start_new_session=True)
@@ -340,33 +311,31 @@ class Container:
     def _host_network(self):
         """Address the host's end; forward DNS and HTTP(S) out, nothing
         else; masquerade the container's address."""
-        net = self.network
         deadline = time.monotonic() + BOOT_DEADLINE
-        while not _link_exists(net.host_link):
+        while not _link_exists(self.link):
             if time.monotonic() > deadline:
-                raise GateError('systemd-nspawn made no %s link'
-                                % net.host_link)
+                raise GateError('systemd-nspawn made no %s link' % self.link)
             time.sleep(0.2)
         forward = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
         if 'ip_forward' not in self._state():
             self._save(ip_forward=forward.read_text().strip())
-        link = net.host_link
-        _run(['ip', 'addr', 'replace', '%s/%d' % (net.host_addr, net.prefix),
-              'dev', link])
-        _run(['ip', 'link', 'set', link, 'up'])
+        net = self.net
+        _run(['ip', 'addr', 'replace', '%s/%d' % (net.host_addr, PREFIX),
+              'dev', self.link])
+        _run(['ip', 'link', 'set', self.link, 'up'])
         self._save(rules=True)
         _iptables('-N', net.forward_chain)
         _iptables('-t', 'nat', '-N', net.nat_chain)
-        rules = [['-o', link, '-m', 'conntrack', '--ctstate',
+        rules = [['-o', self.link, '-m', 'conntrack', '--ctstate',
                   'RELATED,ESTABLISHED', '-j', 'ACCEPT']]
         for ns in _host_nameservers():
             for proto in ('udp', 'tcp'):
-                rules.append(['-i', link, '-d', ns, '-p', proto,
+                rules.append(['-i', self.link, '-d', ns, '-p', proto,
                               '--dport', '53', '-j', 'ACCEPT'])
-        rules.append(['-i', link, '-p', 'tcp', '-m', 'multiport',
+        rules.append(['-i', self.link, '-p', 'tcp', '-m', 'multiport',
                       '--dports', '80,443', '-j', 'ACCEPT'])
-        rules.append(['-i', link, '-j', 'DROP'])
-        rules.append(['-o', link, '-j', 'DROP'])
+        rules.append(['-i', self.link, '-j', 'DROP'])
+        rules.append(['-o', self.link, '-j', 'DROP'])
         for rule in rules:
             _iptables('-A', net.forward_chain, *rule)
         _iptables('-I', 'FORWARD', '-j', net.forward_chain)
@@ -419,13 +388,12 @@ class Container:
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
         if state.get('rules'):
-            _remove_rules(self.network)
+            _remove_rules(self.net)
         if 'ip_forward' in state:
             pathlib.Path('/proc/sys/net/ipv4/ip_forward').write_text(
                 state['ip_forward'] + '\n')
-        if _link_exists(self.network.host_link):
-            _run(['ip', 'link', 'delete', self.network.host_link],
-                 check=False)
+        if _link_exists(self.link):
+            _run(['ip', 'link', 'delete', self.link], check=False)
         self.state_file.unlink(missing_ok=True)
 
 
@@ -433,9 +401,9 @@ def _iptables(*args):
     _run(['iptables', '-w', '30'] + list(args), timeout=60)
 
 
-def _remove_rules(network):
-    for table, chain, parent in ((None, network.forward_chain, 'FORWARD'),
-                                 ('nat', network.nat_chain, 'POSTROUTING')):
+def _remove_rules(net):
+    for table, chain, parent in ((None, net.forward_chain, 'FORWARD'),
+                                 ('nat', net.nat_chain, 'POSTROUTING')):
         prefix = ['iptables', '-w', '30'] + (['-t', table] if table else [])
         while _run(prefix + ['-D', parent, '-j', chain], check=False,
                    timeout=60).returncode == 0:

@@ -136,8 +136,7 @@ def prepare(log=None):
 
 
 def _lay_out_root(rootfs=ROOTFS):
-    """A fresh root from the base, with every tree devstack needs (the
-    fleet benchmark lays out its own ``rootfs``)."""
+    """A fresh root from the base, with every tree devstack needs."""
     if rootfs.exists():
         subprocess.run(['rm', '-rf', '--one-file-system', str(rootfs)],
                        check=True, timeout=600)

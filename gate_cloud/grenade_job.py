@@ -211,7 +211,7 @@ class KeepComputeIds(threading.Thread):
     def unit(self, path):
         """devstack@n-cpu-N of the node ${HOSTNAME}N."""
         return 'devstack@n-cpu-%s.service' % path.parent.name[
-            len(container.MACHINE):]
+            len(container.GATE.machine):]
 
     def run(self):
         while not self.stopping.wait(1):
