@@ -221,9 +221,11 @@ def run_mode(name, nodes, boots, concurrency, setup_figures):
     # journald may hold the last lines a moment.
     time.sleep(2)
     wanted = {r['request'] for r in records}
-    sched = schedlog.scheduler_times(
-        gate.journal_lines(SCHEDULER, started - 1, ended + 2))
+    sched_lines = gate.journal_lines(SCHEDULER, started - 1, ended + 2)
+    sched = schedlog.scheduler_times(sched_lines)
     sched_times = [t for r, t in sched.items() if r in wanted]
+    own_times = [t for r, t in schedlog.own_filter_times(sched_lines).items()
+                 if r in wanted]
     placed = schedlog.placement_times(
         gate.journal_lines(PLACEMENT, started - 1, ended + 2))
     placement_times = [t for r, ts in placed.items() if r in wanted
@@ -249,6 +251,7 @@ def run_mode(name, nodes, boots, concurrency, setup_figures):
         'boots_per_min': round(boots / wall * 60, 1),
         'scheduler_ms': schedlog.summary(sched_times),
         'placement_candidates_ms': schedlog.summary(placement_times),
+        'own_filters_us': schedlog.summary(own_times, 1e6),
         'api_to_active_s': schedlog.summary(
             [r['seconds'] for r in records if r['status'] == 'ACTIVE'], 1),
         'scheduler_cpu_s': round(cpu, 1),

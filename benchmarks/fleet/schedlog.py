@@ -85,6 +85,27 @@ def scheduler_times(lines):
     return {r: last[r] - start[r] for r in start}
 
 
+#: This project's request filters time themselves, one DEBUG line each
+#: (image_type_filter/scheduler/pipeline.py).
+OWN_FILTER = re.compile(r'request filter \S+ took ([0-9.]+) us')
+
+
+def own_filter_times(lines):
+    """{request id: seconds this project's request filters took in it},
+    from their own lines: the part of the scheduler's time that is ours."""
+    out = {}
+    for line in lines:
+        parsed = parse_line(line)
+        if not parsed:
+            continue
+        match = OWN_FILTER.search(parsed[1])
+        found = ids(parsed[1])
+        if match and found:
+            out[found[1]] = out.get(found[1], 0.0) + float(
+                match.group(1)) / 1e6
+    return out
+
+
 def placement_times(lines, path='/allocation_candidates'):
     """{global request id: [seconds Placement took to answer each request
     to ``path`` made under it]}."""
