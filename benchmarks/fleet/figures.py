@@ -23,6 +23,8 @@ difference is the patched Placement).
 
 import json
 
+from benchmarks.fleet import modes
+
 GOAL = 1.05
 
 
@@ -81,7 +83,7 @@ def table(by_mode):
 
 def write(path, document):
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=1, sort_keys=True) + '\n')
+    path.write_text(json.dumps(document, indent=1) + '\n')
 
 
 def plot(document, path):
@@ -93,7 +95,7 @@ def plot(document, path):
     from matplotlib import pyplot
 
     by_mode = document['modes']
-    names = list(by_mode)
+    names = [m.name for m in modes.MODES if m.name in by_mode]
     fig, (left, right) = pyplot.subplots(
         1, 2, figsize=(11, 4.2), gridspec_kw={'width_ratios': [3, 1.3]})
     width = 0.2
@@ -118,6 +120,7 @@ def plot(document, path):
     right.set_title('servers in ERROR or misplaced')
     for x, v in enumerate(wrong_counts):
         right.annotate(str(v), (x, v), ha='center', va='bottom')
+    right.set_ylim(0, max(wrong_counts + [1]) * 1.15)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     pyplot.close(fig)
