@@ -53,6 +53,8 @@ FLEET_DEADLINE = 3600
 QUIET_LOGGERS = ('nova.scheduler.host_manager=INFO', 'nova.filters=INFO',
                  'nova.weights=INFO', 'nova.scheduler.filters=INFO',
                  'oslo_concurrency.lockutils=INFO')
+#: Warm-up boots a mode may make before one is ACTIVE.
+WARM_UP_BOOTS = 5
 #: The traits the verdict reads from Placement.
 JUDGED_TRAITS = tuple(shape.format_trait(f) for f in shape.DRIVER_FORMATS) + (
     shape.RESERVED_TRAIT,)
@@ -202,10 +204,19 @@ def run_mode(name, nodes, boots, concurrency, setup_figures):
     images = setup_figures['images']
     flavor = setup_figures['flavor']
     params = workload.database_params()
-    # The first boot after a restart waits on the scheduler's start and
-    # fills its caches: made, not counted.
-    workload.boot_all(cloud, ['raw'], images, flavor,
-                      'fleet-%s-warm' % name, 1, params)
+    # The first boots after a restart wait on the scheduler's start and
+    # fill its caches: made, not counted, until one is ACTIVE (at a
+    # thousand nodes the conductor's first calls can time out while the
+    # restarted scheduler starts).
+    for attempt in range(WARM_UP_BOOTS):
+        warm = workload.boot_all(cloud, ['raw'], images, flavor,
+                                 'fleet-%s-warm%d' % (name, attempt), 1,
+                                 params)
+        if warm[0]['status'] == 'ACTIVE':
+            break
+    else:
+        raise gate.FleetError('mode %s: no warm-up boot went ACTIVE in %d'
+                              % (name, WARM_UP_BOOTS))
     pids = unit_pids(SCHEDULER)
     rss = PeakRss(SCHEDULER)
     rss.start()
