@@ -189,9 +189,9 @@ def rare_architectures():
 
 
 def _fleet_caption(data, what):
-    machine = data['machine_at_start']
+    machine = data.get('machine') or data['machine_at_start']
     return ('%s; %s nodes, %d boots per mode, %d at a time; %d cores '
-            '(%s), %.0f GiB, load average %.1f at the start '
+            '(%s), %.0f GiB, 1-minute load average %.1f '
             '(``benchmarks/figures/%s``)' % (
                 what, format(data['nodes'], ','), data['boots'],
                 data['concurrency'], machine['cores'], machine['cpu'],
