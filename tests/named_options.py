@@ -26,6 +26,7 @@ of the demo.
 #: Nova.
 NOVA = {
     'DEFAULT': {'log_file', 'my_ip', 'update_resources_interval'},
+    'database': {'connection'},
     'compute': {'provider_config_location',
                 'resource_provider_association_refresh'},
     'filter_scheduler': {'available_filters', 'enabled_filters',
@@ -56,4 +57,6 @@ OTHERS = {
     ('oslo_policy', 'enforce_scope'): 'oslo.policy (every service)',
     ('placement', 'max_microversion'): 'tempest (tempest.conf)',
     ('token', 'expiration'): 'Keystone (keystone.conf)',
+    ('fleet_driver', 'node_count'): 'the fleet benchmark\'s scale driver '
+                                    '(benchmarks/fleet/scale_driver.py)',
 }

@@ -27,6 +27,8 @@ import sys
 
 import pytest
 
+from benchmarks.fleet import modes
+from benchmarks.fleet import verdict
 from tests import helpers
 
 REPO = helpers.REPO
@@ -148,3 +150,29 @@ def test_the_full_report_quotes_the_patched_json():
     assert row[3:6] == [pair('root_required/limit'),
                         pair('required/limit'),
                         pair('scheduler_side/limit')]
+
+
+def test_the_fleet_tables_are_the_json():
+    assert benchmark_tables.FLEET_MODES == tuple(m.name for m in modes.MODES)
+    data = load(benchmark_tables.FLEET)
+    rows = cells('fleet-modes')
+    for name, mode in data['modes'].items():
+        scheduler = mode['scheduler_ms']
+        assert rows['``%s``' % name][0] == '%d / %d / %d ms' % tuple(
+            whole(scheduler[p]) for p in ('p50', 'p90', 'p99'))
+        assert rows['``%s``' % name][-1] == ' / '.join(
+            str(mode['verdict'][p]) for p in verdict.PROBLEMS)
+    ratios = cells('fleet-ratios')
+    [goal] = [v for k, v in ratios.items() if '(goal' in k]
+    assert goal == ('%.2f×' % data['ratios']['project_over_nova_p99'],)
+    reporters = cells('fleet-reporters')
+    assert reporters['traits lost'] == ('%d' % data['reporters'][
+        'traits_lost'],)
+
+
+def test_the_fleet_page_types_no_figure():
+    text = read('doc/source/contributor/fleet-benchmark.rst')
+    for table in ('fleet-modes', 'fleet-ratios', 'fleet-reporters'):
+        assert '.. benchmark-table:: %s' % table in text
+    assert os.path.exists(os.path.join(
+        FIGURES, benchmark_tables.FLEET.replace('.json', '.png')))

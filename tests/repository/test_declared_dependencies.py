@@ -38,7 +38,8 @@ from tests.repository import test_layout as layout
 
 REPO = helpers.REPO
 OURS = {'image_type_common', 'image_type_filter', 'virt_capabilities',
-        'placement_runner', 'image_type_demo', 'benchmarks', 'tests'}
+        'placement_runner', 'image_type_demo', 'benchmarks', 'gate_cloud',
+        'tests'}
 PRODUCT = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 PRODUCT_NAME = 'image-type-filter'
 #: The demo distribution's packages, and the extras each may lean on
@@ -53,7 +54,13 @@ BENCHMARKS_EXTRA = 'bench'
 #: nova-scheduler sets it up.
 HOST_PROVIDED = {'image_type_filter.nova': {'nova'},
                  'image_type_filter.diagnostics.nova_side.as_scheduler': {
-                     'nova', 'oslo_messaging'}}
+                     'nova', 'oslo_messaging'},
+                 # The fleet benchmark's code that runs on its devstack
+                 # node, by devstack's virtualenv, and its scale driver,
+                 # inside nova-compute.
+                 'benchmarks.fleet.workload': {'sqlalchemy', 'pymysql'},
+                 'benchmarks.fleet.node': {'oslo_log'},
+                 'benchmarks.fleet.scale_driver': {'nova', 'oslo_config'}}
 
 
 def requirement_names(lines):

@@ -34,6 +34,10 @@ FIGURES = os.path.join(REPO, 'benchmarks', 'figures')
 SCALE = 'scale-2026-11-22.json'
 PATCH_10K_FLAT = 'scale-patched-2026-11-23-pg-10k-flat.json'
 RARE = 'image-metadata-2026-11-23.json'
+#: ``python3 -m benchmarks.fleet run``'s JSON (its plot beside it).
+FLEET = 'fleet-2026-12-07.json'
+#: Its modes in the order the run makes them (benchmarks/fleet/modes.py).
+FLEET_MODES = ('off', 'nova', 'project', 'project-all', 'project-patched')
 
 
 def load(name):
@@ -184,7 +188,95 @@ def rare_architectures():
              'with the prefilter'), rows)
 
 
+def _fleet_caption(data, what):
+    machine = data.get('machine') or data['machine_at_start']
+    return ('%s; %s nodes, %d boots per mode, %d at a time; %d cores '
+            '(%s), %.0f GiB, 1-minute load average %.1f '
+            '(``benchmarks/figures/%s``)' % (
+                what, format(data['nodes'], ','), data['boots'],
+                data['concurrency'], machine['cores'], machine['cpu'],
+                machine['memory_gib'], machine['load_average'][0], FLEET))
+
+
+def _pcts(figures, keys=('p50', 'p90', 'p99')):
+    return ' / '.join('%d' % whole(figures[k]) for k in keys)
+
+
+def fleet_modes():
+    """nova-scheduler per request, Placement, boots and the wrong
+    servers, per scheduling mode of one fleet run."""
+    data = load(FLEET)
+    rows = []
+    for name in (n for n in FLEET_MODES if n in data['modes']):
+        mode = data['modes'][name]
+        wrong = mode['verdict']
+        rows.append((
+            '``%s``' % name,
+            _pcts(mode['scheduler_ms']) + ' ms',
+            _pcts(mode['placement_candidates_ms'], ('p50', 'p99')) + ' ms',
+            '%.1f s' % mode['api_to_active_s']['p50'],
+            '%.1f' % mode['boots_per_min'],
+            '%d ms, %.0f MiB' % (whole(mode['scheduler_cpu_ms_per_boot']),
+                                 mode['scheduler_rss_mib_peak']),
+            ' / '.join(str(wrong[k]) for k in (
+                'error', 'cannot boot the format',
+                'cannot boot the architecture',
+                'reserved host, image without the tag'))))
+    return (_fleet_caption(data, 'Each mode on the same cloud, in order'),
+            ('mode', 'nova-scheduler per request p50 / p90 / p99',
+             'Placement candidates p50 / p99', 'API-to-ACTIVE p50',
+             'boots per minute', 'scheduler CPU per boot, peak RSS',
+             'ERROR / wrong format / wrong architecture / reserved'), rows)
+
+
+def fleet_ratios():
+    """The goal and the comparisons of one fleet run."""
+    data = load(FLEET)
+    ratios = data['ratios']
+    rows = [('``project`` / ``nova``, p99 (goal: at most %.2f×)'
+             % ratios['goal'], times(ratios['project_over_nova_p99'])),
+            ('``project`` / ``nova``, p50', times(
+                ratios['project_over_nova_p50'])),
+            ('``project`` / ``off``, p50 / p99', '%s / %s' % (
+                times(ratios['project_over_off_p50']),
+                times(ratios['project_over_off_p99']))),
+            ('``nova`` / ``off``, p50 / p99', '%s / %s' % (
+                times(ratios['nova_over_off_p50']),
+                times(ratios['nova_over_off_p99'])))]
+    if 'root_required_ms_p50' in ratios:
+        rows.append((
+            '``root_required`` in Placement (``project`` stock minus '
+            'patched, candidates p50)', '%d ms, %.0f%% of the scheduler\'s '
+            'p50' % (whole(ratios['root_required_ms_p50']),
+                     100 * ratios['root_required_share_of_scheduler_p50'])))
+    return (_fleet_caption(data, 'nova-scheduler\'s time per request, '
+                           'ratios of the same percentile'),
+            ('comparison', 'measured'), rows)
+
+
+def fleet_reporters():
+    """The reporters at fleet size."""
+    data = load(FLEET)
+    rep = data['reporters']
+    rows = [
+        ('start-up, all at once', '%.2f requests per node (%d in all), '
+         'in sync in %d s' % (rep['startup_requests_per_node'],
+                              rep['startup_requests'],
+                              whole(rep['startup_s']))),
+        ('idle', '%.2f requests per node per hour (interval %d s)' % (
+            rep['idle_requests_per_node_per_hour'], rep['interval_s'])),
+        ('after a Placement restart', '%.2f requests per node in %d s' % (
+            rep['after_restart_requests_per_node'], rep['window_s'])),
+        ('traits lost', '%d' % rep['traits_lost'])]
+    return (_fleet_caption(data, '%d reporters, Placement\'s requests for '
+                           'their user' % rep['reporters']),
+            ('', 'measured'), rows)
+
+
 TABLES = {
+    'fleet-modes': fleet_modes,
+    'fleet-ratios': fleet_ratios,
+    'fleet-reporters': fleet_reporters,
     'scale-10k': scale_10k,
     'placement-patch-10k-flat': placement_patch_10k_flat,
     'rare-architectures': rare_architectures,
