@@ -25,8 +25,9 @@ Out of that network only DNS (to this machine's resolver) and HTTP(S)
 (the package registries) are forwarded, masqueraded; the rest is dropped,
 and the nodes reach each other across the bridge. Every rule lives in
 chains of our own, added once and removed at ``Network.down`` with the
-bridge, and the ``ip_forward`` value found before is put back (unless
-another test network's chains still forward); ``Container.stop`` and
+bridge, and the ``ip_forward`` value the first test network found is put
+back by the last to go (jobs run side by side, each on its network);
+``Container.stop`` and
 ``Network.down`` work from another process too, from their state files.
 One more node is ``network.container(name, address, state_dir)``.
 
@@ -60,6 +61,9 @@ PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 STOP_DEADLINE = 30.0
 DEBOOTSTRAP_TIMEOUT = 1800
 IP_FORWARD = pathlib.Path('/proc/sys/net/ipv4/ip_forward')
+#: ``ip_forward`` as it was before any test network of this machine came
+#: up: kept by the first, put back by the last (their ITF- chains gone).
+IP_FORWARD_FOUND = pathlib.Path('/run/itf-test-networks.ip_forward')
 
 
 def _run(argv, timeout=600, check=True, **kwargs):
@@ -249,8 +253,7 @@ class Network:
             raise GateError('%s exists: another gate network runs here '
                             '(python3 -m gate_cloud devstack down)'
                             % self.bridge)
-        if 'ip_forward' not in self.state.read():
-            self.state.save(ip_forward=IP_FORWARD.read_text().strip())
+        _keep_forwarding_found()
         self.state.save(bridge=True)
         try:
             self._make()
@@ -287,19 +290,23 @@ class Network:
         _iptables('-t', 'nat', '-I', 'POSTROUTING', '-j', self.nat_chain)
 
     def down(self):
-        """Remove the rules and the bridge, restore ``ip_forward`` (unless
-        another test network still forwards): safe to call twice, from any
-        process, once its containers are stopped."""
+        """Remove the rules and the bridge; the last test network to go
+        restores ``ip_forward``: safe to call twice, from any process,
+        once its containers are stopped."""
         state = self.state.read()
         if state.get('rules'):
             _remove_rules(self.forward_chain, self.nat_chain)
         if state.get('bridge') and _link_exists(self.bridge):
             _run(['ip', 'link', 'delete', self.bridge], check=False)
-        # Put back while no other network of the machine's test jobs
-        # (their ITF- chains) still forwards: the value found was theirs.
-        if 'ip_forward' in state and 'ITF-' not in _run(
-                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
-            IP_FORWARD.write_text(state['ip_forward'] + '\n')
+        # Put back once no network of the machine's test jobs (their ITF-
+        # chains) still forwards.
+        if 'ITF-' not in _run(['iptables', '-w', '30', '-S', 'FORWARD'],
+                              timeout=60).stdout:
+            try:
+                IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())
+                IP_FORWARD_FOUND.unlink()
+            except FileNotFoundError:
+                pass  # put back already, or never changed
         self.state.path.unlink(missing_ok=True)
 
 
@@ -457,6 +464,18 @@ class Container:
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
         self.state.path.unlink(missing_ok=True)
+
+
+def _keep_forwarding_found():
+    """``ip_forward`` as found, kept by the first test network up: one
+    that finds it kept (another job's network is up) keeps nothing."""
+    try:
+        fd = os.open(IP_FORWARD_FOUND, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                     0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, 'w') as out:
+        out.write(IP_FORWARD.read_text())
 
 
 def _iptables(*args):

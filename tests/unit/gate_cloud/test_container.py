@@ -61,6 +61,8 @@ def recorded(monkeypatch, tmp_path):
     monkeypatch.setattr(container, '_link_exists', lambda n: n in links)
     monkeypatch.setattr(container, '_host_nameservers', lambda: ['10.9.9.9'])
     monkeypatch.setattr(container, 'IP_FORWARD', forward)
+    monkeypatch.setattr(container, 'IP_FORWARD_FOUND',
+                        tmp_path / 'ip_forward.found')
     return calls, links, forward, others
 
 
@@ -137,6 +139,27 @@ def test_forwarding_stays_on_while_another_test_network_forwards(
     others.append('ITF-FLEET-FWD')
     network(tmp_path).down()
     assert forward.read_text() == '1\n'
+
+
+def test_the_last_network_to_go_puts_back_what_the_first_found(
+        tmp_path, recorded):
+    """Side by side, whichever job ends first: the value before the
+    first network came up, not the 1 a later one found."""
+    _, _, forward, others = recorded
+    first = container.Network('itftest0', '10.254.253.0/24', 'ITF-TEST',
+                              tmp_path / 'one')
+    second = container.Network('itftest1', '10.254.250.0/24', 'ITF-TEST-UP',
+                               tmp_path / 'two')
+    first.up()
+    others.append('ITF-TEST-FWD')
+    second.up()
+    others.append('ITF-TEST-UP-FWD')
+    others.remove('ITF-TEST-FWD')
+    first.down()
+    assert forward.read_text() == '1\n'
+    others.remove('ITF-TEST-UP-FWD')
+    second.down()
+    assert forward.read_text() == '0\n'
 
 
 def test_a_node_knows_every_node_and_its_own_address(tmp_path, monkeypatch):
