@@ -27,8 +27,7 @@ and the nodes reach each other across the bridge. Every rule lives in
 chains of our own, added once and removed at ``Network.down`` with the
 bridge, and the ``ip_forward`` value the first test network found is put
 back by the last to go (jobs run side by side, each on its network);
-``Container.stop`` and
-``Network.down`` work from another process too, from their state files.
+``Container.stop`` and ``Network.down`` work from another process too.
 One more node is ``network.container(name, address, state_dir)``.
 
 Facts measured on such a machine: ``../shared/devstack-notes.md``.
@@ -253,7 +252,11 @@ class Network:
             raise GateError('%s exists: another gate network runs here '
                             '(python3 -m gate_cloud devstack down)'
                             % self.bridge)
-        _keep_forwarding_found()
+        try:  # kept by the first test network up, for the last to go
+            with open(IP_FORWARD_FOUND, 'x') as found:
+                found.write(IP_FORWARD.read_text())
+        except FileExistsError:
+            pass
         self.state.save(bridge=True)
         try:
             self._make()
@@ -300,13 +303,10 @@ class Network:
             _run(['ip', 'link', 'delete', self.bridge], check=False)
         # Put back once no network of the machine's test jobs (their ITF-
         # chains) still forwards.
-        if 'ITF-' not in _run(['iptables', '-w', '30', '-S', 'FORWARD'],
-                              timeout=60).stdout:
-            try:
-                IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())
-                IP_FORWARD_FOUND.unlink()
-            except FileNotFoundError:
-                pass  # put back already, or never changed
+        if IP_FORWARD_FOUND.exists() and 'ITF-' not in _run(
+                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
+            IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())
+            IP_FORWARD_FOUND.unlink(missing_ok=True)
         self.state.path.unlink(missing_ok=True)
 
 
@@ -464,18 +464,6 @@ class Container:
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
         self.state.path.unlink(missing_ok=True)
-
-
-def _keep_forwarding_found():
-    """``ip_forward`` as found, kept by the first test network up: one
-    that finds it kept (another job's network is up) keeps nothing."""
-    try:
-        fd = os.open(IP_FORWARD_FOUND, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                     0o644)
-    except FileExistsError:
-        return
-    with os.fdopen(fd, 'w') as out:
-        out.write(IP_FORWARD.read_text())
 
 
 def _iptables(*args):
