@@ -179,6 +179,26 @@ class ImageTypeFilterTest(base.BaseV2ComputeAdminTest):
                       'is not one of %s' % (what, host, sorted(hosts)))
         return host
 
+    def boot_tagged(self):
+        """A server of an image tagged with the reserved trait, ACTIVE on
+        a reserved host that boots its format: (server, host, the reserved
+        hosts of that format). Skips where no such host is."""
+        for disk_format in self.formats():
+            trait = expectations.trait_for_format(disk_format)
+            reserved = self.fleet.hosts([trait, self.reserved])
+            if reserved:
+                break
+        else:
+            raise self.skipException('no host carries %s and a configured '
+                                     'format' % self.reserved)
+        image_id = self.image(disk_format,
+                              **{'trait:' + self.reserved: 'required'})
+        server_id, _ = self.boot(image_id)
+        self.wait_active(server_id)
+        host = self.assert_lands_in(server_id, reserved,
+                                    'a %s image' % self.reserved)
+        return server_id, host, reserved
+
     def assert_no_valid_host(self, server, *words):
         self.assertEqual('ERROR', server['status'])
         message = server.get('fault', {}).get('message', '')

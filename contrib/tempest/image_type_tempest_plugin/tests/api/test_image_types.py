@@ -112,20 +112,7 @@ class ReservedHostTest(base.ImageTypeFilterTest):
 
     @decorators.idempotent_id('e51b7c2a-9d3f-4a86-8c17-4b2f6e0d9a44')
     def test_reserved_image_lands_on_the_reserved_host(self):
-        for disk_format in self.formats():
-            trait = expectations.trait_for_format(disk_format)
-            reserved = self.fleet.hosts([trait, self.reserved])
-            if reserved:
-                break
-        else:
-            raise self.skipException('no host carries %s and a configured '
-                                     'format' % self.reserved)
-        image_id = self.image(disk_format,
-                              **{'trait:' + self.reserved: 'required'})
-        server_id, _ = self.boot(image_id)
-        self.wait_active(server_id)
-        self.assert_lands_in(server_id, reserved,
-                             'a %s image' % self.reserved)
+        self.boot_tagged()
 
     @decorators.idempotent_id('7f2c4e9b-3a1d-4b58-9e60-1c8d5a2f6b55')
     def test_untagged_boots_never_land_on_the_reserved_host(self):

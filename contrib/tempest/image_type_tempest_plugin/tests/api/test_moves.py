@@ -157,20 +157,7 @@ class MoveTest(base.ImageTypeFilterTest):
         if not self.reserved:
             raise self.skipException('[image_type_filter] reserved_trait '
                                      'is empty')
-        for disk_format in self.formats():
-            trait = expectations.trait_for_format(disk_format)
-            reserved = self.fleet.hosts([trait, self.reserved])
-            if reserved:
-                break
-        else:
-            raise self.skipException('no host carries %s and a configured '
-                                     'format' % self.reserved)
-        image_id = self.image(disk_format,
-                              **{'trait:' + self.reserved: 'required'})
-        server_id, _ = self.boot(image_id)
-        self.wait_active(server_id)
-        host = self.assert_lands_in(server_id, reserved,
-                                    'a %s image' % self.reserved)
+        server_id, host, reserved = self.boot_tagged()
         if len(reserved) == 1:
             # Its one host: a move has nowhere to go.
             self.assert_refused(server_id, host)
