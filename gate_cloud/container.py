@@ -147,10 +147,11 @@ def build_rootfs(root, log):
     shutil.rmtree(partial, ignore_errors=True)
     with open(log, 'ab') as out:
         rc = subprocess.run(
-            ['debootstrap', '--variant=minbase',
+            # Its mounts (the root's /proc, in the checkout pip walks) seen
+            # by nothing else; no path of this machine (CI's TMPDIR) in env.
+            ['unshare', '--mount', 'debootstrap', '--variant=minbase',
              '--include=' + ','.join(INCLUDE), SUITE, str(partial),
              _apt_mirror()], stdout=out, stderr=out,
-            # Nothing naming a path of this machine (CI's TMPDIR).
             env={k: v for k, v in os.environ.items() if k != 'TMPDIR'},
             timeout=DEBOOTSTRAP_TIMEOUT).returncode
     if rc != 0:
@@ -165,9 +166,8 @@ def build_rootfs(root, log):
         shutil.copytree(extra_cas, partial / 'usr/local/share/ca-certificates',
                         dirs_exist_ok=True)
         run_in_root(partial, ['update-ca-certificates'])
-    for conf in (pathlib.Path('/etc/pip.conf'),):
-        if conf.exists():
-            shutil.copy(conf, partial / 'etc' / conf.name)
+    if pathlib.Path('/etc/pip.conf').exists():
+        shutil.copy('/etc/pip.conf', partial / 'etc/pip.conf')
     _write_guest_files(partial)
     partial.rename(root)
 
