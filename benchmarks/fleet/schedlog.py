@@ -65,19 +65,21 @@ def ids(message):
     return match.groups() if match else None
 
 
+def request_lines(lines):
+    """(when, message, global request id, local request id) of each
+    journal line that carries a request's context."""
+    for line in lines:
+        parsed = parse_line(line)
+        found = parsed and ids(parsed[1])
+        if found:
+            yield parsed + found
+
+
 def scheduler_times(lines):
     """{request id: seconds nova-scheduler spent on it}, for every request
     whose start is among ``lines``."""
     start, last = {}, {}
-    for line in lines:
-        parsed = parse_line(line)
-        if not parsed:
-            continue
-        when, message = parsed
-        found = ids(message)
-        if not found:
-            continue
-        request = found[1]
+    for when, message, _, request in request_lines(lines):
         if SCHEDULE_START in message and request not in start:
             start[request] = when
         if request in start and not any(c in message for c in LATER_CASTS):
@@ -94,14 +96,10 @@ def own_filter_times(lines):
     """{request id: seconds this project's request filters took in it},
     from their own lines: the part of the scheduler's time that is ours."""
     out = {}
-    for line in lines:
-        parsed = parse_line(line)
-        if not parsed:
-            continue
-        match = OWN_FILTER.search(parsed[1])
-        found = ids(parsed[1])
-        if match and found:
-            out[found[1]] = out.get(found[1], 0.0) + float(
+    for _, message, _, request in request_lines(lines):
+        match = OWN_FILTER.search(message)
+        if match:
+            out[request] = out.get(request, 0.0) + float(
                 match.group(1)) / 1e6
     return out
 
@@ -111,15 +109,9 @@ def placement_times(lines, path='/allocation_candidates'):
     to ``path`` made under it]}."""
     opened = {}
     out = {}
-    for line in lines:
-        parsed = parse_line(line)
-        if not parsed:
+    for when, message, global_id, local in request_lines(lines):
+        if path not in message:
             continue
-        when, message = parsed
-        found = ids(message)
-        if not found or path not in message:
-            continue
-        global_id, local = found
         if PLACEMENT_START in message:
             opened[local] = when
         elif PLACEMENT_END in message and local in opened:
