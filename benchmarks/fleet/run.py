@@ -26,6 +26,7 @@ import os
 import pathlib
 import platform
 import subprocess
+import sys
 import time
 
 from benchmarks.fleet import figures
@@ -132,6 +133,16 @@ def run(size='full', keep=False, json_path=DEFAULT_JSON, **override):
                                  figures.GOAL))
     print('== fleet: done in %d s; figures in %s'
           % (document['seconds'], json_path))
+    wrong = figures.ours_wrong(by_mode)
+    if wrong:
+        said = '; '.join(
+            '%s: %s' % (name, ', '.join('%s %d' % item
+                                        for item in problems.items()))
+            for name, problems in wrong.items())
+        print('benchmarks.fleet run: this project\'s modes left servers in '
+              'ERROR or where they cannot run (%s); figures in %s'
+              % (said, json_path), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -52,3 +52,18 @@ def test_the_table_has_a_row_per_mode():
     lines = figures.table({'off': mode(1, 2, 3), 'nova': mode(4, 5, 6)})
     assert len(lines) == 3
     assert lines[1].split()[0] == 'off'
+
+
+def test_only_this_project_s_modes_must_leave_no_server_wrong():
+    """Nova's default and Nova's own prefilters are measured as they are
+    (the off mode lands qcow2 on raw hosts, Nova's fails vmdk boots);
+    a server of this project's modes in ERROR or on the wrong host fails
+    the run."""
+    wrong = dict(mode(1, 1, 1), verdict=verdict.tally(
+        [[verdict.FORMAT], [verdict.ERROR], [verdict.FORMAT], []]))
+    right = mode(1, 1, 1)
+    by_mode = {'off': wrong, 'nova': wrong, 'project': right,
+               'project-all': wrong, 'project-patched': right}
+    assert figures.ours_wrong(by_mode) == {
+        'project-all': {verdict.ERROR: 1, verdict.FORMAT: 2}}
+    assert figures.ours_wrong(dict(by_mode, **{'project-all': right})) == {}
