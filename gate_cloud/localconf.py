@@ -257,12 +257,12 @@ def render_nodes(trees, subnet, image_url, git_base, out, job=JOB):
         own = answers(node_vars(variables, group_vars, its_groups), name,
                       addresses, groups)
         result[name] = merge(own, facts)
-        _write(devstack_tree, result[name],
+        write(devstack_tree, result[name],
                pathlib.Path(out) / ('local.conf.%s' % name))
     return {'nodes': members, 'variables': result}
 
 
-def _write(devstack_tree, variables, path):
+def write(devstack_tree, variables, path):
     """local.conf from the merged variables, by devstack's own writer."""
     wanted = {key: variables.get(key) or {} for key in (
         'devstack_localrc', 'devstack_local_conf', 'devstack_services',
@@ -312,7 +312,7 @@ def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
         localrc = dict(grenade.get('shared') or {})
         localrc.update(grenade.get(side) or {})
         side_vars = merge(dict(variables, devstack_localrc=localrc), facts)
-        _write(devstack_tree, side_vars,
+        write(devstack_tree, side_vars,
                root / bases[side].lstrip('/') / 'devstack' / 'local.conf')
     defaults = _yaml(pathlib.Path(grenade_tree) / BRANCH_DEFAULTS)
     branches = {

@@ -14,9 +14,9 @@
 
 Rendered inside the container (``python3 -m benchmarks.fleet.localconf``,
 the container's python3 with Debian's python3-yaml) by the gate's own
-renderer (``gate_cloud/localconf.py``: ``.zuul.yaml``'s
-``image-type-filter-devstack`` job, this machine's facts), with what a
-scheduling measurement on a fleet changes on top:
+renderer (``gate_cloud/localconf.py``: the controller of ``.zuul.yaml``'s
+``image-type-filter-devstack-multinode`` job, this machine's facts), with
+what a scheduling measurement on a fleet changes on top:
 
 * **Services.** Keystone, MySQL, RabbitMQ, Glance, Placement, nova-api,
   the conductor, nova-scheduler and one nova-compute per host group.
