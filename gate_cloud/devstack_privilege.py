@@ -48,7 +48,7 @@ STACK_USER = 'stack'
 
 
 def make_user(cloud, name, password, role_name):
-    """A user with ``role_name`` alone on project ``service``: its id."""
+    """A user with ``role_name`` alone on project ``service``."""
     def identity(method, path, body=None):
         return cloud.call('identity', method, path, body)[2]
     user = identity('POST', '/users', {'user': {
@@ -57,7 +57,6 @@ def make_user(cloud, name, password, role_name):
     role = identity('GET', '/roles?name=%s' % role_name)['roles'][0]
     identity('PUT', '/projects/%s/users/%s/roles/%s' % (
         project['id'], user['id'], role['id']))
-    return user['id']
 
 
 def remove_users(cloud):
@@ -78,13 +77,14 @@ def reporter_configs():
 
 
 def placement_as(directory, name, password, auth_url):
-    """A config file with only the ``[placement]`` user: ``name``; the
-    stack user's alone (it holds a password)."""
+    """The ``[placement]`` user ``name`` and, apart from the host's, a
+    reporter name of its own; the stack user's alone (a password)."""
     path = os.path.join(directory, 'placement-%s.conf' % name)
     with open(path, 'w') as f:
         f.write('[placement]\nusername = %s\npassword = %s\n'
                 'project_name = %s\nauth_url = %s\n'
-                % (name, password, PROJECT, auth_url))
+                '[virt_capabilities]\nreporter_name = %s\n'
+                % (name, password, PROJECT, auth_url, name))
     shutil.chown(path, STACK_USER, STACK_USER)
     return path
 

@@ -36,3 +36,21 @@ def test_a_refused_request_of_the_service_only_user_fails():
 def test_no_request_of_the_service_only_user_fails():
     assert privilege.reporter_problems([(6, LINE % ('nova', 200))]) == [
         'Placement logged no request by gate-service-only']
+
+
+def test_the_phase_s_reporter_is_not_the_node_s(tmp_path, monkeypatch):
+    """The phase reports and removes with the node's reporter's nova.conf
+    and a file of its own after it. A reporter is named after its host by
+    default: under that name the phase's remove would take the node's
+    reporter's records (and traits) as its own, and the faults phase
+    after it saw them come back."""
+    from virt_capabilities import conf as reporter_conf
+    monkeypatch.setattr(privilege.shutil, 'chown', lambda *a: None)
+    nova_conf = tmp_path / 'nova.conf'
+    nova_conf.write_text('[DEFAULT]\nhost = itfgate1\n')
+    mine = privilege.placement_as(str(tmp_path), privilege.SERVICE_ONLY,
+                                  'secret', 'http://10.254.253.2/identity')
+    node_s = reporter_conf.load([str(nova_conf)])
+    phase_s = reporter_conf.load([str(nova_conf), mine])
+    assert node_s.virt_capabilities.reporter_name == 'itfgate1'
+    assert phase_s.virt_capabilities.reporter_name == privilege.SERVICE_ONLY
