@@ -258,7 +258,7 @@ def render_nodes(trees, subnet, image_url, git_base, out, job=JOB):
                       addresses, groups)
         result[name] = merge(own, facts)
         write(devstack_tree, result[name],
-               pathlib.Path(out) / ('local.conf.%s' % name))
+              pathlib.Path(out) / ('local.conf.%s' % name))
     return {'nodes': members, 'variables': result}
 
 
@@ -313,7 +313,7 @@ def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
         localrc.update(grenade.get(side) or {})
         side_vars = merge(dict(variables, devstack_localrc=localrc), facts)
         write(devstack_tree, side_vars,
-               root / bases[side].lstrip('/') / 'devstack' / 'local.conf')
+              root / bases[side].lstrip('/') / 'devstack' / 'local.conf')
     defaults = _yaml(pathlib.Path(grenade_tree) / BRANCH_DEFAULTS)
     branches = {
         'from': variables.get('grenade_from_branch',

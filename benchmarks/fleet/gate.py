@@ -25,6 +25,7 @@ code (``node.py``, ``reporters.py``) uses inside the container.
 import json
 import pathlib
 import subprocess
+import tempfile
 
 from gate_cloud import GateError
 from gate_cloud import container
@@ -143,23 +144,16 @@ def render(the_box, nodes):
 
 def render_localconf(devstack, tempest, path, host_ip, image_url, git_base,
                      facts):
-    """In the container: the gate job's controller's local.conf (the
-    fleet is one node running what the controller runs), this machine's
-    facts and then ``facts`` merged over it, written to ``path`` by
-    devstack's own writer, as the gate renders each of its nodes
-    (``localconf.render_nodes``); the variables."""
-    members = localconf.nodes(devstack, tempest, host_ip + '/24')
-    addresses = dict((name, address) for name, address, _ in members)
-    addresses['controller'] = host_ip
-    own = localconf.answers(
-        localconf.node_vars(
-            localconf.job_vars(devstack, tempest),
-            localconf.job_vars(devstack, tempest, key='group-vars'),
-            [g for name, _, groups in members if name == 'controller'
-             for g in groups]),
-        'controller', addresses, {})
-    merged = localconf.merge(localconf.merge(
-        own, localconf.machine(host_ip, image_url, git_base)), facts)
+    """In the container: the gate job's controller's variables as the
+    gate renders them (``localconf.render_nodes``, the controller at
+    ``host_ip``: the subnet's ``.2``; the fleet is one node running what
+    the controller runs), ``facts`` merged over them, written to ``path``
+    by devstack's own writer; the variables."""
+    with tempfile.TemporaryDirectory() as scratch:
+        rendered = localconf.render_nodes((devstack, tempest),
+                                          host_ip + '/24', image_url,
+                                          git_base, scratch)
+    merged = localconf.merge(rendered['variables']['controller'], facts)
     localconf.write(devstack, merged, pathlib.Path(path))
     return merged
 
