@@ -17,6 +17,7 @@ Placement reports. The timeouts here are safety nets that turn a hang into
 a failure, never the thing a test waits for.
 """
 
+import contextlib
 import http.server
 import os
 import signal
@@ -170,12 +171,23 @@ class Child:
         try:
             code = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.kill()
+            self.dump_and_kill()
             raise AssertionError('still running after %s s:\n%s'
-                                 % (timeout, self.err.text()[-3000:]))
+                                 % (timeout, self.err.text()[-6000:]))
         self.out.join()
         self.err.join()
         return code
+
+    def dump_and_kill(self):
+        """SIGABRT first: a Python child run with ``-X faulthandler``
+        writes every thread's stack to stderr, so an overrun says where it
+        stood; then SIGKILL if it still runs."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(10)
+        self.kill()
+        self.err.join()
 
     def kill(self):
         if self.process.poll() is None:

@@ -36,7 +36,10 @@ IMPORT_MARKERS = ('cliff.app', 'keystoneauth1.session',
 
 
 def start(*args):
-    return helpers.Child([sys.executable, '-X', 'importtime', '-m', *args])
+    # faulthandler: a child still running at the deadline writes every
+    # thread's stack before it is killed (``Child.finish``).
+    return helpers.Child([sys.executable, '-X', 'importtime',
+                          '-X', 'faulthandler', '-m', *args])
 
 
 def imported(module):
