@@ -144,11 +144,7 @@ def warn_if_insecure(verify, settings, service='Placement'):
 
 def ssl_words(error):
     """An OpenSSL message without its library tag and source line."""
-    text = str(getattr(error, 'verify_message', None) or error)
-    if isinstance(error, ssl.SSLError) and error.args and len(
-            error.args) > 1 and isinstance(error.args[1], str):
-        text = error.args[1]
-    return ' '.join(_SSL_NOISE.match(text).group(1).split())
+    return ' '.join(_SSL_NOISE.match(str(error)).group(1).split())
 
 
 def chain(exc):
