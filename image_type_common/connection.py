@@ -289,23 +289,19 @@ class NamedServiceAdapter:
             raise self.discovery_error(listed)
         return listed, proxy, data
 
-    def placement_url(self):
-        """The Keystone steps, then keystoneauth1's discovery of
-        Placement's endpoint."""
+    def request(self, url, method, **kwargs):
+        """The Keystone steps, keystoneauth1's discovery of Placement's
+        endpoint, then the request."""
         listed = self.listed_endpoint(
             'set [placement] endpoint_override (or endpoint), or check the '
             'catalogue\'s placement entry')
         try:
-            return self._adapter.get_endpoint() or listed
+            endpoint = self._adapter.get_endpoint() or listed
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
             raise self.connection_error(listed, exc) from exc
-
-    def request(self, url, method, **kwargs):
-        endpoint = self.placement_url()
         try:
             resp = self._adapter.request(url, method, **kwargs)
-        except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
-                ) as exc:
+        except ks_exc.ConnectionError as exc:
             raise self.connection_error(endpoint, exc) from exc
         # There, but cannot serve now (after keystoneauth1's retries).
         if resp.status_code in keystoneauth.RETRIABLE_STATUS_CODES:
