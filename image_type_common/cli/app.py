@@ -10,13 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The cliff application both console scripts run.
-
-Gives every command ``-f table|json|value|yaml``, ``-v`` (this project's
-DEBUG lines), ``--debug`` (tracebacks and every library's DEBUG lines),
-one-line errors on stderr, and the project's exit codes: 0 ok, 1 runtime
-failure, 2 bad configuration or usage.
-"""
+"""The cliff application both console scripts run: cliff's output formats,
+the logging options (``OPTION_HELP``), one-line errors on stderr and the
+exit codes of ``exceptions``."""
 
 from importlib import metadata
 import logging
@@ -56,12 +52,12 @@ def version():
 class App(app.App):
     """A cliff App with the project's logging, errors and exit codes."""
 
-    def __init__(self, name, description, namespace, control=None):
+    def __init__(self, name, description, namespace):
         self.NAME = name
         self.LOG = logging.getLogger(name)
         self._error = None
         #: How a signal reaches a running command (``control.install``).
-        self.control = control or control_mod.Control()
+        self.control = control_mod.Control()
         column_types.register_yaml()
         super().__init__(description=description,
                          version=version(),
@@ -95,8 +91,6 @@ class App(app.App):
         own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
                logging.INFO if self.options.verbose_level == 1 else
                logging.WARNING)
-        # This project's packages: INFO by default, DEBUG from -v on,
-        # WARNING with -q.
         for name in startup.OURS:
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
