@@ -130,12 +130,14 @@ def cloud_error(cloud, exc):
 def adapter_from_cloud(cloud=None):
     """openstacksdk's placement proxy for a cloud, discovered
     (``NamedServiceAdapter.sdk_proxy``), with ``[placement]``'s default
-    retries."""
+    retries where the cloud's configuration left them unset."""
     conn = connect(cloud, 'Placement')
     _, proxy, _ = NamedServiceAdapter(
         conn.config.get_session_client('placement'), tls.CLOUDS_YAML
     ).sdk_proxy(conn, 'check the catalogue\'s placement entry')
-    keystoneauth.apply_retries(proxy)
+    for name in keystoneauth.RETRY_OPTIONS:
+        if getattr(proxy, name, None) is None:
+            setattr(proxy, name, keystoneauth.DEFAULT_RETRIES)
     return proxy
 
 

@@ -92,12 +92,3 @@ ironic = Section(cfg.OptGroup(
          'plugin works; an Ironic without Keystone takes ``auth_type = '
          'none`` with ``endpoint_override``.'), 'baremetal',
     ('password', 'none'))
-
-
-def apply_retries(adapter):
-    """The same retries on an adapter these options did not build
-    (openstacksdk's proxy, from clouds.yaml or ``OS_*``), where its own
-    configuration left them unset."""
-    for name in RETRY_OPTIONS:
-        if getattr(adapter, name, None) is None:
-            setattr(adapter, name, DEFAULT_RETRIES)
