@@ -58,9 +58,8 @@ class Family:
         values Nova accepts, so no other string can reach a trait name."""
         if value not in self.values:
             return None
-        name = self.spelling.get(value)
-        if name is None:
-            name = self.prefix + value.upper().replace('-', '_')
+        name = self.spelling.get(
+            value, self.prefix + value.upper().replace('-', '_'))
         return name if name in _ALL_TRAITS else None
 
     def serving_traits(self, value):
