@@ -13,11 +13,9 @@
 """A thin Placement client both halves share: the only way to Placement.
 
 Methods are named after Placement's resources and quote every path
-segment. ``negotiate`` (before the first request) asks the maximum
-microversion once; every request pins ``min(server max, ours)``, and a
-Placement below ``MIN_MICROVERSION`` is refused there, so no older feature
-is checked again. Errors are this project's, in one line; retries are
-keystoneauth1's (``conf.keystoneauth``), a 409 the caller's.
+segment; every request pins the microversion ``negotiate`` chose, once.
+Errors are this project's, in one line; retries are keystoneauth1's
+(``conf.keystoneauth``), a 409 the caller's.
 """
 
 import logging
