@@ -70,10 +70,8 @@ class Control:
         self._ring(interrupt, ReloadRequested)
 
     def _ring(self, interrupt, raised):
-        try:
+        with contextlib.suppress(BlockingIOError):  # full: already ringing
             os.write(self._bell_w, b'!')
-        except BlockingIOError:
-            pass  # the pipe is full: the bell is already ringing
         if interrupt and self._interruptible:
             raise raised()
 
