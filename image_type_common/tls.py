@@ -93,8 +93,7 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
                        (settings.keyfile, keyfile)):
         if path and not os.path.isdir(path):
             try:
-                with open(path, 'rb'):
-                    pass
+                open(path, 'rb').close()
             except OSError as exc:
                 raise exceptions.ConfigError('%s %s: %s' % (
                     name, path, (exc.strerror or str(exc)).lower())) from exc
