@@ -206,8 +206,7 @@ class NamedServiceAdapter:
     asked for first, so a failure there names Keystone and its URL
     (doc/source/install/credentials.rst). The three errors are for no
     answer from the service, none from Keystone, and refused credentials;
-    every other attribute is the wrapped adapter's.
-    """
+    every other attribute is the wrapped adapter's."""
 
     def __init__(self, adapter, settings=tls.NOVA_CONF, service='Placement',
                  unavailable=exceptions.PlacementUnavailable,

@@ -45,9 +45,8 @@ class Settings:
 
 
 def section(group):
-    """The TLS settings of nova.conf's ``[group]`` (``[placement]``,
-    ``[ironic]``): keystoneauth1's session options, as any section has
-    them."""
+    """The TLS settings of nova.conf's ``[group]``: keystoneauth1's
+    session options, as any section has them."""
     return Settings(cafile='[%s] cafile' % group,
                     certfile='[%s] certfile' % group,
                     keyfile='[%s] keyfile' % group,

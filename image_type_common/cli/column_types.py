@@ -20,9 +20,7 @@ import yaml
 
 
 class TextList(list):
-    """A list that is text where text is wanted (``-f value``, ``shell``,
-    ``csv``: comma-separated) and a list where a list is (``json``,
-    ``yaml``)."""
+    """A list whose text is comma-separated."""
 
     def __str__(self):
         return ', '.join(str(v) for v in self)
