@@ -32,10 +32,9 @@ from image_type_common import tls
 from image_type_common.conf import keystoneauth
 
 LOG = logging.getLogger(__name__)
-GROUP = keystoneauth.placement.group.name
 
 
-def adapter_from_conf(conf, group=GROUP, service='Placement',
+def adapter_from_conf(conf, group='placement', service='Placement',
                       unset='give nova.conf a [placement] section, or use '
                             '--os-cloud / OS_* environment'):
     """A keystoneauth1 Adapter from nova.conf's ``[group]`` (as
@@ -100,11 +99,11 @@ def _probe_identity(group, auth_url, session, settings):
                            answer.status_code))
 
 
-def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
+def connect(cloud, service):
     """An openstacksdk Connection for a clouds.yaml entry (or, None, the
     ``OS_*`` environment), held to what ``adapter_from_conf`` holds a
-    section to, with ``timeout`` where the cloud sets no ``api_timeout``
-    (keystoneauth1's default is none)."""
+    section to, with ``keystoneauth.DEFAULT_TIMEOUT`` where the cloud sets
+    no ``api_timeout`` (keystoneauth1's default is none)."""
     import openstack
     from openstack import exceptions as sdk_exc
 
@@ -117,7 +116,7 @@ def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
                     settings.get('cert'), settings.get('key'))
     tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML, service)
     if conn.session.timeout is None:  # no api_timeout in the cloud config
-        conn.session.timeout = timeout
+        conn.session.timeout = keystoneauth.DEFAULT_TIMEOUT
     return conn
 
 
@@ -154,8 +153,7 @@ def failure_reason(exc, timeout):
     return 'connection failed (%s)' % type(exc).__name__
 
 
-def connection_error(service, url, exc, session, settings,
-                     unavailable=exceptions.PlacementUnavailable):
+def connection_error(service, url, exc, session, settings, unavailable):
     """Our error for a failed connection to ``service`` at ``url``:
     ``unavailable`` (exit 1, may pass), or a ConfigError for a refused
     certificate, naming the setting in the words of ``settings``."""
@@ -348,8 +346,7 @@ def log_tokens(session, identity_url):
 
 
 def client(adapter, settings=tls.NOVA_CONF):
-    """A PlacementClient whose failures name Keystone or Placement (and
-    a TLS setting, in the words of ``settings``)."""
+    """A PlacementClient whose failures are a NamedServiceAdapter's."""
     return placement_client.PlacementClient(
         NamedServiceAdapter(adapter, settings))
 
