@@ -14,6 +14,7 @@
 the logging options (``OPTION_HELP``), one-line errors on stderr and the
 exit codes of ``exceptions``."""
 
+import contextlib
 from importlib import metadata
 import logging
 import signal
@@ -113,10 +114,8 @@ class App(app.App):
         if not argv:
             # As --help: usage, description and the command list; but a
             # command was expected, so exit 2.
-            try:
+            with contextlib.suppress(SystemExit):
                 super().run(['--help'])
-            except SystemExit:
-                pass
             return 2
         self._error = None
         code = super().run(argv)
