@@ -132,7 +132,6 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
 
 NAMES = tuple(FAMILIES)
 
-#: Image property -> its family.
 FAMILY_BY_PROPERTY = types.MappingProxyType(
     {p: f for f in FAMILIES.values() for p in f.properties})
 

@@ -20,16 +20,13 @@ import os_traits
 
 PREFIX = 'COMPUTE_IMAGE_TYPE_'
 
-#: Every image-type trait os-traits knows, sorted.
 TRAITS = tuple(sorted(os_traits.get_traits(prefix=PREFIX)))
 
 #: Format name (lower case, as Glance spells ``disk_format``) -> trait.
 TRAIT_BY_FORMAT = {t[len(PREFIX):].lower(): t for t in TRAITS}
 
-#: Trait -> format name.
 FORMAT_BY_TRAIT = {t: f for f, t in TRAIT_BY_FORMAT.items()}
 
-#: Every known format, sorted.
 FORMATS = tuple(sorted(TRAIT_BY_FORMAT))
 
 #: Carried by a compute node that boots no image on purpose (volume-backed
