@@ -150,9 +150,8 @@ class AnswersWithExitCode:
 
 def main_for(name, description, namespace, argv=None):
     """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
-    the command wherever it is, once out of a ``control.shielded`` block (a
-    provider's write and its record; ``with`` blocks clean up), and exits
-    128 + the signal, unless the command handles the stop itself (the
+    the command wherever it is out of a ``control.shielded`` block, and
+    exits 128 + the signal, unless the command handles the stop itself (the
     reporter's service and ``demo --serve`` end with 0)."""
     argv = sys.argv[1:] if argv is None else argv
     application = App(name, description, namespace)

@@ -10,11 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Parse nova.conf files into a ConfigOpts, with one-line errors.
-
-Each half registers its own options; a malformed value fails at load time
-naming the option, never later with a traceback.
-"""
+"""Parse nova.conf files, with each half's options, into a ConfigOpts:
+any error is one line naming the file or the option, never a traceback."""
 
 import glob
 import os
