@@ -72,8 +72,7 @@ def adapter_from_conf(conf, group='placement', service='Placement',
 
 
 def is_url(value):
-    """Whether an endpoint or ``auth_url`` is an http(s) URL with a
-    host."""
+    """Whether an endpoint or ``auth_url`` is an http(s) URL with a host."""
     parsed = parse.urlparse(value)
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 

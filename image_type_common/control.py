@@ -64,8 +64,7 @@ class Control:
         self._ring(interrupt, Stopping)
 
     def reload(self, interrupt=False):
-        """Ask to re-read the configuration; ``interrupt``: as for
-        ``stop``."""
+        """Ask to re-read the configuration; ``interrupt``: as for ``stop``."""
         self.reload_requested = True
         self._ring(interrupt, ReloadRequested)
 

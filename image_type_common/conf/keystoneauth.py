@@ -47,8 +47,7 @@ class Section:
     auth_plugins: tuple
 
     def register_opts(self, conf):
-        """Register the group with keystoneauth1's options and our
-        defaults."""
+        """Register the group with keystoneauth1's options and our defaults."""
         name = self.group.name
         conf.register_group(fresh_group(self.group))
         ks_loading.register_session_conf_options(conf, name)
