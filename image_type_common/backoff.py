@@ -30,9 +30,8 @@ class Backoff:
     cap: float
 
     def delay(self, attempt, cap=None):
-        """Seconds before retry ``attempt`` (0 for the first): uniform
-        between half and all of ``min(cap, base * 2 ** attempt)``; ``cap``
-        lowers the ceiling for this wait."""
+        """Seconds before retry ``attempt`` (0 for the first), between half
+        and all of its ceiling; ``cap`` lowers the ceiling for this wait."""
         cap = self.cap if cap is None else min(cap, self.cap)
         ceiling = min(cap, self.base * (2 ** min(attempt, 32)))
         return random.uniform(ceiling / 2, ceiling)

@@ -32,10 +32,9 @@ from image_type_common import tls
 from image_type_common.conf import keystoneauth
 
 LOG = logging.getLogger(__name__)
-GROUP = keystoneauth.placement.group.name
 
 
-def adapter_from_conf(conf, group=GROUP, service='Placement',
+def adapter_from_conf(conf, group='placement', service='Placement',
                       unset='give nova.conf a [placement] section, or use '
                             '--os-cloud / OS_* environment'):
     """A keystoneauth1 Adapter from nova.conf's ``[group]`` (as
@@ -73,8 +72,7 @@ def adapter_from_conf(conf, group=GROUP, service='Placement',
 
 
 def is_url(value):
-    """Whether an endpoint or ``auth_url`` is an http(s) URL with a
-    host."""
+    """Whether an endpoint or ``auth_url`` is an http(s) URL with a host."""
     parsed = parse.urlparse(value)
     return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
@@ -100,11 +98,11 @@ def _probe_identity(group, auth_url, session, settings):
                            answer.status_code))
 
 
-def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
+def connect(cloud, service):
     """An openstacksdk Connection for a clouds.yaml entry (or, None, the
     ``OS_*`` environment), held to what ``adapter_from_conf`` holds a
-    section to, with ``timeout`` where the cloud sets no ``api_timeout``
-    (keystoneauth1's default is none)."""
+    section to, with ``keystoneauth.DEFAULT_TIMEOUT`` where the cloud sets
+    no ``api_timeout`` (keystoneauth1's default is none)."""
     import openstack
     from openstack import exceptions as sdk_exc
 
@@ -117,7 +115,7 @@ def connect(cloud, service, timeout=keystoneauth.DEFAULT_TIMEOUT):
                     settings.get('cert'), settings.get('key'))
     tls.warn_if_insecure(conn.session.verify, tls.CLOUDS_YAML, service)
     if conn.session.timeout is None:  # no api_timeout in the cloud config
-        conn.session.timeout = timeout
+        conn.session.timeout = keystoneauth.DEFAULT_TIMEOUT
     return conn
 
 
@@ -130,12 +128,14 @@ def cloud_error(cloud, exc):
 def adapter_from_cloud(cloud=None):
     """openstacksdk's placement proxy for a cloud, discovered
     (``NamedServiceAdapter.sdk_proxy``), with ``[placement]``'s default
-    retries."""
+    retries where the cloud's configuration left them unset."""
     conn = connect(cloud, 'Placement')
     _, proxy, _ = NamedServiceAdapter(
         conn.config.get_session_client('placement'), tls.CLOUDS_YAML
     ).sdk_proxy(conn, 'check the catalogue\'s placement entry')
-    keystoneauth.apply_retries(proxy)
+    for name in keystoneauth.RETRY_OPTIONS:
+        if getattr(proxy, name, None) is None:
+            setattr(proxy, name, keystoneauth.DEFAULT_RETRIES)
     return proxy
 
 
@@ -152,8 +152,7 @@ def failure_reason(exc, timeout):
     return 'connection failed (%s)' % type(exc).__name__
 
 
-def connection_error(service, url, exc, session, settings,
-                     unavailable=exceptions.PlacementUnavailable):
+def connection_error(service, url, exc, session, settings, unavailable):
     """Our error for a failed connection to ``service`` at ``url``:
     ``unavailable`` (exit 1, may pass), or a ConfigError for a refused
     certificate, naming the setting in the words of ``settings``."""
@@ -204,8 +203,7 @@ class NamedServiceAdapter:
     asked for first, so a failure there names Keystone and its URL
     (doc/source/install/credentials.rst). The three errors are for no
     answer from the service, none from Keystone, and refused credentials;
-    every other attribute is the wrapped adapter's.
-    """
+    every other attribute is the wrapped adapter's."""
 
     def __init__(self, adapter, settings=tls.NOVA_CONF, service='Placement',
                  unavailable=exceptions.PlacementUnavailable,
@@ -289,23 +287,19 @@ class NamedServiceAdapter:
             raise self.discovery_error(listed)
         return listed, proxy, data
 
-    def placement_url(self):
-        """The Keystone steps, then keystoneauth1's discovery of
-        Placement's endpoint."""
+    def request(self, url, method, **kwargs):
+        """The Keystone steps, keystoneauth1's discovery of Placement's
+        endpoint, then the request."""
         listed = self.listed_endpoint(
             'set [placement] endpoint_override (or endpoint), or check the '
             'catalogue\'s placement entry')
         try:
-            return self._adapter.get_endpoint() or listed
+            endpoint = self._adapter.get_endpoint() or listed
         except (ks_exc.ConnectionError, ks_exc.DiscoveryFailure) as exc:
             raise self.connection_error(listed, exc) from exc
-
-    def request(self, url, method, **kwargs):
-        endpoint = self.placement_url()
         try:
             resp = self._adapter.request(url, method, **kwargs)
-        except (ks_exc.ConnectionError, ks_exc.RetriableConnectionFailure,
-                ) as exc:
+        except ks_exc.ConnectionError as exc:
             raise self.connection_error(endpoint, exc) from exc
         # There, but cannot serve now (after keystoneauth1's retries).
         if resp.status_code in keystoneauth.RETRIABLE_STATUS_CODES:
@@ -351,8 +345,7 @@ def log_tokens(session, identity_url):
 
 
 def client(adapter, settings=tls.NOVA_CONF):
-    """A PlacementClient whose failures name Keystone or Placement (and
-    a TLS setting, in the words of ``settings``)."""
+    """A PlacementClient whose failures are a NamedServiceAdapter's."""
     return placement_client.PlacementClient(
         NamedServiceAdapter(adapter, settings))
 

@@ -64,16 +64,13 @@ class Control:
         self._ring(interrupt, Stopping)
 
     def reload(self, interrupt=False):
-        """Ask to re-read the configuration; ``interrupt``: as for
-        ``stop``."""
+        """Ask to re-read the configuration; ``interrupt``: as for ``stop``."""
         self.reload_requested = True
         self._ring(interrupt, ReloadRequested)
 
     def _ring(self, interrupt, raised):
-        try:
+        with contextlib.suppress(BlockingIOError):  # full: already ringing
             os.write(self._bell_w, b'!')
-        except BlockingIOError:
-            pass  # the pipe is full: the bell is already ringing
         if interrupt and self._interruptible:
             raise raised()
 

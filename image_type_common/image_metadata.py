@@ -58,9 +58,8 @@ class Family:
         values Nova accepts, so no other string can reach a trait name."""
         if value not in self.values:
             return None
-        name = self.spelling.get(value)
-        if name is None:
-            name = self.prefix + value.upper().replace('-', '_')
+        name = self.spelling.get(
+            value, self.prefix + value.upper().replace('-', '_'))
         return name if name in _ALL_TRAITS else None
 
     def serving_traits(self, value):
@@ -133,7 +132,6 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
 
 NAMES = tuple(FAMILIES)
 
-#: Image property -> its family.
 FAMILY_BY_PROPERTY = types.MappingProxyType(
     {p: f for f in FAMILIES.values() for p in f.properties})
 

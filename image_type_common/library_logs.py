@@ -25,9 +25,7 @@ CHATTY_LOGGERS = ('keystoneauth', 'keystoneauth1', 'urllib3', 'openstack')
 
 
 def quiet_libraries(options):
-    """Set the chatty libraries' level from a cliff App's ``options``
-    (``--debug``, ``-v``): DEBUG with --debug, WARNING from -v, ERROR
-    otherwise."""
+    """Set the chatty libraries' level from a cliff App's ``options``."""
     level = (logging.DEBUG if getattr(options, 'debug', False) else
              logging.WARNING if getattr(options, 'verbose_level', 1) > 1
              else logging.ERROR)

@@ -12,11 +12,9 @@
 
 """The Nova releases this release supports: the one place they are written.
 
-Both halves read them (the scheduler side's start-up check, the compute
-side's driver table and its help texts), the documentation through Sphinx
-substitutions (``doc/source/conf.py``: ``|nova-supported|`` and the like)
-and CI through ``.ci/run``. What cannot import Python is held to them by
-``tests/repository/test_nova_releases.py``: ``tox.ini``'s ``nova`` and
+Both halves, the documentation (``doc/source/conf.py``'s substitutions)
+and CI (``.ci/run``) read them. What cannot import Python is held to them
+by ``tests/repository/test_nova_releases.py``: ``tox.ini``'s ``nova`` and
 ``nova-oldest`` pins, README, the release notes, and any Nova range
 written anywhere else in the repository.
 

@@ -13,11 +13,9 @@
 """A thin Placement client both halves share: the only way to Placement.
 
 Methods are named after Placement's resources and quote every path
-segment. ``negotiate`` (before the first request) asks the maximum
-microversion once; every request pins ``min(server max, ours)``, and a
-Placement below ``MIN_MICROVERSION`` is refused there, so no older feature
-is checked again. Errors are this project's, in one line; retries are
-keystoneauth1's (``conf.keystoneauth``), a 409 the caller's.
+segment; every request pins the microversion ``negotiate`` chose, once.
+Errors are this project's, in one line; retries are keystoneauth1's
+(``conf.keystoneauth``), a 409 the caller's.
 """
 
 import logging
@@ -73,8 +71,6 @@ class PlacementClient:
         self._adapter = adapter
         #: The microversion every request uses; None until ``negotiate``.
         self.microversion = None
-
-    # -- plumbing ---------------------------------------------------------
 
     def negotiate(self):
         """Ask Placement its maximum microversion, once; return the one
@@ -159,8 +155,6 @@ class PlacementClient:
             'Placement answered %d to %s: %s'
             % (resp.status_code, where, detail or code or 'no detail'))
 
-    # -- resource providers -----------------------------------------------
-
     def list_resource_providers(self, **filters):
         """GET /resource_providers with filters (name, uuid, required, ...)."""
         params = sorted((k, v) for k, v in filters.items() if v is not None)
@@ -178,14 +172,10 @@ class PlacementClient:
         return self.request('GET', '/resource_providers/%s/usages'
                             % quote(uuid), not_found=uuid).json()['usages']
 
-    # -- resource classes -------------------------------------------------
-
     def list_resource_classes(self):
         """The names of every resource class Placement knows."""
         return {rc['name'] for rc in self.request(
             'GET', '/resource_classes').json()['resource_classes']}
-
-    # -- traits -----------------------------------------------------------
 
     def get_provider_traits(self, uuid):
         """Return (set of traits, provider generation)."""
@@ -220,8 +210,6 @@ class PlacementClient:
     def create_trait(self, name):
         """PUT /traits/{name}: creates a CUSTOM_ trait, idempotent."""
         self.request('PUT', '/traits/%s' % quote(name), ok=(201, 204))
-
-    # -- allocation candidates --------------------------------------------
 
     def get_allocation_candidates(self, query_string):
         return self.request(

@@ -25,7 +25,6 @@ import sys
 
 from image_type_common import exceptions
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 #: The distribution and its extra that install the command line (setup.cfg).
 DISTRIBUTION = 'image-type-filter'
 CLI_EXTRA = 'cli'
@@ -37,7 +36,7 @@ OURS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 def run_console_script(name, description, namespace, argv=None):
     """A console script's body: quiet until ready, then the cliff App of
     ``namespace``'s commands, or one line if the cli extra is missing."""
-    for signum in STOP_SIGNALS:
+    for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _exit_now)
     try:
         from image_type_common.cli import app  # the slow imports

@@ -45,9 +45,8 @@ class Settings:
 
 
 def section(group):
-    """The TLS settings of nova.conf's ``[group]`` (``[placement]``,
-    ``[ironic]``): keystoneauth1's session options, as any section has
-    them."""
+    """The TLS settings of nova.conf's ``[group]``: keystoneauth1's
+    session options, as any section has them."""
     return Settings(cafile='[%s] cafile' % group,
                     certfile='[%s] certfile' % group,
                     keyfile='[%s] keyfile' % group,
@@ -93,8 +92,7 @@ def check_files(settings, cafile=None, certfile=None, keyfile=None):
                        (settings.keyfile, keyfile)):
         if path and not os.path.isdir(path):
             try:
-                with open(path, 'rb'):
-                    pass
+                open(path, 'rb').close()
             except OSError as exc:
                 raise exceptions.ConfigError('%s %s: %s' % (
                     name, path, (exc.strerror or str(exc)).lower())) from exc
@@ -144,11 +142,7 @@ def warn_if_insecure(verify, settings, service='Placement'):
 
 def ssl_words(error):
     """An OpenSSL message without its library tag and source line."""
-    text = str(getattr(error, 'verify_message', None) or error)
-    if isinstance(error, ssl.SSLError) and error.args and len(
-            error.args) > 1 and isinstance(error.args[1], str):
-        text = error.args[1]
-    return ' '.join(_SSL_NOISE.match(text).group(1).split())
+    return ' '.join(_SSL_NOISE.match(str(error)).group(1).split())
 
 
 def chain(exc):

@@ -34,8 +34,7 @@ def is_name(value):
 
 def is_custom(value):
     """A well-formed ``CUSTOM_*`` name."""
-    return (isinstance(value, str) and len(value) <= MAX_LENGTH
-            and bool(_CUSTOM.match(value)))
+    return is_name(value) and bool(_CUSTOM.match(value))
 
 
 def names_in(message):

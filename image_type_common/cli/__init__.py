@@ -10,10 +10,6 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The command line both console scripts share, on cliff.
-
-Installed with the ``cli`` extra, which nova-scheduler does without:
-nothing the scheduler side or option registration imports comes from here.
-``app`` (the cliff App), ``column_types`` (output columns) and
-``arguments`` (the config and cloud arguments).
-"""
+"""The command line both console scripts share, on cliff: installed with
+the ``cli`` extra, which nova-scheduler does without, so nothing the
+scheduler side or option registration imports comes from here."""

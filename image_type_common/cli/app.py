@@ -10,14 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The cliff application both console scripts run.
+"""The cliff application both console scripts run: cliff's output formats,
+the logging options (``OPTION_HELP``), one-line errors on stderr and the
+exit codes of ``exceptions``."""
 
-Gives every command ``-f table|json|value|yaml``, ``-v`` (this project's
-DEBUG lines), ``--debug`` (tracebacks and every library's DEBUG lines),
-one-line errors on stderr, and the project's exit codes: 0 ok, 1 runtime
-failure, 2 bad configuration or usage.
-"""
-
+import contextlib
 from importlib import metadata
 import logging
 import signal
@@ -56,12 +53,12 @@ def version():
 class App(app.App):
     """A cliff App with the project's logging, errors and exit codes."""
 
-    def __init__(self, name, description, namespace, control=None):
+    def __init__(self, name, description, namespace):
         self.NAME = name
         self.LOG = logging.getLogger(name)
         self._error = None
         #: How a signal reaches a running command (``control.install``).
-        self.control = control or control_mod.Control()
+        self.control = control_mod.Control()
         column_types.register_yaml()
         super().__init__(description=description,
                          version=version(),
@@ -95,8 +92,6 @@ class App(app.App):
         own = (logging.DEBUG if debug or self.options.verbose_level > 1 else
                logging.INFO if self.options.verbose_level == 1 else
                logging.WARNING)
-        # This project's packages: INFO by default, DEBUG from -v on,
-        # WARNING with -q.
         for name in startup.OURS:
             logging.getLogger(name).setLevel(own)
         logging.getLogger(self.NAME).setLevel(logging.INFO)
@@ -119,10 +114,8 @@ class App(app.App):
         if not argv:
             # As --help: usage, description and the command list; but a
             # command was expected, so exit 2.
-            try:
+            with contextlib.suppress(SystemExit):
                 super().run(['--help'])
-            except SystemExit:
-                pass
             return 2
         self._error = None
         code = super().run(argv)
@@ -157,9 +150,8 @@ class AnswersWithExitCode:
 
 def main_for(name, description, namespace, argv=None):
     """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
-    the command wherever it is, once out of a ``control.shielded`` block (a
-    provider's write and its record; ``with`` blocks clean up), and exits
-    128 + the signal, unless the command handles the stop itself (the
+    the command wherever it is out of a ``control.shielded`` block, and
+    exits 128 + the signal, unless the command handles the stop itself (the
     reporter's service and ``demo --serve`` end with 0)."""
     argv = sys.argv[1:] if argv is None else argv
     application = App(name, description, namespace)

@@ -20,9 +20,7 @@ import yaml
 
 
 class TextList(list):
-    """A list that is text where text is wanted (``-f value``, ``shell``,
-    ``csv``: comma-separated) and a list where a list is (``json``,
-    ``yaml``)."""
+    """A list whose text is comma-separated."""
 
     def __str__(self):
         return ', '.join(str(v) for v in self)
@@ -52,17 +50,6 @@ def register_yaml():
         TextDict, yaml.representer.SafeRepresenter.represent_dict)
 
 
-class ListColumn(columns.FormattableColumn):
-    """A list: comma-separated text in a table, value, shell or csv; a list
-    in json or yaml. Never a Python repr."""
-
-    def human_readable(self):
-        return str(TextList(self._value)) or '-'
-
-    def machine_readable(self):
-        return TextList(self._value)
-
-
 class DataColumn(columns.FormattableColumn):
     """A TextDict or TextList: its text in a table ('-' when empty),
     value, shell or csv; the data itself in json or yaml."""
@@ -72,6 +59,13 @@ class DataColumn(columns.FormattableColumn):
 
     def machine_readable(self):
         return self._value
+
+
+class ListColumn(DataColumn):
+    """A list, as the DataColumn of its TextList."""
+
+    def __init__(self, value):
+        super().__init__(TextList(value))
 
 
 #: The formats that print a command's data as data (json's null, yaml's

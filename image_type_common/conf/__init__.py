@@ -16,8 +16,7 @@ from oslo_config import cfg
 
 
 def fresh_group(group):
-    """A new OptGroup like ``group``, for registering on one ConfigOpts.
-
+    """A new OptGroup like ``group``, for registering on one ConfigOpts:
     oslo.config copies a registered group only shallowly, so two ConfigOpts
     given the same OptGroup object share its option state: an override set
     on one shows on the other (a re-read on SIGHUP would see stale values).

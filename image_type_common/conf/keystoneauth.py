@@ -47,8 +47,7 @@ class Section:
     auth_plugins: tuple
 
     def register_opts(self, conf):
-        """Register the group with keystoneauth1's options and our
-        defaults."""
+        """Register the group with keystoneauth1's options and our defaults."""
         name = self.group.name
         conf.register_group(fresh_group(self.group))
         ks_loading.register_session_conf_options(conf, name)
@@ -92,12 +91,3 @@ ironic = Section(cfg.OptGroup(
          'plugin works; an Ironic without Keystone takes ``auth_type = '
          'none`` with ``endpoint_override``.'), 'baremetal',
     ('password', 'none'))
-
-
-def apply_retries(adapter):
-    """The same retries on an adapter these options did not build
-    (openstacksdk's proxy, from clouds.yaml or ``OS_*``), where its own
-    configuration left them unset."""
-    for name in RETRY_OPTIONS:
-        if getattr(adapter, name, None) is None:
-            setattr(adapter, name, DEFAULT_RETRIES)

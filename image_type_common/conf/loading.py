@@ -10,13 +10,10 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Parse nova.conf files into a ConfigOpts, with one-line errors.
+"""Parse nova.conf files, with each half's options, into a ConfigOpts:
+any error is one line naming the file or the option, never a traceback."""
 
-Each half registers its own options; a malformed value fails at load time
-naming the option, never later with a traceback.
-"""
-
-
+import glob
 import os
 
 from oslo_config import cfg
@@ -38,11 +35,9 @@ def load(config_files, register, conf=None, config_dirs=()):
             raise exceptions.ConfigError(
                 'config dir %s does not exist or is not a directory'
                 % directory)
-        for name in sorted(os.listdir(directory)):
-            # As oslo.config (and so nova-compute) reads a config dir: the
-            # *.conf files, dot-files (an editor's, a backup) left out.
-            if name.endswith('.conf') and not name.startswith('.'):
-                check_file(os.path.join(directory, name))
+        # As oslo.config (and so nova-compute) reads a config dir.
+        for path in sorted(glob.glob(os.path.join(directory, '*.conf'))):
+            check_file(path)
     try:
         conf(args=[], project='nova', default_config_files=list(config_files),
              default_config_dirs=list(config_dirs), use_env=False)
