@@ -251,10 +251,9 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
         judged = None
         if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)
-            # The query sent, else (a request filter refused the request
-            # before Placement was asked) the terms of the spec.
-            query = verdicts.Query.parse(found.query) if found.query else \
-                verdicts.Query.of_spec(spec)
+            # The query sent, or the one the spec would send when a request
+            # filter refused the request before Placement was asked.
+            query = verdicts.Query.parse(our_filters.build(spec))
             judged = verdicts.judge(
                 client, fleet, [query], set(found.provider_uuids),
                 why=lambda trait: pipeline.describe_trait(trait, spec))
