@@ -77,31 +77,25 @@ class FilterSettings:
     @classmethod
     def from_conf(cls, conf):
         """From a ConfigOpts with the filters' options (Nova's CONF too)."""
-        def scheduler(name):
-            return loading.read(conf, name, 'scheduler')
-
-        def isolation(name):
-            return loading.read(conf, name, 'image_isolation')
-
-        def filters(name):
-            return loading.read(conf, name,
-                                filter_conf.image_type_filter_group.name)
+        def read(name, group):
+            return loading.read(conf, name, group)
 
         def novas(name):
-            return bool(name in conf.scheduler and scheduler(name))
+            return bool(name in conf.scheduler and read(name, 'scheduler'))
 
         nova_option = novas(scheduler_conf.NOVA_OPTION)
+        filters = filter_conf.image_type_filter_group.name
         return cls(
-            enforce=filters('enforce'),
-            image_type_enabled=bool(
-                scheduler('filter_hosts_by_image_type_support')
+            enforce=read('enforce', filters),
+            image_type_enabled=bool(read(
+                'filter_hosts_by_image_type_support', 'scheduler')
                 or nova_option),
-            unknown_format=filters('unknown_format'),
-            isolation_enabled=isolation('enabled'),
-            isolation_rules=tuple(isolation('rules')),
-            traits_refresh_interval=filters('traits_refresh_interval'),
-            image_metadata_families=tuple(dict.fromkeys(loading.read(
-                conf, 'families', 'image_metadata_prefilter'))),
+            unknown_format=read('unknown_format', filters),
+            isolation_enabled=read('enabled', 'image_isolation'),
+            isolation_rules=tuple(read('rules', 'image_isolation')),
+            traits_refresh_interval=read('traits_refresh_interval', filters),
+            image_metadata_families=tuple(dict.fromkeys(read(
+                'families', 'image_metadata_prefilter'))),
             novas_metadata_prefilter=novas(
                 scheduler_conf.NOVA_METADATA_OPTION))
 

@@ -200,8 +200,8 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
                 parsed_args.project or nova_and_glance.project_id())
         document = as_scheduler.explain(
             ctxt, spec, nova_and_glance, placement, ', '.join(
-                list(parsed_args.config_file or ()) +
-                list(parsed_args.config_dir or ())), server, notes)
+                parsed_args.config_file + parsed_args.config_dir), server,
+            notes)
         if document['no_valid_host']:
             LOG.error('No valid host: %s', document['no_valid_host'])
             self.exit_code = NO_VALID_HOST
@@ -248,17 +248,15 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
             # A filter knows why before asking (a format no host boots, a
             # reserved trait nobody carries, reject of an unknown format).
             refused, found = exc, our_filters.Candidates([], '', [])
-        def describe(trait):
-            return pipeline.describe_trait(trait, spec)
         judged = None
         if parsed_args.explain or not (found.provider_uuids or refused):
             fleet = survey.take(client)
-            # The query sent, else (a request filter refused the request
-            # before Placement was asked) the terms of the spec.
-            query = verdicts.Query.parse(found.query) if found.query else \
-                verdicts.Query.of_spec(spec)
-            judged = verdicts.judge(client, fleet, [query],
-                                    set(found.provider_uuids), why=describe)
+            # The query sent, or the one the spec would send when a request
+            # filter refused the request before Placement was asked.
+            query = verdicts.Query.parse(our_filters.build(spec))
+            judged = verdicts.judge(
+                client, fleet, [query], set(found.provider_uuids),
+                why=lambda trait: pipeline.describe_trait(trait, spec))
         if not found.provider_uuids:
             LOG.error('No valid host: %s', refused or
                       verdicts.no_valid_host_reason(client, fleet, spec,

@@ -81,8 +81,8 @@ class Status(app.AnswersWithExitCode, common.ConnectsLikeNova,
         except exceptions.Error as exc:
             raise CouldNotCheck('could not check: %s' % exc) from exc
         self.exit_code = readiness.exit_code(results)
-        read = ', '.join(list(parsed_args.config_file) + list(
-            getattr(parsed_args, 'config_dir', None) or ())) or 'no file'
+        read = ', '.join(parsed_args.config_file + parsed_args.config_dir) \
+            or 'no file'
         return ('check', 'result', 'details'), [
             ('Version', readiness.result_name(0), 'image-type-filter %s, '
              'configuration read from %s' % (app.version(), read))] + [

@@ -69,8 +69,7 @@ class RequestSpec:
                  properties=None, extra_specs=None, **kwargs):
         """A boot request as Nova builds it: the image's
         ``trait:X=required`` properties are required traits."""
-        kwargs.setdefault('required', set())
-        kwargs['required'] = set(kwargs['required']) | \
+        kwargs['required'] = set(kwargs.get('required', ())) | \
             image_required_traits(properties)
         return cls(image=ImageMeta(disk_format, dict(properties or {})),
                    flavor=Flavor(dict(extra_specs or {})), is_bfv=is_bfv,
@@ -92,9 +91,8 @@ def _names(values, what):
 
 
 def _resources(resources):
-    _names(resources, 'resource class')
     amounts = []
-    for rc in sorted(resources):
+    for rc in _names(resources, 'resource class'):
         amount = resources[rc]
         if isinstance(amount, bool) or not isinstance(amount, int) or (
                 amount < 1):

@@ -24,6 +24,7 @@ import dataclasses
 from urllib import parse
 
 from image_type_common import image_types
+from image_type_filter.diagnostics import our_filters
 from image_type_filter.diagnostics import survey
 
 CANDIDATE, EXCLUDED = 'candidate', 'excluded'
@@ -62,17 +63,6 @@ class Query:
     #: suffix ('' for the unsuffixed group) -> Group.
     groups: dict = dataclasses.field(default_factory=dict)
     limit: int = None
-
-    @classmethod
-    def of_spec(cls, spec):
-        """The terms of a request spec of this project's own
-        (``candidates --disk-format``'s, when a request filter refused it
-        before Placement was asked)."""
-        return cls(root_required=set(spec.root_required),
-                   root_forbidden=set(spec.root_forbidden),
-                   groups={'': Group(resources=dict(spec.resources),
-                                     required=set(spec.required),
-                                     forbidden=set(spec.forbidden))})
 
     @classmethod
     def parse(cls, querystring):
@@ -158,12 +148,15 @@ class _Judge:
         self._reads = reads
         self.why = why or (lambda trait: None)
 
+    def _once(self, key, read):
+        if key not in self._reads:
+            self._reads[key] = read()
+        return self._reads[key]
+
     def holders(self, **filters):
         """A filtered listing of providers, read once."""
-        key = tuple(sorted(filters.items()))
-        if key not in self._reads:
-            self._reads[key] = survey.holders(self.client, **filters)
-        return self._reads[key]
+        return self._once(tuple(sorted(filters.items())),
+                          lambda: survey.holders(self.client, **filters))
 
     def roots(self, **filters):
         """The roots of the trees a filtered listing has a provider of."""
@@ -172,11 +165,8 @@ class _Judge:
 
     def usage(self, uuid):
         """(inventories, usages) of one provider, read once."""
-        key = ('usage', uuid)
-        if key not in self._reads:
-            self._reads[key] = (self.client.get_inventories(uuid),
-                                self.client.get_usages(uuid))
-        return self._reads[key]
+        return self._once(('usage', uuid), lambda: (
+            self.client.get_inventories(uuid), self.client.get_usages(uuid)))
 
     def carriers(self, trait, tree=False):
         """The providers that carry ``trait`` (``tree``: the roots of the
@@ -352,5 +342,6 @@ def no_valid_host_reason(client, survey, spec, verdicts=None):
             return ('no compute host reports %s; this fleet boots %s'
                     % (trait, ', '.join(booted) or 'nothing yet'))
     if verdicts is None:
-        verdicts = judge(client, survey, [Query.of_spec(spec)], set())
+        query = Query.parse(our_filters.build(spec))
+        verdicts = judge(client, survey, [query], set())
     return no_valid_host(verdicts, ' (see --explain)')

@@ -10,9 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""ImageTypeRebuildFilter: the check Nova skips on a rebuild, and the
-check that Nova ran the request filters (``integration.request_check``).
-What it refuses and why is doc/source/install/scheduler.rst's.
+"""ImageTypeRebuildFilter; what it refuses and why is
+doc/source/install/scheduler.rst's.
 
 Nova loads a host filter only if it subclasses Nova's ``BaseHostFilter``,
 so this module imports Nova; ``all_filters`` imports it only once
@@ -27,8 +26,9 @@ from image_type_filter.nova import integration
 
 
 class ImageTypeRebuildFilter(filters.BaseHostFilter):
-    """Refuses a host that cannot take a rebuild's new image; on every
-    other request, checks that Nova ran the request filters."""
+    """Refuses a host that cannot take a rebuild's new image (the check
+    Nova skips on a rebuild); on every other request, checks that Nova ran
+    the request filters (``integration.request_check``)."""
 
     RUN_ON_REBUILD = True
 

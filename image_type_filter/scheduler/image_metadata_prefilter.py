@@ -103,7 +103,6 @@ class ImageMetadataPrefilter:
         #: architectures Nova's record of it lists}, or None when it cannot
         #: tell (``nova.integration._host_guests``).
         self.host_guests = host_guests
-        self.family_names = frozenset(f.name for f in self.families)
         self.catalog = catalog
         self._warned = warn_once.WarnOnce()
         if self.families and settings.novas_metadata_prefilter:
@@ -229,7 +228,7 @@ class ImageMetadataPrefilter:
     def describe_trait(self, trait, request_spec=None):
         """Which of the request's properties asks for or forbids ``trait``."""
         family = image_metadata.family_of_trait(trait)
-        if family is None or family.name not in self.family_names:
+        if family not in self.families:
             return None
         if request_spec is not None:
             for need in self.needs(request_spec):

@@ -136,11 +136,9 @@ class RequestFilterPipeline:
         outcome = self.outcome(None, request_spec, keep_constraints=False)
         if outcome.refusal is not None:
             return outcome.refusal
-        added = outcome.added
-        required = set(added.get('root_required', ())) | set(
-            added.get('required', ()))
-        forbidden = set(added.get('root_forbidden', ())) | set(
-            added.get('forbidden', ()))
+        # The filters constrain the root provider only.
+        required = set(outcome.added.get('root_required', ()))
+        forbidden = set(outcome.added.get('root_forbidden', ()))
         if not required and not forbidden:
             return None
         traits = host_traits()

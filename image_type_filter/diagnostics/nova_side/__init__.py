@@ -11,8 +11,4 @@
 # under the License.
 
 """The diagnostics' Nova side, for ``candidates --server``, ``--image``
-and ``--flavor``: Nova's own code run with nova-scheduler's nova.conf
-(``as_scheduler``, the only one that imports Nova), Nova and Glance read
-through openstacksdk (``cloud``), and Nova's and Glance's literal tables
-for a request's input (``nova_input``). The rest of ``diagnostics`` reads
-Placement only."""
+and ``--flavor``; its modules: doc/source/contributor/architecture.rst."""

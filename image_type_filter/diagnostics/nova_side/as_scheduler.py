@@ -21,8 +21,11 @@ what it reads, asks and explains is doc/source/admin/troubleshooting.rst's
 said in it (``NOT_COVERED``).
 """
 
+import contextlib
 import dataclasses
 import logging
+from logging import handlers
+import sys
 from urllib import parse
 import uuid
 import warnings
@@ -87,13 +90,13 @@ def load_nova(config_files, config_dirs=()):
         raise exceptions.ConfigError('%s: %s' % (NEEDS_NOVA, nova.report()))
     from nova import exception
     from oslo_config import cfg
+    import oslo_messaging
 
     argv = ['image-type-filter']
-    for path in config_files:
-        argv += ['--config-file', path]
-    for path in config_dirs or ():
-        argv += ['--config-dir', path]
-    import oslo_messaging
+    for option, paths in (('--config-file', config_files),
+                          ('--config-dir', config_dirs)):
+        for path in paths:
+            argv += [option, path]
 
     try:
         # As nova-scheduler and nova-manage start: with Nova's RPC set up
@@ -107,7 +110,7 @@ def load_nova(config_files, config_dirs=()):
     except (cfg.Error, exception.NovaException,
             oslo_messaging.MessagingException) as exc:
         raise exceptions.ConfigError('Nova cannot load %s: %s' % (
-            ', '.join(list(config_files) + list(config_dirs or ())),
+            ', '.join([*config_files, *config_dirs]),
             text.one_line(exc))) from exc
     return context.get_admin_context()
 
@@ -199,33 +202,25 @@ def describe(spec, server=None, notes=()):
     return described
 
 
-class _Said(logging.Handler):
-    """The lines the request filters log while one runs (``with``), kept
-    for the answer rather than printed."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines = []
-        self.loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
-        self.saved = [(lg.level, lg.propagate) for lg in self.loggers]
-
-    def emit(self, record):
-        if record.msg != TIMING:
-            self.lines.append(record.getMessage())
-
-    def __enter__(self):
-        for lg in self.loggers:
-            lg.addHandler(self)
-            lg.setLevel(logging.DEBUG)
-            lg.propagate = False
-        return self.lines
-
-    def __exit__(self, *exc_info):
-        for lg, (level, propagate) in zip(self.loggers, self.saved,
-                                          strict=True):
-            lg.removeHandler(self)
+@contextlib.contextmanager
+def _said():
+    """The lines the request filters log in the block, kept for the answer
+    rather than printed: the list yielded, filled when the block ends."""
+    said, kept = [], handlers.BufferingHandler(sys.maxsize)
+    loggers = [logging.getLogger(name) for name in FILTER_LOGGERS]
+    saved = [(lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(kept)
+        lg.setLevel(logging.DEBUG)
+        lg.propagate = False
+    try:
+        yield said
+    finally:
+        for lg, (level, propagate) in zip(loggers, saved, strict=True):
+            lg.removeHandler(kept)
             lg.setLevel(level)
             lg.propagate = propagate
+        said.extend(r.getMessage() for r in kept.buffer if r.msg != TIMING)
 
 
 def run_request_filters(ctxt, spec):
@@ -238,7 +233,7 @@ def run_request_filters(ctxt, spec):
     outcomes = []
     for request_filter_fn in list(request_filter.ALL_REQUEST_FILTERS):
         name = getattr(request_filter_fn, '__name__', repr(request_filter_fn))
-        with _Said() as said:
+        with _said() as said:
             try:
                 ran = request_filter_fn(ctxt, spec)
             except exception.RequestFilterFailed as exc:
