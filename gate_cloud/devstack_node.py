@@ -86,6 +86,21 @@ def run(argv, timeout=COMMAND_TIMEOUT):
     return result.stdout
 
 
+def unit_argv(unit):
+    """The command line ``unit`` runs (systemd's ExecStart)."""
+    shown = run(['systemctl', 'show', '-p', 'ExecStart', '--value', unit])
+    match = re.search(r'argv\[\]=([^;]+);', shown)
+    if not match:
+        raise GateError('no command line in %s\'s ExecStart: %s'
+                        % (unit, shown.strip()[:200]))
+    return match.group(1).split()
+
+
+def config_files(argv):
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1])
+            if arg == '--config-file']
+
+
 def iniset(path, section, option, value):
     """devstack's own ``iniset`` on one file of the node."""
     run(['bash', '-c', 'source "$0/devstack/inc/ini-config" && '
