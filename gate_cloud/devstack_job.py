@@ -179,12 +179,18 @@ def _lay_out_root(root):
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
     _project_tree(stack / 'image-type-filter')
+    write_image_and_local_sh(root, '/opt/stack/devstack')
+
+
+def write_image_and_local_sh(root, devstack):
+    """The image devstack uploads (``IMAGE``) and ``LOCAL_SH`` in the
+    devstack tree ``devstack`` of ``root``."""
     image = root / IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
     with open(image, 'wb') as out:
         out.truncate(16 * 1024 * 1024)
-    local_sh = stack / 'devstack' / 'local.sh'
-    local_sh.write_text(LOCAL_SH.format(devstack='/opt/stack/devstack'))
+    local_sh = root / devstack.lstrip('/') / 'local.sh'
+    local_sh.write_text(LOCAL_SH.format(devstack=devstack))
     local_sh.chmod(0o755)
 
 

@@ -102,14 +102,7 @@ def _lay_out_root():
     sources.snapshot_tree('grenade-', ROOT / GRENADE_DIR.lstrip('/'))
     (ROOT / GRENADE_DB.lstrip('/')).parent.mkdir(parents=True,
                                                  exist_ok=True)
-    image = ROOT / gate.IMAGE.lstrip('/')
-    image.parent.mkdir(parents=True, exist_ok=True)
-    with open(image, 'wb') as out:
-        out.truncate(16 * 1024 * 1024)
-    local_sh = ROOT / BASES['old'].lstrip('/') / 'devstack/local.sh'
-    local_sh.write_text(gate.LOCAL_SH.format(
-        devstack=BASES['old'] + '/devstack'))
-    local_sh.chmod(0o755)
+    gate.write_image_and_local_sh(ROOT, BASES['old'] + '/devstack')
 
 
 def _render(box):
