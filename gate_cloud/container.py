@@ -303,8 +303,8 @@ class Network:
             _run(['ip', 'link', 'delete', self.bridge], check=False)
         # Put back once no network of the machine's test jobs (their ITF-
         # chains) still forwards.
-        if IP_FORWARD_FOUND.exists() and 'ITF-' not in _run(
-                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
+        if IP_FORWARD_FOUND.exists() and 'ITF-' not in _iptables(
+                '-S', 'FORWARD').stdout:
             IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())
             IP_FORWARD_FOUND.unlink(missing_ok=True)
         self.state.path.unlink(missing_ok=True)
@@ -466,19 +466,19 @@ class Container:
         self.state.path.unlink(missing_ok=True)
 
 
-def _iptables(*args):
-    _run(['iptables', '-w', '30'] + list(args), timeout=60)
+def _iptables(*args, check=True):
+    return _run(['iptables', '-w', '30'] + list(args), timeout=60,
+                check=check)
 
 
 def _remove_rules(forward_chain, nat_chain):
-    for table, chain, parent in ((None, forward_chain, 'FORWARD'),
-                                 ('nat', nat_chain, 'POSTROUTING')):
-        prefix = ['iptables', '-w', '30'] + (['-t', table] if table else [])
-        while _run(prefix + ['-D', parent, '-j', chain], check=False,
-                   timeout=60).returncode == 0:
+    for table, chain, parent in (((), forward_chain, 'FORWARD'),
+                                 (('-t', 'nat'), nat_chain, 'POSTROUTING')):
+        while _iptables(*table, '-D', parent, '-j', chain,
+                        check=False).returncode == 0:
             pass
-        _run(prefix + ['-F', chain], check=False, timeout=60)
-        _run(prefix + ['-X', chain], check=False, timeout=60)
+        _iptables(*table, '-F', chain, check=False)
+        _iptables(*table, '-X', chain, check=False)
 
 
 def _link_exists(name):

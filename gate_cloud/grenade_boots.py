@@ -96,11 +96,7 @@ class Stream:
 
 def records(lines):
     """The boots' JSON lines among the stream's output."""
-    boots = []
-    for line in lines:
-        if line.startswith('{'):
-            boots.append(json.loads(line))
-    return boots
+    return [json.loads(line) for line in lines if line.startswith('{')]
 
 
 def judge(boots, window):
