@@ -116,7 +116,7 @@ def judge_lines(unit, part, records):
     return len(said)
 
 
-def wait_every(what, reporters, done, deadline, name=str):
+def wait_every(what, reporters, done, deadline):
     """Poll ``done(reporter)`` each second until true for every one, or
     raise naming ``what`` and those it is not true for."""
     end = time.monotonic() + deadline
@@ -127,7 +127,7 @@ def wait_every(what, reporters, done, deadline, name=str):
             return
         if time.monotonic() > end:
             raise GateError('%s: not within %ds for %s' % (
-                what, deadline, ', '.join(sorted(map(name, pending)))))
+                what, deadline, ', '.join(sorted(pending))))
         time.sleep(1)
 
 
