@@ -80,6 +80,7 @@ CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
                      r'Total runtime)')
 FAILED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. FAILED')
 PASSED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. ok$')
+COUNT = re.compile(r'^ - (Passed|Skipped|Failed): (\d+)')
 
 #: Run after stack.sh's extra phase (devstack runs ``local.sh`` last):
 #: what the userspace datapath and the fake driver's host name need.
@@ -353,22 +354,14 @@ def judge_tempest(name, lines, rc, log):
     """tempest's counts from its output; a failed test, a failed run or
     a run of no test raises, naming the tests and the log."""
     failed = [m.group(1) for m in map(FAILED_TEST.search, lines) if m]
-    counts = _counts(lines)
+    counts = {m.group(1): int(m.group(2)) for m in map(COUNT.match, lines)
+              if m}
     if rc != 0 or failed or counts.get('Failed'):
         raise GateError('tempest (%s) failed: %s; its log: %s' % (
             name, ', '.join(failed[:5]) or 'exit %d' % rc, log))
     if not counts.get('Passed'):
         raise GateError('tempest (%s) ran no test; its log: %s'
                         % (name, log))
-    return counts
-
-
-def _counts(lines):
-    counts = {}
-    for line in lines:
-        match = re.match(r'^ - (Passed|Skipped|Failed): (\d+)', line)
-        if match:
-            counts[match.group(1)] = int(match.group(2))
     return counts
 
 
