@@ -224,11 +224,9 @@ class _StateFile:
 
 
 class Network:
-    """A bridge of ours with a /24: this machine is ``.1`` on it, the
-    nodes take the addresses the caller gives them. The forward chain
-    lets the nodes reach each other (the bridge's frames pass iptables
-    where br_netfilter is loaded), this machine's resolver and TCP 80/443
-    outside; it drops the rest."""
+    """A bridge of ours with a /24, this machine ``.1`` on it, and the
+    rules the module's doc says (the bridge's frames pass iptables where
+    br_netfilter is loaded)."""
 
     def __init__(self, bridge, subnet, chains, state_dir):
         self.bridge = bridge
@@ -301,8 +299,6 @@ class Network:
             _remove_rules(self.forward_chain, self.nat_chain)
         if state.get('bridge') and _link_exists(self.bridge):
             _run(['ip', 'link', 'delete', self.bridge], check=False)
-        # Put back once no network of the machine's test jobs (their ITF-
-        # chains) still forwards.
         if IP_FORWARD_FOUND.exists() and 'ITF-' not in _iptables(
                 '-S', 'FORWARD').stdout:
             IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())

@@ -388,9 +388,8 @@ def node_code(box, dest):
 
 
 def _set_aside(box, action, dest=DEST):
-    """Disable (``disable``) or enable again the nova-compute of every
-    host that cannot boot tempest's raw image or is reserved; the hosts,
-    space-separated (the controller's second and third fake nodes)."""
+    """``devstack_node.set_aside`` on the node (``disable`` or
+    ``enable``); the hosts, space-separated."""
     env = node_code(box, dest)
     return box.run([node.PYTHON, '-m', 'gate_cloud.devstack_node',
                     'set-aside', TEMPEST_TRAIT, action], env=env,

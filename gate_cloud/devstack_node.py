@@ -404,7 +404,6 @@ def set_aside(trait, enabled):
 
 
 if __name__ == '__main__':
-    # python3 -m gate_cloud.devstack_node set-aside TRAIT disable|enable
     if len(sys.argv) != 4 or sys.argv[1] != 'set-aside' or sys.argv[3] \
             not in ('disable', 'enable'):
         sys.exit('usage: devstack_node set-aside TRAIT disable|enable')

@@ -30,8 +30,7 @@ from gate_cloud.devstack_log_only import LOADED
 from gate_cloud.devstack_log_only import SCHEDULER
 
 #: upgrade.rst's rollback, step by step (a test holds the page to it):
-#: the first two here, the third after the reporters' removal
-#: (``devstack_removal``), for they share the node's environment.
+#: the first two here, the third in ``devstack_removal``.
 STEPS = ("Turn on Nova's own mechanisms beside the filters",
          "Take the filters' lines out of nova.conf",
          "Uninstall the package from nova-scheduler's environment")

@@ -268,8 +268,7 @@ def run(keep=False):
                         'python3 -m gate_cloud devstack down'
                         % box.state.path)
     prepare()
-    _step('prepared (host tools, base root, both series\' sdists)',
-               started)
+    _step('prepared (host tools, base root, both series\' sdists)', started)
     _lay_out_root()
     _step('roots laid out (old and new sides, grenade)', started)
     with gate.running([box], gate.UPGRADE_NETWORK, keep, started):
@@ -277,7 +276,7 @@ def run(keep=False):
         box.start(ROOT, gate.LOGS / ('container-%s.log' % MACHINE))
         variables = _render(box)
         _step('container booted, both local.confs and grenade\'s '
-                   'localrc rendered from the job', started)
+              'localrc rendered from the job', started)
         # devstack stable/2026.1 writes KSM's switch whenever the file
         # exists, and the container's /sys is read-only (master warns
         # and goes on): the container shares this machine's kernel, which
@@ -301,7 +300,7 @@ def run(keep=False):
             # records of the gate's create, run before it, go back.
             box.path(GRENADE_DB).write_bytes(kept)
             _step('grenade base part passed (state saved, services '
-                       'down)', started)
+                  'down)', started)
             _resources(box, 'verify_noapi')
             keeper = KeepComputeIds(box)
             keeper.start()
@@ -313,7 +312,7 @@ def run(keep=False):
                   'time(s); its own was kept' % keeper.restored, flush=True)
             window.append(time.time())
             _step('grenade target part passed (every project '
-                       'upgraded)', started)
+                  'upgraded)', started)
             _resources(box, 'verify', 'post-upgrade')
         finally:
             boots = stream.stop()
