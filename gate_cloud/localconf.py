@@ -34,10 +34,10 @@ unanswered after it is an error, so a new one upstream is noticed.
 
 import argparse
 import copy
-import importlib.util
 import json
 import pathlib
 import re
+import runpy
 
 from gate_cloud import GateError
 
@@ -227,15 +227,6 @@ def node_vars(variables, group_vars, groups):
     return result
 
 
-def _writer(devstack_tree):
-    path = pathlib.Path(devstack_tree) / WRITER
-    spec = importlib.util.spec_from_file_location('devstack_local_conf',
-                                                  path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _unanswered(value, where=()):
     if isinstance(value, dict):
         for key, item in value.items():
@@ -278,7 +269,8 @@ def write(devstack_tree, variables, path):
         raise GateError('local.conf: no value on this machine for %s '
                         '(Jinja in the job variables; add it to '
                         'gate_cloud/localconf.py machine())' % ', '.join(left))
-    writer = _writer(devstack_tree).LocalConf(
+    local_conf = runpy.run_path(str(pathlib.Path(devstack_tree) / WRITER))
+    writer = local_conf['LocalConf'](
         wanted['devstack_localrc'], wanted['devstack_local_conf'], [],
         dict(wanted['devstack_services']), wanted['devstack_plugins'],
         None, None, None, None)
