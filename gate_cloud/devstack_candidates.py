@@ -279,8 +279,7 @@ def run():
     nvh = 'ERROR'
     made = {}
     try:
-        made['qcow2'] = cloud.upload('gate-candidates-qcow2', 'qcow2',
-                                     node.image_file('qcow2'))
+        made['qcow2'] = cloud.upload('gate-candidates-qcow2', 'qcow2')
         made['too-big'] = cloud.create_flavor(
             'gate-candidates-too-big', 64, 1, TOO_BIG_DISK_GB)
         prove(cloud, 'raw', raw, flavor_id, Expect(

@@ -230,8 +230,7 @@ def run():
     reporters = reporter_units()
     pids = {u: node.main_pid(u) for u in reporters}
     raw, flavor_id = node.tempest_boot()
-    images = {'raw': raw, 'qcow2': cloud.upload(
-        'faults-qcow2', 'qcow2', node.image_file('qcow2'))}
+    images = {'raw': raw, 'qcow2': cloud.upload('faults-qcow2', 'qcow2')}
     before = cloud.all_traits()
     # Its own client: tokens are not shared across threads.
     booting = node.Cloud()

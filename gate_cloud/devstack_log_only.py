@@ -213,8 +213,7 @@ def run():
     images = {'raw': raw}
     set_enforce(False)
     try:
-        images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2',
-                                       node.image_file('qcow2'))
+        images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2')
         for label, fmt, would_refuse in BOOTS:
             one_boot(cloud, label, images[fmt], flavor_id, would_refuse,
                      python)

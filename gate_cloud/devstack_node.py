@@ -260,9 +260,10 @@ class Cloud:
 
     # --- images and flavors
 
-    def upload(self, name, disk_format, path, properties=None):
+    def upload(self, name, disk_format, path=None, properties=None):
         """An image of ``disk_format`` from ``path`` (Glance checks the
-        data against the format): its id."""
+        data against the format; by default ``image_file``'s): its id."""
+        path = path or image_file(disk_format)
         body = {'name': name, 'disk_format': disk_format,
                 'container_format': 'bare'}
         body.update(properties or {})

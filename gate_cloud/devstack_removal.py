@@ -109,8 +109,7 @@ def run():
               'image-type-filter'], timeout=600)
     node.restart(SCHEDULER)
     flavor_id = node.tempest_boot()[1]
-    image_id = cloud.upload('gate-removal-raw', 'raw',
-                            node.image_file('raw'))
+    image_id = cloud.upload('gate-removal-raw', 'raw')
     try:
         node.wait_for(lambda: node.main_pid(SCHEDULER) != 0, START_DEADLINE,
                       'nova-scheduler running without the package')

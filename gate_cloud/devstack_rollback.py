@@ -115,8 +115,7 @@ def loaded_since(mark):
 def run():
     cloud = node.Cloud()
     flavor_id = node.tempest_boot()[1]
-    images = {fmt: cloud.upload('gate-rollback-' + fmt, fmt,
-                                node.image_file(fmt))
+    images = {fmt: cloud.upload('gate-rollback-' + fmt, fmt)
               for fmt in ('raw', 'qcow2')}
     before = cloud.all_traits()
     try:
