@@ -110,11 +110,6 @@ def _reasons(host):
     return ' | '.join(host.get('reasons') or ())
 
 
-def is_no_valid_host(server):
-    return server.get('status') == 'ERROR' and 'No valid host' in (
-        server.get('fault') or {}).get('message', '')
-
-
 def check(expect, server, logged, exit_code, answer, release):
     """What is wrong with the tool's answer for ``server`` (a list of
     one-line problems; empty when it holds)."""
@@ -160,7 +155,8 @@ def check(expect, server, logged, exit_code, answer, release):
         if exit_code != 0:
             problems.append('the tool exited %s for a server Placement '
                             'placed' % exit_code)
-    elif is_no_valid_host(server):
+    elif status == 'ERROR' and 'No valid host' in (
+            server.get('fault') or {}).get('message', ''):
         if exit_code != NO_VALID_HOST_EXIT:
             problems.append('the tool exited %s, not %d, for a server in '
                             '"No valid host"' % (exit_code,
@@ -194,14 +190,6 @@ def check(expect, server, logged, exit_code, answer, release):
     return problems
 
 
-def json_answer(stdout):
-    """The tool's ``-f json`` answer, or None where it printed none."""
-    try:
-        return json.loads(stdout) if stdout.strip() else None
-    except ValueError:
-        return None
-
-
 def run_tool(server_id):
     """(exit code, the JSON answer or None, stderr) of the tool."""
     argv = ['%s/image-type-filter' % node.VENV_BIN, 'candidates',
@@ -215,7 +203,11 @@ def run_tool(server_id):
     except subprocess.TimeoutExpired:
         raise GateError('candidates --server %s: no answer in %d s'
                         % (server_id, CLI_TIMEOUT)) from None
-    return proc.returncode, json_answer(proc.stdout), proc.stderr
+    try:
+        answer = json.loads(proc.stdout) if proc.stdout.strip() else None
+    except ValueError:  # it printed no JSON
+        answer = None
+    return proc.returncode, answer, proc.stderr
 
 
 def nova_release():
