@@ -33,6 +33,7 @@ One more node is ``network.container(name, address, state_dir)``.
 Facts measured on such a machine: ``../shared/devstack-notes.md``.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -250,11 +251,9 @@ class Network:
             raise GateError('%s exists: another gate network runs here '
                             '(python3 -m gate_cloud devstack down)'
                             % self.bridge)
-        try:  # kept by the first test network up, for the last to go
+        with contextlib.suppress(FileExistsError):  # the first up keeps it
             with open(IP_FORWARD_FOUND, 'x') as found:
                 found.write(IP_FORWARD.read_text())
-        except FileExistsError:
-            pass
         self.state.save(bridge=True)
         try:
             self._make()
@@ -452,10 +451,8 @@ class Container:
             leader = state.get('leader')
             if leader and _alive(leader):
                 # SIGRTMIN+4 asks systemd for a clean poweroff.
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(leader, signal.SIGRTMIN + 4)
-                except ProcessLookupError:
-                    pass
             if not _wait_gone(nspawn, STOP_DEADLINE):
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
@@ -500,10 +497,8 @@ def _alive(pid):
 def _wait_gone(pid, seconds):
     deadline = time.monotonic() + seconds
     while _alive(pid):
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         if time.monotonic() > deadline:
             return False
         time.sleep(0.5)
@@ -511,7 +506,5 @@ def _wait_gone(pid, seconds):
 
 
 def _kill_group(pid):
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
