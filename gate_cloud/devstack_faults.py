@@ -131,26 +131,18 @@ def wait_every(what, reporters, done, deadline):
         time.sleep(1)
 
 
-class BackgroundBoots(threading.Thread):
-    """Boots one after another for as long as the faults last:
-    ``boot(n)`` makes the n-th to its end and gives its status; what each
-    ended in is kept (an outage may cost a boot)."""
-
-    def __init__(self, boot):
-        super().__init__(daemon=True)
-        self.boot = boot
-        self.stopping = threading.Event()
-        self.results = []
-
-    def run(self):
-        n = 0
-        while not self.stopping.is_set():
-            n += 1
-            try:
-                self.results.append(self.boot(n))
-            except Exception as exc:  # refused while a part is down
-                self.results.append('refused: %s' % str(exc)[:80])
-                self.stopping.wait(3)
+def boot_until(stopping, boot, results):
+    """Boots one after another until ``stopping`` is set: ``boot(n)``
+    makes the n-th to its end and gives its status; what each ended in
+    is kept in ``results`` (an outage may cost a boot)."""
+    n = 0
+    while not stopping.is_set():
+        n += 1
+        try:
+            results.append(boot(n))
+        except Exception as exc:  # refused while a part is down
+            results.append('refused: %s' % str(exc)[:80])
+            stopping.wait(3)
 
 
 def placed_right(cloud, images, flavor_id, part):
@@ -234,15 +226,18 @@ def run():
     before = cloud.all_traits()
     # Its own client: tokens are not shared across threads.
     booting = node.Cloud()
-    background = BackgroundBoots(lambda n: booting.boot(
-        'faults-bg-%d' % n, images['raw'], flavor_id, ATTEMPT)['status'])
+    stopping, done = threading.Event(), []
+    background = threading.Thread(target=boot_until, daemon=True, args=(
+        stopping, lambda n: booting.boot('faults-bg-%d' % n, images['raw'],
+                                         flavor_id, ATTEMPT)['status'],
+        done))
     background.start()
     try:
         for part, unit in PARTS:
             one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
                       before)
     finally:
-        background.stopping.set()
+        stopping.set()
         background.join(timeout=BOUND)
         # What an outage left behind (a delete Keystone refused, a build
         # nova-scheduler's outage held): Nova's RPC timeout (60 s) and a
@@ -250,7 +245,6 @@ def run():
         for server_id in cloud.servers('faults-'):
             cloud.delete(server_id, deadline=LEFTOVER_DELETE)
         cloud.delete_image(images['qcow2'])
-    done = background.results
     print('[faults] background boots: %d, %d ACTIVE, %d refused while a '
           'part was down, %d ERROR' % (
               len(done), done.count('ACTIVE'),
