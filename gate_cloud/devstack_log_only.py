@@ -163,7 +163,7 @@ def set_enforce(value):
         'nova-scheduler loading the filters after a restart')
 
 
-def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
+def one_boot(cloud, label, image_id, flavor_id, would_refuse):
     scheduler_mark = node.journal(SCHEDULER)[0]
     placement_mark = node.journal(node.PLACEMENT)[0]
     server_id, request_id = cloud.create('gate-log-only-' + label,
@@ -176,8 +176,8 @@ def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
         raise GateError('log-only, %s boot ended %s (%s): log-only mode '
                         'must change nothing' % (label, server['status'], (
                             server.get('fault') or {}).get('message')))
-    read = read_verdicts(python, [m for _, m in node.journal(
-        SCHEDULER, scheduler_mark)[1]])
+    read = read_verdicts('%s/python' % node.VENV_BIN, [
+        m for _, m in node.journal(SCHEDULER, scheduler_mark)[1]])
     verdicts = read.about(server_id)
     if len(verdicts) != 1:
         raise GateError('log-only, %s boot: %d log-only line(s) for server '
@@ -209,14 +209,12 @@ def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
 def run():
     cloud = node.Cloud()
     raw, flavor_id = node.tempest_boot()
-    python = '%s/python' % node.VENV_BIN
     images = {'raw': raw}
     set_enforce(False)
     try:
         images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2')
         for label, fmt, would_refuse in BOOTS:
-            one_boot(cloud, label, images[fmt], flavor_id, would_refuse,
-                     python)
+            one_boot(cloud, label, images[fmt], flavor_id, would_refuse)
     finally:
         if 'qcow2' in images:
             cloud.delete_image(images['qcow2'])
