@@ -226,28 +226,27 @@ def _render(root):
     return rendered
 
 
-def _stack(box, started, devstack='/opt/stack/devstack',
-           logs='/opt/stack/logs', node='controller', step=_step):
-    """stack.sh in ``devstack`` as the stack user; devstack's closing
-    lines printed, naming the node (its summary log is in ``logs``)."""
-    box.run([devstack + '/tools/create-stack-user.sh'], timeout=300)
+def _stack(box, started, dest=DEST, node='controller', step=_step):
+    """stack.sh in ``dest``'s devstack as the stack user; devstack's
+    closing lines printed, naming the node."""
+    box.run([dest + '/devstack/tools/create-stack-user.sh'], timeout=300)
     # GIT_BASE's repositories too: git refuses to read another user's.
     box.run(['chown', '-R', 'stack:stack', '/opt/stack', GIT_BASE],
             timeout=300)
     log = LOGS / ('stack-%s.log' % node)
     with open(log, 'wb') as out:
         rc = subprocess.run(
-            box.command(['bash', '-c', 'cd %s && ./stack.sh' % devstack],
-                        user='stack'),
+            box.command(['bash', '-c', 'cd %s/devstack && ./stack.sh'
+                         % dest], user='stack'),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=STACK_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
     # devstack writes its progress lines ("stack.sh completed in N
     # seconds" among them) to the summary log beside $LOGFILE, the rest to
     # its standard output.
-    summaries = sorted((p for p in box.path(logs).glob('*.summary*')
-                        if not p.is_symlink()),
-                       key=lambda p: p.stat().st_mtime)
+    summaries = sorted(
+        (p for p in box.path(dest + '/logs').glob('*.summary*')
+         if not p.is_symlink()), key=lambda p: p.stat().st_mtime)
     summary = (summaries[-1].read_text(errors='replace').splitlines()
                if summaries else [])
     for line in lines + summary:

@@ -283,8 +283,7 @@ def run(keep=False):
         # the gate does not retune, so the switch is hidden.
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
-        gate._stack(box, started, devstack=BASES['old'] + '/devstack',
-                    logs=BASES['old'] + '/logs', node=MACHINE, step=_step)
+        gate._stack(box, started, BASES['old'], node=MACHINE, step=_step)
         _n_cpu_unit(box)
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
