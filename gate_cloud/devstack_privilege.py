@@ -80,18 +80,14 @@ def placement_as(directory, name, password, auth_url):
 
 
 def clouds_yaml(directory, password, auth_url):
-    lines = ['clouds:']
-    for name in (SERVICE_ONLY, READER):
-        lines += ['  %s:' % name, '    identity_api_version: 3',
-                  '    auth:', '      auth_url: %s' % auth_url,
-                  '      username: %s' % name,
-                  '      password: %s' % json.dumps(password),
-                  '      project_name: %s' % PROJECT,
-                  '      user_domain_id: default',
-                  '      project_domain_id: default']
+    """Both users' clouds.yaml, written as JSON (which YAML reads)."""
+    users = {name: {'identity_api_version': 3, 'auth': {
+        'auth_url': auth_url, 'username': name, 'password': password,
+        'project_name': PROJECT, 'user_domain_id': 'default',
+        'project_domain_id': 'default'}} for name in (SERVICE_ONLY, READER)}
     path = os.path.join(directory, 'clouds.yaml')
     with open(path, 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+        json.dump({'clouds': users}, f)
     return path
 
 
