@@ -130,8 +130,7 @@ def ensure_host_tools():
 def run_in_root(root, argv, env=None, timeout=300):
     """``argv`` in the root (chroot, not booted), with a clean
     environment: ``env`` over PATH and LANG."""
-    base = {'PATH': PATH, 'LANG': 'C.UTF-8'}
-    base.update(env or {})
+    base = {'PATH': PATH, 'LANG': 'C.UTF-8', **(env or {})}
     return _run(['chroot', root, 'env', '-i'] + ['%s=%s' % kv for kv in
                                                  base.items()] + argv,
                 timeout=timeout)
@@ -421,8 +420,8 @@ class Container:
         if not self.leader:
             raise GateError('container %s is not running (%s)'
                             % (self.machine, self.state.path))
-        base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root'}
-        base.update(env or {})
+        base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root',
+                **(env or {})}
         inner = ['env', '-i'] + ['%s=%s' % kv for kv in base.items()]
         if user:
             inner = ['runuser', '-u', user, '--'] + inner + [

@@ -389,10 +389,9 @@ def node_code(box, dest):
 def _set_aside(box, action, dest=DEST):
     """``devstack_node.set_aside`` on the node (``disable`` or
     ``enable``); the hosts, space-separated."""
-    env = node_code(box, dest)
     return box.run([node.PYTHON, '-m', 'gate_cloud.devstack_node',
-                    'set-aside', TEMPEST_TRAIT, action], env=env,
-                   timeout=300).stdout.strip()
+                    'set-aside', TEMPEST_TRAIT, action],
+                   env=node_code(box, dest), timeout=300).stdout.strip()
 
 
 def _phase(box, name, module, dest=DEST):

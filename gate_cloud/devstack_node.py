@@ -265,8 +265,7 @@ class Cloud:
         data against the format; by default ``image_file``'s): its id."""
         path = path or image_file(disk_format)
         body = {'name': name, 'disk_format': disk_format,
-                'container_format': 'bare'}
-        body.update(properties or {})
+                'container_format': 'bare', **(properties or {})}
         image = self.call('image', 'POST', '/images', body)[2]
         with open(path, 'rb') as data:
             self.call('image', 'PUT', '/images/%s/file' % image['id'],
