@@ -158,9 +158,13 @@ def set_enforce(value):
     node.iniset(node.NOVA_CONF, 'image_type_filter', 'enforce', value)
     mark = node.journal(SCHEDULER)[0]
     node.restart(SCHEDULER)
-    node.wait_for(lambda: any(LOADED in m for _, m in node.journal(
-        SCHEDULER, mark)[1]), LOAD_DEADLINE,
-        'nova-scheduler loading the filters after a restart')
+    node.wait_for(lambda: loaded_since(mark), LOAD_DEADLINE,
+                  'nova-scheduler loading the filters after a restart')
+
+
+def loaded_since(mark):
+    """Whether nova-scheduler logged the filters loaded after ``mark``."""
+    return any(LOADED in m for _, m in node.journal(SCHEDULER, mark)[1])
 
 
 def one_boot(cloud, label, image_id, flavor_id, would_refuse):

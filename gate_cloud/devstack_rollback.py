@@ -26,8 +26,8 @@ import sys
 
 from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud.devstack_log_only import LOADED
 from gate_cloud.devstack_log_only import SCHEDULER
+from gate_cloud.devstack_log_only import loaded_since
 
 #: upgrade.rst's rollback, step by step (a test holds the page to it):
 #: the first two here, the third in ``devstack_removal``.
@@ -106,10 +106,6 @@ def take_lines_out(conf=node.NOVA_CONF):
         text = without_section(text, section)
     with open(conf, 'w') as f:
         f.write(text)
-
-
-def loaded_since(mark):
-    return any(LOADED in m for _, m in node.journal(SCHEDULER, mark)[1])
 
 
 def run():
