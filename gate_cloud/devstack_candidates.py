@@ -235,8 +235,7 @@ def prove(cloud, label, image_id, flavor_id, expect, release):
         code, answer, stderr = run_tool(server_id)
     finally:
         cloud.delete(server_id)
-    problems = check(expect, server, logged, code, answer,
-                                release)
+    problems = check(expect, server, logged, code, answer, release)
     print('[candidates] %-9s %-6s; %d quer%s sent; tool exit %s: %s' % (
         label, server['status'], len(logged),
         'y' if len(logged) == 1 else 'ies', code,

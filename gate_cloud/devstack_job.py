@@ -138,8 +138,7 @@ def _project_tree(dest):
 
 def prepare(log=None):
     """What needs no container: host tools, the base root, the sdists."""
-    STATE.mkdir(exist_ok=True)
-    LOGS.mkdir(exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
     log = log or LOGS / 'prepare.log'
     container.ensure_host_tools()
     if not BASE_ROOTFS.exists():
