@@ -172,13 +172,6 @@ WantedBy=devstack@n-cpu-1.service
 """
 
 
-def _n_cpu_unit(box):
-    path = box.path('/etc/systemd/system/devstack@n-cpu.service')
-    path.write_text(N_CPU_UNIT)
-    box.run(['systemctl', 'daemon-reload'])
-    box.run(['systemctl', 'enable', '--now', 'devstack@n-cpu.service'])
-
-
 #: Where devstack keeps each fake node's state (NOVA_STATE_PATH/<host>).
 NOVA_STATE = '/opt/stack/data/nova'
 
@@ -284,7 +277,10 @@ def run(keep=False):
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
         gate._stack(box, started, BASES['old'], node=MACHINE, step=_step)
-        _n_cpu_unit(box)
+        box.path('/etc/systemd/system/devstack@n-cpu.service').write_text(
+            N_CPU_UNIT)
+        box.run(['systemctl', 'daemon-reload'])
+        box.run(['systemctl', 'enable', '--now', 'devstack@n-cpu.service'])
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
         _step('resources created and verified on the base', started)
