@@ -68,24 +68,20 @@ def _container_job(sub, name, about, run_help, sdists):
 
 
 def _command(args):
+    from gate_cloud import devstack_job
+    from gate_cloud import grenade_job
+    job = grenade_job if args.command == 'grenade' else devstack_job
     try:
-        if args.command == 'grenade':
-            from gate_cloud import grenade_job
-            if args.action == 'run':
-                return grenade_job.run(keep=args.keep)
-            grenade_job.prepare()
-            return 0
-        from gate_cloud import devstack_job
         if args.action == 'run':
-            return devstack_job.run(keep=args.keep)
-        if args.action == 'prepare':
-            devstack_job.prepare()
-            return 0
+            return job.run(keep=args.keep)
         if args.action == 'shell':
-            return devstack_job.shell(args.node)
+            return job.shell(args.node)
         if args.action == 'phase':
-            return devstack_job.phase(args.name)
-        devstack_job.down()
+            return job.phase(args.name)
+        if args.action == 'prepare':
+            job.prepare()
+        else:
+            job.down()
         return 0
     except GateError as exc:
         print('gate_cloud %s: %s' % (args.command, exc), file=sys.stderr)

@@ -33,6 +33,7 @@ One more node is ``network.container(name, address, state_dir)``.
 Facts measured on such a machine: ``../shared/devstack-notes.md``.
 """
 
+import contextlib
 import json
 import os
 import pathlib
@@ -129,8 +130,7 @@ def ensure_host_tools():
 def run_in_root(root, argv, env=None, timeout=300):
     """``argv`` in the root (chroot, not booted), with a clean
     environment: ``env`` over PATH and LANG."""
-    base = {'PATH': PATH, 'LANG': 'C.UTF-8'}
-    base.update(env or {})
+    base = {'PATH': PATH, 'LANG': 'C.UTF-8', **(env or {})}
     return _run(['chroot', root, 'env', '-i'] + ['%s=%s' % kv for kv in
                                                  base.items()] + argv,
                 timeout=timeout)
@@ -224,11 +224,9 @@ class _StateFile:
 
 
 class Network:
-    """A bridge of ours with a /24: this machine is ``.1`` on it, the
-    nodes take the addresses the caller gives them. The forward chain
-    lets the nodes reach each other (the bridge's frames pass iptables
-    where br_netfilter is loaded), this machine's resolver and TCP 80/443
-    outside; it drops the rest."""
+    """A bridge of ours with a /24, this machine ``.1`` on it, and the
+    rules the module's doc says (the bridge's frames pass iptables where
+    br_netfilter is loaded)."""
 
     def __init__(self, bridge, subnet, chains, state_dir):
         self.bridge = bridge
@@ -252,11 +250,9 @@ class Network:
             raise GateError('%s exists: another gate network runs here '
                             '(python3 -m gate_cloud devstack down)'
                             % self.bridge)
-        try:  # kept by the first test network up, for the last to go
+        with contextlib.suppress(FileExistsError):  # the first up keeps it
             with open(IP_FORWARD_FOUND, 'x') as found:
                 found.write(IP_FORWARD.read_text())
-        except FileExistsError:
-            pass
         self.state.save(bridge=True)
         try:
             self._make()
@@ -301,10 +297,8 @@ class Network:
             _remove_rules(self.forward_chain, self.nat_chain)
         if state.get('bridge') and _link_exists(self.bridge):
             _run(['ip', 'link', 'delete', self.bridge], check=False)
-        # Put back once no network of the machine's test jobs (their ITF-
-        # chains) still forwards.
-        if IP_FORWARD_FOUND.exists() and 'ITF-' not in _run(
-                ['iptables', '-w', '30', '-S', 'FORWARD'], timeout=60).stdout:
+        if IP_FORWARD_FOUND.exists() and 'ITF-' not in _iptables(
+                '-S', 'FORWARD').stdout:
             IP_FORWARD.write_text(IP_FORWARD_FOUND.read_text())
             IP_FORWARD_FOUND.unlink(missing_ok=True)
         self.state.path.unlink(missing_ok=True)
@@ -426,8 +420,8 @@ class Container:
         if not self.leader:
             raise GateError('container %s is not running (%s)'
                             % (self.machine, self.state.path))
-        base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root'}
-        base.update(env or {})
+        base = {'PATH': PATH, 'LANG': 'C.UTF-8', 'HOME': '/root',
+                **(env or {})}
         inner = ['env', '-i'] + ['%s=%s' % kv for kv in base.items()]
         if user:
             inner = ['runuser', '-u', user, '--'] + inner + [
@@ -456,29 +450,27 @@ class Container:
             leader = state.get('leader')
             if leader and _alive(leader):
                 # SIGRTMIN+4 asks systemd for a clean poweroff.
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(leader, signal.SIGRTMIN + 4)
-                except ProcessLookupError:
-                    pass
             if not _wait_gone(nspawn, STOP_DEADLINE):
                 _kill_group(nspawn)
                 _wait_gone(nspawn, 10)
         self.state.path.unlink(missing_ok=True)
 
 
-def _iptables(*args):
-    _run(['iptables', '-w', '30'] + list(args), timeout=60)
+def _iptables(*args, check=True):
+    return _run(['iptables', '-w', '30'] + list(args), timeout=60,
+                check=check)
 
 
 def _remove_rules(forward_chain, nat_chain):
-    for table, chain, parent in ((None, forward_chain, 'FORWARD'),
-                                 ('nat', nat_chain, 'POSTROUTING')):
-        prefix = ['iptables', '-w', '30'] + (['-t', table] if table else [])
-        while _run(prefix + ['-D', parent, '-j', chain], check=False,
-                   timeout=60).returncode == 0:
+    for table, chain, parent in (((), forward_chain, 'FORWARD'),
+                                 (('-t', 'nat'), nat_chain, 'POSTROUTING')):
+        while _iptables(*table, '-D', parent, '-j', chain,
+                        check=False).returncode == 0:
             pass
-        _run(prefix + ['-F', chain], check=False, timeout=60)
-        _run(prefix + ['-X', chain], check=False, timeout=60)
+        _iptables(*table, '-F', chain, check=False)
+        _iptables(*table, '-X', chain, check=False)
 
 
 def _link_exists(name):
@@ -504,10 +496,8 @@ def _alive(pid):
 def _wait_gone(pid, seconds):
     deadline = time.monotonic() + seconds
     while _alive(pid):
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         if time.monotonic() > deadline:
             return False
         time.sleep(0.5)
@@ -515,7 +505,5 @@ def _wait_gone(pid, seconds):
 
 
 def _kill_group(pid):
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

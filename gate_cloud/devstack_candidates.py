@@ -110,11 +110,6 @@ def _reasons(host):
     return ' | '.join(host.get('reasons') or ())
 
 
-def is_no_valid_host(server):
-    return server.get('status') == 'ERROR' and 'No valid host' in (
-        server.get('fault') or {}).get('message', '')
-
-
 def check(expect, server, logged, exit_code, answer, release):
     """What is wrong with the tool's answer for ``server`` (a list of
     one-line problems; empty when it holds)."""
@@ -160,7 +155,8 @@ def check(expect, server, logged, exit_code, answer, release):
         if exit_code != 0:
             problems.append('the tool exited %s for a server Placement '
                             'placed' % exit_code)
-    elif is_no_valid_host(server):
+    elif status == 'ERROR' and 'No valid host' in (
+            server.get('fault') or {}).get('message', ''):
         if exit_code != NO_VALID_HOST_EXIT:
             problems.append('the tool exited %s, not %d, for a server in '
                             '"No valid host"' % (exit_code,
@@ -194,14 +190,6 @@ def check(expect, server, logged, exit_code, answer, release):
     return problems
 
 
-def json_answer(stdout):
-    """The tool's ``-f json`` answer, or None where it printed none."""
-    try:
-        return json.loads(stdout) if stdout.strip() else None
-    except ValueError:
-        return None
-
-
 def run_tool(server_id):
     """(exit code, the JSON answer or None, stderr) of the tool."""
     argv = ['%s/image-type-filter' % node.VENV_BIN, 'candidates',
@@ -215,7 +203,11 @@ def run_tool(server_id):
     except subprocess.TimeoutExpired:
         raise GateError('candidates --server %s: no answer in %d s'
                         % (server_id, CLI_TIMEOUT)) from None
-    return proc.returncode, json_answer(proc.stdout), proc.stderr
+    try:
+        answer = json.loads(proc.stdout) if proc.stdout.strip() else None
+    except ValueError:  # it printed no JSON
+        answer = None
+    return proc.returncode, answer, proc.stderr
 
 
 def nova_release():
@@ -243,8 +235,7 @@ def prove(cloud, label, image_id, flavor_id, expect, release):
         code, answer, stderr = run_tool(server_id)
     finally:
         cloud.delete(server_id)
-    problems = check(expect, server, logged, code, answer,
-                                release)
+    problems = check(expect, server, logged, code, answer, release)
     print('[candidates] %-9s %-6s; %d quer%s sent; tool exit %s: %s' % (
         label, server['status'], len(logged),
         'y' if len(logged) == 1 else 'ies', code,
@@ -279,8 +270,7 @@ def run():
     nvh = 'ERROR'
     made = {}
     try:
-        made['qcow2'] = cloud.upload('gate-candidates-qcow2', 'qcow2',
-                                     node.image_file('qcow2'))
+        made['qcow2'] = cloud.upload('gate-candidates-qcow2', 'qcow2')
         made['too-big'] = cloud.create_flavor(
             'gate-candidates-too-big', 64, 1, TOO_BIG_DISK_GB)
         prove(cloud, 'raw', raw, flavor_id, Expect(

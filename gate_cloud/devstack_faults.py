@@ -116,7 +116,7 @@ def judge_lines(unit, part, records):
     return len(said)
 
 
-def wait_every(what, reporters, done, deadline, name=str):
+def wait_every(what, reporters, done, deadline):
     """Poll ``done(reporter)`` each second until true for every one, or
     raise naming ``what`` and those it is not true for."""
     end = time.monotonic() + deadline
@@ -127,30 +127,22 @@ def wait_every(what, reporters, done, deadline, name=str):
             return
         if time.monotonic() > end:
             raise GateError('%s: not within %ds for %s' % (
-                what, deadline, ', '.join(sorted(map(name, pending)))))
+                what, deadline, ', '.join(sorted(pending))))
         time.sleep(1)
 
 
-class BackgroundBoots(threading.Thread):
-    """Boots one after another for as long as the faults last:
-    ``boot(n)`` makes the n-th to its end and gives its status; what each
-    ended in is kept (an outage may cost a boot)."""
-
-    def __init__(self, boot):
-        super().__init__(daemon=True)
-        self.boot = boot
-        self.stopping = threading.Event()
-        self.results = []
-
-    def run(self):
-        n = 0
-        while not self.stopping.is_set():
-            n += 1
-            try:
-                self.results.append(self.boot(n))
-            except Exception as exc:  # refused while a part is down
-                self.results.append('refused: %s' % str(exc)[:80])
-                self.stopping.wait(3)
+def boot_until(stopping, boot, results):
+    """Boots one after another until ``stopping`` is set: ``boot(n)``
+    makes the n-th to its end and gives its status; what each ended in
+    is kept in ``results`` (an outage may cost a boot)."""
+    n = 0
+    while not stopping.is_set():
+        n += 1
+        try:
+            results.append(boot(n))
+        except Exception as exc:  # refused while a part is down
+            results.append('refused: %s' % str(exc)[:80])
+            stopping.wait(3)
 
 
 def placed_right(cloud, images, flavor_id, part):
@@ -223,10 +215,6 @@ def one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
     print('[faults] %s held down %.1f s, back in %.1f s; next raw boot '
           'ACTIVE %.1f s later, qcow2 refused; reporter lines %s; traits '
           'unchanged' % (part, held, restarted, took, lines), flush=True)
-    return {'part': part, 'held_down_s': round(held, 1),
-            'restart_s': round(restarted, 1),
-            'next_boot_placed_s': round(took, 1),
-            'reporter_log_lines': lines}
 
 
 def run():
@@ -234,21 +222,22 @@ def run():
     reporters = reporter_units()
     pids = {u: node.main_pid(u) for u in reporters}
     raw, flavor_id = node.tempest_boot()
-    images = {'raw': raw, 'qcow2': cloud.upload(
-        'faults-qcow2', 'qcow2', node.image_file('qcow2'))}
+    images = {'raw': raw, 'qcow2': cloud.upload('faults-qcow2', 'qcow2')}
     before = cloud.all_traits()
     # Its own client: tokens are not shared across threads.
     booting = node.Cloud()
-    background = BackgroundBoots(lambda n: booting.boot(
-        'faults-bg-%d' % n, images['raw'], flavor_id, ATTEMPT)['status'])
+    stopping, done = threading.Event(), []
+    background = threading.Thread(target=boot_until, daemon=True, args=(
+        stopping, lambda n: booting.boot('faults-bg-%d' % n, images['raw'],
+                                         flavor_id, ATTEMPT)['status'],
+        done))
     background.start()
-    results = []
     try:
         for part, unit in PARTS:
-            results.append(one_fault(cloud, part, unit, reporters, pids,
-                                     images, flavor_id, before))
+            one_fault(cloud, part, unit, reporters, pids, images, flavor_id,
+                      before)
     finally:
-        background.stopping.set()
+        stopping.set()
         background.join(timeout=BOUND)
         # What an outage left behind (a delete Keystone refused, a build
         # nova-scheduler's outage held): Nova's RPC timeout (60 s) and a
@@ -256,13 +245,11 @@ def run():
         for server_id in cloud.servers('faults-'):
             cloud.delete(server_id, deadline=LEFTOVER_DELETE)
         cloud.delete_image(images['qcow2'])
-    done = background.results
     print('[faults] background boots: %d, %d ACTIVE, %d refused while a '
           'part was down, %d ERROR' % (
               len(done), done.count('ACTIVE'),
               sum(r.startswith('refused') for r in done),
               done.count('ERROR')), flush=True)
-    return {'faults': results, 'background_boots': done}
 
 
 if __name__ == '__main__':

@@ -23,12 +23,12 @@ judged: the goal (``GOAL_RATIO``) is the benchmarks', and one node's
 figures beside tempest's load are too noisy to fail a gate on.
 """
 
-import pathlib
 import statistics
 import sys
 import time
 
 from gate_cloud import GateError
+from gate_cloud import container
 from gate_cloud import devstack_node as node
 
 SCHEDULER = 'devstack@n-sch.service'
@@ -46,20 +46,11 @@ def set_filters(on):
 def rss_mib(unit):
     """(resident MiB, processes) of ``unit``'s main process and every
     descendant of it (nova-scheduler's workers)."""
-    parents = {}
-    for stat in pathlib.Path('/proc').glob('[0-9]*/stat'):
-        try:
-            fields = stat.read_text().rsplit(')', 1)[1].split()
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-        parents[int(stat.parent.name)] = int(fields[1])
-    pids = {node.main_pid(unit)}
-    while True:
-        more = {pid for pid, parent in parents.items()
-                if parent in pids} - pids
-        if not more:
-            break
-        pids |= more
+    pids = set()
+    todo = {node.main_pid(unit)}
+    while todo:
+        pids |= todo
+        todo = set().union(*map(container.children, todo)) - pids
     kib = 0
     for pid in pids:
         try:

@@ -80,6 +80,7 @@ CLOSING = re.compile(r'(DevStack Version|DevStack Component Timing|'
                      r'Total runtime)')
 FAILED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. FAILED')
 PASSED_TEST = re.compile(r'\{\d+\} (\S+) \[[\d.]+s\] \.\.\. ok$')
+COUNT = re.compile(r'^ - (Passed|Skipped|Failed): (\d+)')
 
 #: Run after stack.sh's extra phase (devstack runs ``local.sh`` last):
 #: what the userspace datapath and the fake driver's host name need.
@@ -137,8 +138,7 @@ def _project_tree(dest):
 
 def prepare(log=None):
     """What needs no container: host tools, the base root, the sdists."""
-    STATE.mkdir(exist_ok=True)
-    LOGS.mkdir(exist_ok=True)
+    LOGS.mkdir(parents=True, exist_ok=True)
     log = log or LOGS / 'prepare.log'
     container.ensure_host_tools()
     if not BASE_ROOTFS.exists():
@@ -179,12 +179,18 @@ def _lay_out_root(root):
     sources.unpack(sources.download_sdists(
         SERIES, STATE / 'sdists', LOGS / 'prepare.log')['tempest'], trees)
     _project_tree(stack / 'image-type-filter')
+    write_image_and_local_sh(root, '/opt/stack/devstack')
+
+
+def write_image_and_local_sh(root, devstack):
+    """The image devstack uploads (``IMAGE``) and ``LOCAL_SH`` in the
+    devstack tree ``devstack`` of ``root``."""
     image = root / IMAGE.lstrip('/')
     image.parent.mkdir(parents=True, exist_ok=True)
     with open(image, 'wb') as out:
         out.truncate(16 * 1024 * 1024)
-    local_sh = stack / 'devstack' / 'local.sh'
-    local_sh.write_text(LOCAL_SH.format(devstack='/opt/stack/devstack'))
+    local_sh = root / devstack.lstrip('/') / 'local.sh'
+    local_sh.write_text(LOCAL_SH.format(devstack=devstack))
     local_sh.chmod(0o755)
 
 
@@ -219,28 +225,27 @@ def _render(root):
     return rendered
 
 
-def _stack(box, started, devstack='/opt/stack/devstack',
-           logs='/opt/stack/logs', node='controller', step=_step):
-    """stack.sh in ``devstack`` as the stack user; devstack's closing
-    lines printed, naming the node (its summary log is in ``logs``)."""
-    box.run([devstack + '/tools/create-stack-user.sh'], timeout=300)
+def _stack(box, started, dest=DEST, node='controller', step=_step):
+    """stack.sh in ``dest``'s devstack as the stack user; devstack's
+    closing lines printed, naming the node."""
+    box.run([dest + '/devstack/tools/create-stack-user.sh'], timeout=300)
     # GIT_BASE's repositories too: git refuses to read another user's.
     box.run(['chown', '-R', 'stack:stack', '/opt/stack', GIT_BASE],
             timeout=300)
     log = LOGS / ('stack-%s.log' % node)
     with open(log, 'wb') as out:
         rc = subprocess.run(
-            box.command(['bash', '-c', 'cd %s && ./stack.sh' % devstack],
-                        user='stack'),
+            box.command(['bash', '-c', 'cd %s/devstack && ./stack.sh'
+                         % dest], user='stack'),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
             timeout=STACK_TIMEOUT).returncode
     lines = log.read_text(errors='replace').splitlines()
     # devstack writes its progress lines ("stack.sh completed in N
     # seconds" among them) to the summary log beside $LOGFILE, the rest to
     # its standard output.
-    summaries = sorted((p for p in box.path(logs).glob('*.summary*')
-                        if not p.is_symlink()),
-                       key=lambda p: p.stat().st_mtime)
+    summaries = sorted(
+        (p for p in box.path(dest + '/logs').glob('*.summary*')
+         if not p.is_symlink()), key=lambda p: p.stat().st_mtime)
     summary = (summaries[-1].read_text(errors='replace').splitlines()
                if summaries else [])
     for line in lines + summary:
@@ -347,22 +352,14 @@ def judge_tempest(name, lines, rc, log):
     """tempest's counts from its output; a failed test, a failed run or
     a run of no test raises, naming the tests and the log."""
     failed = [m.group(1) for m in map(FAILED_TEST.search, lines) if m]
-    counts = _counts(lines)
+    counts = {m.group(1): int(m.group(2)) for m in map(COUNT.match, lines)
+              if m}
     if rc != 0 or failed or counts.get('Failed'):
         raise GateError('tempest (%s) failed: %s; its log: %s' % (
             name, ', '.join(failed[:5]) or 'exit %d' % rc, log))
     if not counts.get('Passed'):
         raise GateError('tempest (%s) ran no test; its log: %s'
                         % (name, log))
-    return counts
-
-
-def _counts(lines):
-    counts = {}
-    for line in lines:
-        match = re.match(r'^ - (Passed|Skipped|Failed): (\d+)', line)
-        if match:
-            counts[match.group(1)] = int(match.group(2))
     return counts
 
 
@@ -389,13 +386,11 @@ def node_code(box, dest):
 
 
 def _set_aside(box, action, dest=DEST):
-    """Disable (``disable``) or enable again the nova-compute of every
-    host that cannot boot tempest's raw image or is reserved; the hosts,
-    space-separated (the controller's second and third fake nodes)."""
-    env = node_code(box, dest)
+    """``devstack_node.set_aside`` on the node (``disable`` or
+    ``enable``); the hosts, space-separated."""
     return box.run([node.PYTHON, '-m', 'gate_cloud.devstack_node',
-                    'set-aside', TEMPEST_TRAIT, action], env=env,
-                   timeout=300).stdout.strip()
+                    'set-aside', TEMPEST_TRAIT, action],
+                   env=node_code(box, dest), timeout=300).stdout.strip()
 
 
 def _phase(box, name, module, dest=DEST):

@@ -158,12 +158,16 @@ def set_enforce(value):
     node.iniset(node.NOVA_CONF, 'image_type_filter', 'enforce', value)
     mark = node.journal(SCHEDULER)[0]
     node.restart(SCHEDULER)
-    node.wait_for(lambda: any(LOADED in m for _, m in node.journal(
-        SCHEDULER, mark)[1]), LOAD_DEADLINE,
-        'nova-scheduler loading the filters after a restart')
+    node.wait_for(lambda: loaded_since(mark), LOAD_DEADLINE,
+                  'nova-scheduler loading the filters after a restart')
 
 
-def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
+def loaded_since(mark):
+    """Whether nova-scheduler logged the filters loaded after ``mark``."""
+    return any(LOADED in m for _, m in node.journal(SCHEDULER, mark)[1])
+
+
+def one_boot(cloud, label, image_id, flavor_id, would_refuse):
     scheduler_mark = node.journal(SCHEDULER)[0]
     placement_mark = node.journal(node.PLACEMENT)[0]
     server_id, request_id = cloud.create('gate-log-only-' + label,
@@ -176,8 +180,8 @@ def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
         raise GateError('log-only, %s boot ended %s (%s): log-only mode '
                         'must change nothing' % (label, server['status'], (
                             server.get('fault') or {}).get('message')))
-    read = read_verdicts(python, [m for _, m in node.journal(
-        SCHEDULER, scheduler_mark)[1]])
+    read = read_verdicts('%s/python' % node.VENV_BIN, [
+        m for _, m in node.journal(SCHEDULER, scheduler_mark)[1]])
     verdicts = read.about(server_id)
     if len(verdicts) != 1:
         raise GateError('log-only, %s boot: %d log-only line(s) for server '
@@ -209,15 +213,12 @@ def one_boot(cloud, label, image_id, flavor_id, would_refuse, python):
 def run():
     cloud = node.Cloud()
     raw, flavor_id = node.tempest_boot()
-    python = '%s/python' % node.VENV_BIN
     images = {'raw': raw}
     set_enforce(False)
     try:
-        images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2',
-                                       node.image_file('qcow2'))
+        images['qcow2'] = cloud.upload('gate-log-only-qcow2', 'qcow2')
         for label, fmt, would_refuse in BOOTS:
-            one_boot(cloud, label, images[fmt], flavor_id, would_refuse,
-                     python)
+            one_boot(cloud, label, images[fmt], flavor_id, would_refuse)
     finally:
         if 'qcow2' in images:
             cloud.delete_image(images['qcow2'])

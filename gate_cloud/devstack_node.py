@@ -86,6 +86,21 @@ def run(argv, timeout=COMMAND_TIMEOUT):
     return result.stdout
 
 
+def unit_argv(unit):
+    """The command line ``unit`` runs (systemd's ExecStart)."""
+    shown = run(['systemctl', 'show', '-p', 'ExecStart', '--value', unit])
+    match = re.search(r'argv\[\]=([^;]+);', shown)
+    if not match:
+        raise GateError('no command line in %s\'s ExecStart: %s'
+                        % (unit, shown.strip()[:200]))
+    return match.group(1).split()
+
+
+def config_files(argv):
+    return [argv[i + 1] for i, arg in enumerate(argv[:-1])
+            if arg == '--config-file']
+
+
 def iniset(path, section, option, value):
     """devstack's own ``iniset`` on one file of the node."""
     run(['bash', '-c', 'source "$0/devstack/inc/ini-config" && '
@@ -245,12 +260,12 @@ class Cloud:
 
     # --- images and flavors
 
-    def upload(self, name, disk_format, path, properties=None):
+    def upload(self, name, disk_format, path=None, properties=None):
         """An image of ``disk_format`` from ``path`` (Glance checks the
-        data against the format): its id."""
+        data against the format; by default ``image_file``'s): its id."""
+        path = path or image_file(disk_format)
         body = {'name': name, 'disk_format': disk_format,
-                'container_format': 'bare'}
-        body.update(properties or {})
+                'container_format': 'bare', **(properties or {})}
         image = self.call('image', 'POST', '/images', body)[2]
         with open(path, 'rb') as data:
             self.call('image', 'PUT', '/images/%s/file' % image['id'],
@@ -389,7 +404,6 @@ def set_aside(trait, enabled):
 
 
 if __name__ == '__main__':
-    # python3 -m gate_cloud.devstack_node set-aside TRAIT disable|enable
     if len(sys.argv) != 4 or sys.argv[1] != 'set-aside' or sys.argv[3] \
             not in ('disable', 'enable'):
         sys.exit('usage: devstack_node set-aside TRAIT disable|enable')

@@ -66,16 +66,6 @@ def remove_users(cloud):
             cloud.call('identity', 'DELETE', '/users/%s' % user['id'])
 
 
-def reporter_configs():
-    """The config files the node's first reporter runs with (its unit's
-    command line)."""
-    command = node.run(['systemctl', 'show', '-p', 'ExecStart', '--value',
-                        REPORTER_UNIT])
-    words = command.split()
-    return [words[i + 1] for i, word in enumerate(words)
-            if word == '--config-file']
-
-
 def placement_as(directory, name, password, auth_url):
     """The ``[placement]`` user ``name`` and, apart from the host's, a
     reporter name of its own; the stack user's alone (a password)."""
@@ -90,18 +80,14 @@ def placement_as(directory, name, password, auth_url):
 
 
 def clouds_yaml(directory, password, auth_url):
-    lines = ['clouds:']
-    for name in (SERVICE_ONLY, READER):
-        lines += ['  %s:' % name, '    identity_api_version: 3',
-                  '    auth:', '      auth_url: %s' % auth_url,
-                  '      username: %s' % name,
-                  '      password: %s' % json.dumps(password),
-                  '      project_name: %s' % PROJECT,
-                  '      user_domain_id: default',
-                  '      project_domain_id: default']
+    """Both users' clouds.yaml, written as JSON (which YAML reads)."""
+    users = {name: {'identity_api_version': 3, 'auth': {
+        'auth_url': auth_url, 'username': name, 'password': password,
+        'project_name': PROJECT, 'user_domain_id': 'default',
+        'project_domain_id': 'default'}} for name in (SERVICE_ONLY, READER)}
     path = os.path.join(directory, 'clouds.yaml')
     with open(path, 'w') as f:
-        f.write('\n'.join(lines) + '\n')
+        json.dump({'clouds': users}, f)
     return path
 
 
@@ -166,10 +152,9 @@ def run():
             mark = node.journal(node.PLACEMENT)[0]
             argv = ['runuser', '-u', STACK_USER, '--',
                     '%s/virt-capabilities' % node.VENV_BIN]
-            files = []
-            for conf in reporter_configs() + [placement_as(
-                    tmp, SERVICE_ONLY, password, auth_url)]:
-                files += ['--config-file', conf]
+            configs = node.config_files(node.unit_argv(REPORTER_UNIT)) + [
+                placement_as(tmp, SERVICE_ONLY, password, auth_url)]
+            files = [a for f in configs for a in ('--config-file', f)]
             # report, then remove: the extra config file makes this a
             # reporter of its own name in the shared state file, whose
             # records would keep its traits on the provider for ever.

@@ -26,7 +26,6 @@ reporters'), nova-scheduler restarted, and a raw boot still ACTIVE.
 
 import configparser
 import json
-import re
 import sys
 
 from gate_cloud import GateError
@@ -40,22 +39,6 @@ STEPS = ('Stop every reporter',
          'reporter ran with')
 BOOT_DEADLINE = 180.0
 START_DEADLINE = 300.0
-
-
-def unit_argv(unit):
-    """The command line ``unit`` runs (systemd's ExecStart)."""
-    shown = node.run(['systemctl', 'show', '-p', 'ExecStart', '--value',
-                      unit])
-    match = re.search(r'argv\[\]=([^;]+);', shown)
-    if not match:
-        raise GateError('no command line in %s\'s ExecStart: %s'
-                        % (unit, shown.strip()[:200]))
-    return match.group(1).split()
-
-
-def config_files(argv):
-    return [argv[i + 1] for i, arg in enumerate(argv[:-1])
-            if arg == '--config-file']
 
 
 def recorded(files):
@@ -99,10 +82,10 @@ def judge(before, after, records):
 def run():
     cloud = node.Cloud()
     units = reporter_units()
-    argvs = {unit: unit_argv(unit) for unit in units}
+    argvs = {unit: node.unit_argv(unit) for unit in units}
     records = {}
     for argv in argvs.values():
-        for uuid, traits in recorded(config_files(argv)).items():
+        for uuid, traits in recorded(node.config_files(argv)).items():
             records.setdefault(uuid, set()).update(traits)
     if not any(records.values()):
         raise GateError('the reporters\' records name no trait: the '
@@ -113,7 +96,7 @@ def run():
     for argv in argvs.values():
         node.run(['sudo', '-u', 'stack', '%s/virt-capabilities' %
                   node.VENV_BIN, 'remove'] + [
-            a for f in config_files(argv) for a in ('--config-file', f)])
+            a for f in node.config_files(argv) for a in ('--config-file', f)])
     after = traits_by_uuid(cloud)
     problems, lost = judge(before, after, records)
     if problems:
@@ -126,8 +109,7 @@ def run():
               'image-type-filter'], timeout=600)
     node.restart(SCHEDULER)
     flavor_id = node.tempest_boot()[1]
-    image_id = cloud.upload('gate-removal-raw', 'raw',
-                            node.image_file('raw'))
+    image_id = cloud.upload('gate-removal-raw', 'raw')
     try:
         node.wait_for(lambda: node.main_pid(SCHEDULER) != 0, START_DEADLINE,
                       'nova-scheduler running without the package')

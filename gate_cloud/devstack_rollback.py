@@ -26,12 +26,11 @@ import sys
 
 from gate_cloud import GateError
 from gate_cloud import devstack_node as node
-from gate_cloud.devstack_log_only import LOADED
 from gate_cloud.devstack_log_only import SCHEDULER
+from gate_cloud.devstack_log_only import loaded_since
 
 #: upgrade.rst's rollback, step by step (a test holds the page to it):
-#: the first two here, the third after the reporters' removal
-#: (``devstack_removal``), for they share the node's environment.
+#: the first two here, the third in ``devstack_removal``.
 STEPS = ("Turn on Nova's own mechanisms beside the filters",
          "Take the filters' lines out of nova.conf",
          "Uninstall the package from nova-scheduler's environment")
@@ -109,15 +108,10 @@ def take_lines_out(conf=node.NOVA_CONF):
         f.write(text)
 
 
-def loaded_since(mark):
-    return any(LOADED in m for _, m in node.journal(SCHEDULER, mark)[1])
-
-
 def run():
     cloud = node.Cloud()
     flavor_id = node.tempest_boot()[1]
-    images = {fmt: cloud.upload('gate-rollback-' + fmt, fmt,
-                                node.image_file(fmt))
+    images = {fmt: cloud.upload('gate-rollback-' + fmt, fmt)
               for fmt in ('raw', 'qcow2')}
     before = cloud.all_traits()
     try:

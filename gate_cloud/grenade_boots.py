@@ -96,11 +96,7 @@ class Stream:
 
 def records(lines):
     """The boots' JSON lines among the stream's output."""
-    boots = []
-    for line in lines:
-        if line.startswith('{'):
-            boots.append(json.loads(line))
-    return boots
+    return [json.loads(line) for line in lines if line.startswith('{')]
 
 
 def judge(boots, window):
@@ -168,8 +164,7 @@ def _boot(cloud, n, fmt, image_id, flavor_id):
 
 def main():
     cloud = node.Cloud()
-    images = {fmt: cloud.upload('%s-%s' % (PREFIX, fmt), fmt,
-                                node.image_file(fmt))
+    images = {fmt: cloud.upload('%s-%s' % (PREFIX, fmt), fmt)
               for fmt in FORMATS}
     flavor_id = cloud.create_flavor(PREFIX, 64, 1, 1)
     print(READY, flush=True)

@@ -102,14 +102,7 @@ def _lay_out_root():
     sources.snapshot_tree('grenade-', ROOT / GRENADE_DIR.lstrip('/'))
     (ROOT / GRENADE_DB.lstrip('/')).parent.mkdir(parents=True,
                                                  exist_ok=True)
-    image = ROOT / gate.IMAGE.lstrip('/')
-    image.parent.mkdir(parents=True, exist_ok=True)
-    with open(image, 'wb') as out:
-        out.truncate(16 * 1024 * 1024)
-    local_sh = ROOT / BASES['old'].lstrip('/') / 'devstack/local.sh'
-    local_sh.write_text(gate.LOCAL_SH.format(
-        devstack=BASES['old'] + '/devstack'))
-    local_sh.chmod(0o755)
+    gate.write_image_and_local_sh(ROOT, BASES['old'] + '/devstack')
 
 
 def _render(box):
@@ -177,13 +170,6 @@ ExecStart=/bin/true
 [Install]
 WantedBy=devstack@n-cpu-1.service
 """
-
-
-def _n_cpu_unit(box):
-    path = box.path('/etc/systemd/system/devstack@n-cpu.service')
-    path.write_text(N_CPU_UNIT)
-    box.run(['systemctl', 'daemon-reload'])
-    box.run(['systemctl', 'enable', '--now', 'devstack@n-cpu.service'])
 
 
 #: Where devstack keeps each fake node's state (NOVA_STATE_PATH/<host>).
@@ -275,8 +261,7 @@ def run(keep=False):
                         'python3 -m gate_cloud devstack down'
                         % box.state.path)
     prepare()
-    _step('prepared (host tools, base root, both series\' sdists)',
-               started)
+    _step('prepared (host tools, base root, both series\' sdists)', started)
     _lay_out_root()
     _step('roots laid out (old and new sides, grenade)', started)
     with gate.running([box], gate.UPGRADE_NETWORK, keep, started):
@@ -284,16 +269,18 @@ def run(keep=False):
         box.start(ROOT, gate.LOGS / ('container-%s.log' % MACHINE))
         variables = _render(box)
         _step('container booted, both local.confs and grenade\'s '
-                   'localrc rendered from the job', started)
+              'localrc rendered from the job', started)
         # devstack stable/2026.1 writes KSM's switch whenever the file
         # exists, and the container's /sys is read-only (master warns
         # and goes on): the container shares this machine's kernel, which
         # the gate does not retune, so the switch is hidden.
         box.run(['mount', '-t', 'tmpfs', '-o', 'size=1M', 'ksm-hidden',
                  '/sys/kernel/mm/ksm'])
-        gate._stack(box, started, devstack=BASES['old'] + '/devstack',
-                    logs=BASES['old'] + '/logs', node=MACHINE, step=_step)
-        _n_cpu_unit(box)
+        gate._stack(box, started, BASES['old'], node=MACHINE, step=_step)
+        box.path('/etc/systemd/system/devstack@n-cpu.service').write_text(
+            N_CPU_UNIT)
+        box.run(['systemctl', 'daemon-reload'])
+        box.run(['systemctl', 'enable', '--now', 'devstack@n-cpu.service'])
         _resources(box, 'create')
         _resources(box, 'verify', 'pre-upgrade')
         _step('resources created and verified on the base', started)
@@ -308,7 +295,7 @@ def run(keep=False):
             # records of the gate's create, run before it, go back.
             box.path(GRENADE_DB).write_bytes(kept)
             _step('grenade base part passed (state saved, services '
-                       'down)', started)
+                  'down)', started)
             _resources(box, 'verify_noapi')
             keeper = KeepComputeIds(box)
             keeper.start()
@@ -320,7 +307,7 @@ def run(keep=False):
                   'time(s); its own was kept' % keeper.restored, flush=True)
             window.append(time.time())
             _step('grenade target part passed (every project '
-                       'upgraded)', started)
+                  'upgraded)', started)
             _resources(box, 'verify', 'post-upgrade')
         finally:
             boots = stream.stop()

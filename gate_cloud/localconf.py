@@ -34,10 +34,10 @@ unanswered after it is an error, so a new one upstream is noticed.
 
 import argparse
 import copy
-import importlib.util
 import json
 import pathlib
 import re
+import runpy
 
 from gate_cloud import GateError
 
@@ -112,16 +112,22 @@ HOSTVARS = re.compile(r"\{\{\s*hostvars\[(?:'(\w+)'|inventory_hostname)\]"
                       r"\['nodepool'\]\['private_ipv4'\]\s*\}\}")
 COMPUTE_COUNT = re.compile(r"\{\{\s*groups\['compute'\] \| "
                            r"default\(\['controller'\]\) \| length\s*\}\}")
+#: grenade's devstack_bases, as its grenade-base job names them: Jinja
+#: the job's values refer to.
+BASES = re.compile(r'\{\{\s*devstack_bases\.(\w+)\s*\}\}')
 
 
-def answers(value, node, addresses, groups):
+def answers(value, node, addresses, groups, bases=None):
     """``value`` with the nodeset's Jinja answered for ``node``: a node's
-    private address (``addresses``), the compute group's size."""
+    private address (``addresses``), the compute group's size, and
+    grenade's ``bases`` (its ``devstack_bases``) where given."""
     if isinstance(value, dict):
-        return {key: answers(item, node, addresses, groups)
+        return {key: answers(item, node, addresses, groups, bases)
                 for key, item in value.items()}
     if not isinstance(value, str):
         return value
+    if bases is not None:
+        value = BASES.sub(lambda m: bases[m.group(1)], value)
     value = HOSTVARS.sub(lambda m: addresses[m.group(1) or node], value)
     return COMPUTE_COUNT.sub(
         str(len(groups.get('compute', ['controller']))), value)
@@ -221,15 +227,6 @@ def node_vars(variables, group_vars, groups):
     return result
 
 
-def _writer(devstack_tree):
-    path = pathlib.Path(devstack_tree) / WRITER
-    spec = importlib.util.spec_from_file_location('devstack_local_conf',
-                                                  path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _unanswered(value, where=()):
     if isinstance(value, dict):
         for key, item in value.items():
@@ -272,24 +269,12 @@ def write(devstack_tree, variables, path):
         raise GateError('local.conf: no value on this machine for %s '
                         '(Jinja in the job variables; add it to '
                         'gate_cloud/localconf.py machine())' % ', '.join(left))
-    writer = _writer(devstack_tree).LocalConf(
+    local_conf = runpy.run_path(str(pathlib.Path(devstack_tree) / WRITER))
+    writer = local_conf['LocalConf'](
         wanted['devstack_localrc'], wanted['devstack_local_conf'], [],
         dict(wanted['devstack_services']), wanted['devstack_plugins'],
         None, None, None, None)
     writer.write(str(path))
-
-
-#: grenade's devstack_bases, as its grenade-base job names them: Jinja
-#: the job's values refer to.
-BASES = re.compile(r'\{\{\s*devstack_bases\.(\w+)\s*\}\}')
-
-
-def _bases(value, bases):
-    if isinstance(value, dict):
-        return {key: _bases(item, bases) for key, item in value.items()}
-    if isinstance(value, str):
-        return BASES.sub(lambda m: bases[m.group(1)], value)
-    return value
 
 
 def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
@@ -302,8 +287,8 @@ def render_grenade(trees, host_ip, image_url, git_base, job=GRENADE_JOB,
     where the node's ``/`` is. Return the merged variables."""
     devstack_tree, tempest_tree, grenade_tree = trees
     variables = job_vars(devstack_tree, tempest_tree, job, grenade_tree)
-    variables = answers(_bases(variables, variables['devstack_bases']),
-                        'controller', {'controller': host_ip}, {})
+    variables = answers(variables, 'controller', {'controller': host_ip},
+                        {}, variables['devstack_bases'])
     bases = variables['devstack_bases']
     root = pathlib.Path(root)
     grenade = variables.get('grenade_devstack_localrc') or {}

@@ -278,17 +278,15 @@ def make_git_base(series, git_base, cache, log):
     sdists = download_sdists(series, cache, log)
     with tempfile.TemporaryDirectory(prefix='gate-src-') as scratch:
         scratch = pathlib.Path(scratch)
-        bounds = {}
+        needs = []
         for name, archive in sdists.items():
             version = spec['sdists'][name][1]
             tree = unpack(archive, scratch / ('sdist-' + name))
-            needs = tree / 'requirements.txt'
-            if needs.exists():
-                for lib, low in lower_bounds(needs.read_text()).items():
-                    if _version(low) > _version(bounds.get(lib, '0')):
-                        bounds[lib] = low
+            if (tree / 'requirements.txt').exists():
+                needs.append((tree / 'requirements.txt').read_text())
             _bare_repository(tree, git_base / (name + '.git'), branch,
                              tag=version)
+        bounds = lower_bounds('\n'.join(needs))
         raised = []
         for name, prefix in spec['snapshots'].items():
             tree = unpack(snapshot(prefix), scratch / name)

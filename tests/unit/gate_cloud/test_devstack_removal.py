@@ -12,6 +12,7 @@
 
 """How the rollback and removal phases read nova.conf, units and traits."""
 
+from gate_cloud import devstack_node as node
 from gate_cloud import devstack_removal
 from gate_cloud import devstack_rollback
 
@@ -40,7 +41,7 @@ def test_the_unit_s_config_files_in_order():
     argv = ['/venv/bin/virt-capabilities', 'report', '--config-file',
             '/etc/nova/nova-cpu.conf', '--config-file',
             '/etc/nova/nova-fake.conf-1', '--interval', '10']
-    assert devstack_removal.config_files(argv) == [
+    assert node.config_files(argv) == [
         '/etc/nova/nova-cpu.conf', '/etc/nova/nova-fake.conf-1']
 
 
