@@ -20,8 +20,8 @@ checked here, so nothing else can be smuggled in.
 import re
 
 MAX_LENGTH = 255
-_NAME = re.compile(r'^[A-Z0-9_]+$')
-_CUSTOM = re.compile(r'^CUSTOM_[A-Z0-9_]+$')
+_NAME = re.compile(r'[A-Z0-9_]+')
+_CUSTOM = re.compile(r'CUSTOM_[A-Z0-9_]+')
 _NAME_IN_TEXT = re.compile(r'[A-Z][A-Z0-9_]+')
 CUSTOM_GRAMMAR = 'CUSTOM_[A-Z0-9_]+, at most %d characters' % MAX_LENGTH
 
@@ -29,12 +29,12 @@ CUSTOM_GRAMMAR = 'CUSTOM_[A-Z0-9_]+, at most %d characters' % MAX_LENGTH
 def is_name(value):
     """A well-formed trait or resource-class name, standard or custom."""
     return (isinstance(value, str) and len(value) <= MAX_LENGTH
-            and bool(_NAME.match(value)))
+            and bool(_NAME.fullmatch(value)))
 
 
 def is_custom(value):
     """A well-formed ``CUSTOM_*`` name."""
-    return is_name(value) and bool(_CUSTOM.match(value))
+    return is_name(value) and bool(_CUSTOM.fullmatch(value))
 
 
 def names_in(message):
