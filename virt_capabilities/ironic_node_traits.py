@@ -192,10 +192,9 @@ def client_for(conf, cloud=None):
 
 
 class IronicNodeTraits:
-    """A trait store (``virt_capabilities.reporter``) over Ironic
-    nodes: a provider's traits are read from, and written to, the Ironic
-    node of the same uuid, one trait a request, so that a trait somebody
-    else sets or removes meanwhile is neither lost nor put back."""
+    """The trait store over Ironic nodes (the module says how). One trait
+    a request, so that a trait somebody else sets or removes meanwhile is
+    neither lost nor put back."""
 
     kind = 'Ironic node'
     #: No answer, or a server error: the trait of the request that
@@ -229,8 +228,7 @@ class IronicNodeTraits:
     def in_sync(self, tokens):
         return None  # no query finds nodes by traits: each is read
 
-    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep,
-                          clock=time.monotonic):
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
         """(node uuids in ref order, refs of no node), waited for as
         ``providers.wait_for`` waits for providers: the refs are Ironic
         nodes' uuids or names (a node's uuid is its provider's). A ref
@@ -239,8 +237,9 @@ class IronicNodeTraits:
             found = [(ref, self.client.get_node(ref.value)) for ref in refs]
             return ([node.id for _, node in found if node],
                     [ref for ref, node in found if node is None])
-        uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
-                                            sleep, clock, IronicUnavailable)
+        uuids, missing = providers.wait_for(
+            lookup, refs, self.kind, wait, sleep,
+            unavailable=IronicUnavailable)
         return uuids, [dataclasses.replace(
             ref, source='%s; Ironic at %s has no such node' % (
                 ref.source, self.client.endpoint()))

@@ -73,14 +73,11 @@ class ReportJob:
             store.client, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
             store=store)
+        #: What this job's providers are, as a log line names one.
+        self.kind = store.kind
         self.sleep = sleep
         self.uuids = None
         self.missing = []
-
-    @property
-    def kind(self):
-        """What this job's providers are, as a log line names one."""
-        return self.reporter.store.kind
 
     def resolve(self, wait=0.0):
         """The providers to sync; those not found are remembered, and
@@ -113,8 +110,8 @@ class FailureLog:
     (doc/source/install/compute.rst, "As a service").
 
     A failure is "the same" when the error's kind is (and the provider,
-    for a provider's error). A one-shot run has no FailureLog: it logs
-    every failure. Not quieted, by design: a state that cannot be saved
+    for a provider's error). A one-shot run's is its own: it logs every
+    failure. Not quieted, by design: a state that cannot be saved
     (each cycle may set traits nobody will remember), and Placement's
     missing traits or providers (configuration, not an outage).
     """
@@ -150,13 +147,11 @@ def summarize(report, failures=None):
 
     ``failures``: the service's FailureLog, so that the same per-provider
     error cycle after cycle is said once."""
+    failures = failures if failures is not None else FailureLog()
     for result in report.errors:
-        if failures is None:
-            LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
-        else:
-            failures.failed(_failure_key(result.error, result.uuid),
-                            logging.ERROR, '%s %s: %s', report.kind,
-                            result.uuid, result.error)
+        failures.failed(_failure_key(result.error, result.uuid),
+                        logging.ERROR, '%s %s: %s', report.kind,
+                        result.uuid, result.error)
     changed = sum(1 for r in report.results if r.changed)
     LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
              'by query, %d conflict(s) retried, %d failed',
@@ -317,9 +312,8 @@ def run_remove(job_factory):
     job = job_factory()
     logs.setup(job.conf)
     state_file = job.plan.settings.state_file
-    ownership.check_removable(
-        job.reporter.rule, state_file,
-        state_file and ownership_state.read_document(state_file))
+    ownership.check_removable(job.reporter.rule, state_file,
+                              ownership_state.read_document(state_file))
     reporter = job.reporter
     uuids = list(reporter.state.providers)
     if job.plan.owns_image_types:
@@ -360,10 +354,8 @@ def _rebuilt(job, job_factory, control, failures, interval, reload):
     Refused credentials are raised: the caller backs off."""
     try:
         fresh = job_factory(control.sleep)
-    except exceptions.CredentialsRefused:
-        raise
     except Exception as exc:  # noqa: BLE001 - the service lives on
-        if job is None:
+        if job is None or isinstance(exc, exceptions.CredentialsRefused):
             raise
         failures.failed(_failure_key(exc), logging.ERROR,
                         'keeping the previous configuration: %s', exc)
