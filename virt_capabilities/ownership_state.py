@@ -139,8 +139,7 @@ class OwnershipState:
         """Read the other reporters' records again (they may have written
         since): before each sync. ConfigError if the file is no longer
         the reporter's own."""
-        if self.path:
-            self._load(read_document(self.path))
+        self._load(read_document(self.path))
 
     def owned(self, uuid):
         """This reporter's record of ``uuid``: what it set there."""

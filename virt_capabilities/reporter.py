@@ -247,10 +247,8 @@ class Reporter:
             return result
 
     def _apply(self, uuid, ownership_of, before_write=None):
-        """Read, set the owned traits to what ``ownership_of(uuid)`` wants,
-        write with the generation; re-read and retry a 409.
-        ``before_write(added)``: called before each write with the traits
-        it adds."""
+        """The module's read, apply and write, by ``ownership_of(uuid)``;
+        ``before_write(added)`` before each write."""
         result = SyncResult(uuid)
         attempt = 0
         while True:
@@ -312,9 +310,8 @@ class Reporter:
         return report
 
     def remove(self, uuids):
-        """Remove what it set from every provider in ``uuids``; one
-        failure does not stop the others, a state that cannot be saved
-        stops them all."""
+        """Remove what it set from every provider in ``uuids``, as
+        ``sync`` goes."""
         return self._run(self.remove_provider, uuids, True)
 
     def _run(self, act, uuids, prepare, skip_in_sync=False):

@@ -75,7 +75,6 @@ class ReportJob:
             store=store)
         #: What this job's providers are, as a log line names one.
         self.kind = store.kind
-        self.sleep = sleep
         self.uuids = None
         self.missing = []
 
@@ -84,7 +83,7 @@ class ReportJob:
         looked up again next time."""
         if self.uuids is None or self.missing:
             self.uuids, self.missing = self.reporter.store.resolve_with_wait(
-                self.plan.refs, wait, sleep=self.sleep)
+                self.plan.refs, wait, sleep=self.reporter.sleep)
         return self.uuids
 
     def sync(self, wait=0.0):
@@ -208,9 +207,7 @@ def run_service(job_factory, interval, wait, control=None):
     ``job_factory(sleep)`` builds a ReportJob whose waits use ``sleep``.
     ``control`` is how it is told to stop or reload: the CLI's own (its
     signals already routed there), or a library caller's; without one, a
-    new one, with the signals routed to it when on the main thread. How
-    it meets bad configuration and refused credentials:
-    doc/source/install/compute.rst ("As a service").
+    new one, with the signals routed to it when on the main thread.
     """
     if control is None:
         control = control_mod.Control()
