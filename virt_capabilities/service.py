@@ -64,16 +64,14 @@ class ReportJob:
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
-            store = ironic_node_traits.IronicNodeTraits(
-                client or ironic_node_traits.client_for(self.conf, cloud))
+            store = client or ironic_node_traits.store_for(self.conf, cloud)
         else:
             store = reporter_mod.PlacementTraits(
                 client or connection.client_for(self.conf, cloud))
         self.reporter = reporter_mod.Reporter(
-            store.client, self.plan.rule, state,
+            None, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
             store=store)
-        #: What this job's providers are, as a log line names one.
         self.kind = store.kind
         self.uuids = None
         self.missing = []
