@@ -194,8 +194,6 @@ class OwnershipState:
             else:
                 self._own.pop(uuid, None)
 
-    # -- the file ---------------------------------------------------------
-
     def _failed(self, why):
         return StateNotSaved(
             'cannot save ownership state %s (%s): sync stopped, since a '

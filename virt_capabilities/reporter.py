@@ -154,8 +154,6 @@ class Reporter:
         self._warned_missing = set()
         self._created = set()   # custom traits we made sure exist
 
-    # -- ownership --------------------------------------------------------
-
     def ownership(self, uuid):
         """What it keeps and owns on ``uuid``."""
         return self.rule.on_provider(self.state.owned(uuid),
@@ -185,8 +183,6 @@ class Reporter:
             self._warned_missing |= new
         self.missing |= standard
         return True
-
-    # -- one provider -----------------------------------------------------
 
     def preview(self, uuid):
         """(added, removed) a sync of this provider would make; one read."""
@@ -279,8 +275,6 @@ class Reporter:
                      self.store.kind, uuid, ','.join(result.added) or '-',
                      ','.join(result.removed) or '-')
             return result
-
-    # -- many providers ---------------------------------------------------
 
     def find_in_sync(self, uuids):
         """The subset of ``uuids`` whose owned traits are already right."""
