@@ -112,9 +112,7 @@ class NodePlan:
     @property
     def on_ironic_node(self):
         """Whether the traits are kept on the Ironic node rather than on
-        the provider (``ironic_node_traits``): nova-compute's driver
-        replaces the provider's traits with those
-        (``drivers.Driver.replaces_provider_traits``: ironic's alone)."""
+        the provider (``ironic_node_traits`` says why)."""
         return self.driver.replaces_provider_traits
 
     @property
@@ -170,9 +168,7 @@ class NodePlan:
     @property
     def nova_compute_traits(self):
         """The image-type traits nova-compute keeps on this node's
-        provider, which this reporter leaves to it: those of the formats
-        its driver boots with these options (none when the reporter owns
-        them)."""
+        provider, which this reporter leaves to it."""
         return (frozenset() if self.owns_image_types
                 else self.capabilities.traits)
 
