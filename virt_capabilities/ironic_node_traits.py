@@ -87,8 +87,7 @@ class IronicNodeTraits:
     def endpoint(self):
         """Ironic's versioned endpoint (``.../v1/``), found once: the
         token and catalogue first (Keystone's steps, failures naming
-        Keystone), then Ironic's version document, which must offer
-        microversion 1.37."""
+        Keystone), then Ironic's version document."""
         if self._base:
             return self._base
         listed, proxy, data = self._named.sdk_proxy(

@@ -148,10 +148,7 @@ class NodePlan:
 
     @property
     def rule(self):
-        """The owner rule (``ownership.OwnerRule``), decided here once and
-        handed whole to the reporter. It may own every image-metadata
-        trait its driver could report, on or off: one it recorded is
-        removed once no longer reported."""
+        """The owner rule (``ownership.OwnerRule``)."""
         return ownership.OwnerRule(
             image_types=(self.capabilities.traits if self.owns_image_types
                          else frozenset()),

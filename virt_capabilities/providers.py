@@ -10,11 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Find the resource providers a node reports for, as nova-compute names them.
-
-By default as ``default_refs`` says; nova-compute may not have created the
-provider yet at start-up, so lookups can wait with back-off.
-"""
+"""Find the resource providers a node reports for, as nova-compute names them
+(``default_refs``), and wait for them (``wait_for``)."""
 
 import dataclasses
 import logging

@@ -134,10 +134,9 @@ class PlacementTraits:
 
 
 class Reporter:
-    """Keeps ``rule``'s traits (the owner rule, whole, as the plan
-    decided it) on providers, through ``store`` (Placement through
-    ``client`` unless given); ``state``: the records, by default in
-    memory for the reporter's life."""
+    """Keeps ``rule``'s traits on providers, through ``store`` (Placement
+    through ``client`` unless given); ``state``: the records, by default
+    in memory for the reporter's life."""
 
     def __init__(self, client, rule, state=None,
                  conflict_retries=reporter_conf.CONFLICT_RETRIES,

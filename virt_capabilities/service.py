@@ -96,7 +96,6 @@ class ReportJob:
         """(ref, uuid, added, removed) per provider found; writes nothing.
         Those not found are in ``missing``."""
         uuids = self.resolve(wait)
-        # resolve gives the uuids of the refs it found, in ref order.
         found = [ref for ref in self.plan.refs if ref not in self.missing]
         return [(ref, uuid, *self.reporter.preview(uuid))
                 for ref, uuid in zip(found, uuids, strict=True)]
