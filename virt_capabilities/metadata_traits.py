@@ -98,6 +98,5 @@ LIBVIRT_ROWS_BY_MACHINE = {
 }
 
 #: Every trait of the table: no other standard trait is ever owned.
-ALL_TRAITS = frozenset(r.trait for r in (
-    VMWARE_ROWS + tuple(r for rows in LIBVIRT_ROWS_BY_MACHINE.values()
-                        for r in rows)))
+ALL_TRAITS = frozenset(r.trait for rows in (
+    VMWARE_ROWS, *LIBVIRT_ROWS_BY_MACHINE.values()) for r in rows)

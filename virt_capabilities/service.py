@@ -102,8 +102,7 @@ class ReportJob:
 
 
 class FailureLog:
-    """Says an outage once, not once a cycle, and says when it is over
-    (doc/source/install/compute.rst, "As a service").
+    """Says an outage once, not once a cycle, and says when it is over.
 
     A failure is "the same" when the error's kind is (and the provider,
     for a provider's error). A one-shot run's is its own: it logs every
@@ -308,8 +307,7 @@ def run_remove(job_factory):
     state_file = job.plan.settings.state_file
     ownership.check_removable(job.reporter.rule, state_file,
                               ownership_state.read_document(state_file))
-    reporter = job.reporter
-    uuids = list(reporter.state.providers)
+    uuids = list(job.reporter.state.providers)
     if job.plan.owns_image_types:
         uuids += job.resolve()
     if not uuids and not job.missing:
@@ -318,7 +316,7 @@ def run_remove(job_factory):
         LOG.info('remove done: nothing recorded is left to remove')
         status_file.remove(job.plan.settings.status_file)
         return 0
-    report = reporter.remove(uuids)
+    report = job.reporter.remove(uuids)
     report.missing_providers = list(job.missing)
     for result in report.errors:
         LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
