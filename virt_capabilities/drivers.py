@@ -59,10 +59,6 @@ class Driver:
     replaces_provider_traits: bool = False
     replaces_source: str = ''
 
-    def formats_for(self, settings):
-        return (self.formats(settings) if callable(self.formats)
-                else self.formats)
-
     def metadata_rows(self, machine):
         """The rows a node of this driver on a host of CPU architecture
         ``machine`` reports."""
@@ -228,5 +224,7 @@ def capabilities(settings):
     """Work out a node's capabilities from its NodeSettings."""
     driver = normalize_driver(settings.compute_driver)
     excluded = parse_exclude_list(settings.image_type_exclude_list)
-    formats = DRIVERS[driver].formats_for(settings)
+    formats = DRIVERS[driver].formats
+    if callable(formats):
+        formats = formats(settings)
     return Capabilities(driver, formats - excluded, excluded)
