@@ -175,8 +175,7 @@ class IronicNodeTraits:
         return traits, traits
 
     def write(self, uuid, traits, generation):
-        """Add what ``traits`` has and the read did not, remove what the
-        read had and ``traits`` has not; every other trait is left as
+        """Only the difference from the read: every other trait is left as
         Ironic has it now. A request that fails stops the write there
         (``reporter``'s docstring says what the reporter then records)."""
         for trait in sorted(set(traits) - set(generation)):
@@ -191,10 +190,9 @@ class IronicNodeTraits:
         return None  # no query finds nodes by traits: each is read
 
     def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
-        """(node uuids in ref order, refs of no node), waited for as
-        ``providers.wait_for`` waits for providers: the refs are Ironic
-        nodes' uuids or names (a node's uuid is its provider's). A ref
-        Ironic has no node of comes back with its source saying so."""
+        """The refs are Ironic nodes' uuids or names (a node's uuid is its
+        provider's); one Ironic has no node of comes back with its source
+        saying so."""
         def lookup(refs):
             found = [(ref, self.get_node(ref.value)) for ref in refs]
             return ([node.id for _, node in found if node],

@@ -97,8 +97,7 @@ class NodePlan:
 
     @property
     def custom_traits(self):
-        """The custom traits it keeps: ``custom_traits``, and the
-        volume-only marker when declared."""
+        """The custom traits it keeps."""
         return self.settings.custom_traits | (
             {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
             else frozenset())
@@ -136,8 +135,7 @@ class NodePlan:
 
     @property
     def metadata_rows(self):
-        """The image-metadata traits reported (``metadata_traits`` rows):
-        none when ``image_metadata_traits`` is off."""
+        """The image-metadata traits reported (``metadata_traits`` rows)."""
         if not self.settings.image_metadata_traits:
             return ()
         return self.driver.metadata_rows(self.host_architecture)

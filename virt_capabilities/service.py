@@ -300,8 +300,7 @@ def _credentials_refused(failures, exc, interval, refused, control):
 
 def run_remove(job_factory):
     """``virt-capabilities remove`` (what it does:
-    ``virt_capabilities.cmd.remove.Remove``); returns the exit code.
-    Without the records it needs, a ConfigError before any request."""
+    ``virt_capabilities.cmd.remove.Remove``); returns the exit code."""
     job = job_factory()
     logs.setup(job.conf)
     state_file = job.plan.settings.state_file
