@@ -59,16 +59,11 @@ class Driver:
     replaces_provider_traits: bool = False
     replaces_source: str = ''
 
-    def formats_for(self, settings):
-        return (self.formats(settings) if callable(self.formats)
-                else self.formats)
-
     def metadata_rows(self, machine):
         """The rows a node of this driver on a host of CPU architecture
         ``machine`` reports."""
-        return _known(self.metadata_rows_by_machine.get(None, ()) +
-                      self.metadata_rows_by_machine.get(
-                          (machine or '').lower(), ()))
+        return (self.metadata_rows_by_machine.get(None, ()) +
+                self.metadata_rows_by_machine.get((machine or '').lower(), ()))
 
     @property
     def possible_metadata_traits(self):
@@ -78,12 +73,7 @@ class Driver:
         storage bus."""
         return frozenset(r.trait for rows in
                          self.metadata_rows_by_machine.values()
-                         for r in _known(rows))
-
-
-def _known(rows):
-    # An os-traits older than the table: never report what it lacks.
-    return tuple(r for r in rows if r.trait in metadata_traits.KNOWN_TRAITS)
+                         for r in rows)
 
 
 #: The libvirt driver's rules, nova/virt/libvirt/driver.py in 34.0.0:
@@ -234,7 +224,7 @@ def capabilities(settings):
     """Work out a node's capabilities from its NodeSettings."""
     driver = normalize_driver(settings.compute_driver)
     excluded = parse_exclude_list(settings.image_type_exclude_list)
-    # An os-traits older than this table: never report what it lacks.
-    formats = DRIVERS[driver].formats_for(settings).intersection(
-        image_types.FORMATS)
+    formats = DRIVERS[driver].formats
+    if callable(formats):
+        formats = formats(settings)
     return Capabilities(driver, formats - excluded, excluded)

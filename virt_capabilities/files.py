@@ -45,16 +45,11 @@ def write_atomically(path, text):
             os.fsync(f.fileno())
         os.replace(tmp, path)
         tmp = None
-        fsync_directory(directory)
+        fd = os.open(directory, os.O_RDONLY)  # the rename made durable
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     finally:
         if tmp is not None:  # failed or interrupted: no stray file
             os.unlink(tmp)
-
-
-def fsync_directory(directory):
-    """Make a rename (or an unlink) in ``directory`` durable."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

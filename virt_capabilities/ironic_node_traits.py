@@ -61,13 +61,18 @@ class NodeNotFound(IronicError, exceptions.ProviderNotFound):
     too, as nova-compute will find."""
 
 
-class IronicClient:
-    """The Bare Metal API requests the writer makes (get a node, add or
-    remove one of its traits), through openstacksdk's baremetal proxy over
-    the session of nova.conf's ``[ironic]`` or of the cloud (its retries:
-    the admin page the module names). Failures on the way (Keystone, TLS,
-    no answer) are worded as Placement's are
-    (``connection.NamedServiceAdapter``), naming Ironic."""
+class IronicNodeTraits:
+    """The trait store over Ironic nodes (the module says how), over the
+    session of nova.conf's ``[ironic]`` or of the cloud (its retries: the
+    admin page the module names). One trait a request, so that a trait
+    somebody else sets or removes meanwhile is neither lost nor put back.
+    Failures on the way (Keystone, TLS, no answer) are worded as
+    Placement's are (``connection.NamedServiceAdapter``), naming Ironic."""
+
+    kind = 'Ironic node'
+    #: No answer, or a server error: the trait of the request that
+    #: failed may have been set (those before it were).
+    outcome_unknown = (IronicUnavailable,)
 
     def __init__(self, conn, settings):
         self._conn = conn
@@ -82,8 +87,7 @@ class IronicClient:
     def endpoint(self):
         """Ironic's versioned endpoint (``.../v1/``), found once: the
         token and catalogue first (Keystone's steps, failures naming
-        Keystone), then Ironic's version document, which must offer
-        microversion 1.37."""
+        Keystone), then Ironic's version document."""
         if self._base:
             return self._base
         listed, proxy, data = self._named.sdk_proxy(
@@ -162,6 +166,45 @@ class IronicClient:
             if self.get_node(node_uuid) is None:
                 raise
 
+    def read(self, uuid):
+        """(traits, traits): the second is what ``write`` compares with
+        (Ironic has no generation, and needs none: each request changes
+        one trait)."""
+        node = self.get_node(uuid, missing_ok=False)
+        traits = frozenset(node.traits or ())
+        return traits, traits
+
+    def write(self, uuid, traits, generation):
+        """Only the difference from the read: every other trait is left as
+        Ironic has it now. A request that fails stops the write there
+        (``reporter``'s docstring says what the reporter then records)."""
+        for trait in sorted(set(traits) - set(generation)):
+            self.add_trait(uuid, trait)
+        for trait in sorted(set(generation) - set(traits)):
+            self.remove_trait(uuid, trait)
+
+    def create_trait(self, name):
+        """Nothing to do: Ironic takes any well-formed custom trait."""
+
+    def in_sync(self, tokens):
+        return None  # no query finds nodes by traits: each is read
+
+    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep):
+        """The refs are Ironic nodes' uuids or names (a node's uuid is its
+        provider's); one Ironic has no node of comes back with its source
+        saying so."""
+        def lookup(refs):
+            found = [(ref, self.get_node(ref.value)) for ref in refs]
+            return ([node.id for _, node in found if node],
+                    [ref for ref, node in found if node is None])
+        uuids, missing = providers.wait_for(
+            lookup, refs, self.kind, wait, sleep,
+            unavailable=IronicUnavailable)
+        return uuids, [dataclasses.replace(
+            ref, source='%s; Ironic at %s has no such node' % (
+                ref.source, self.endpoint()))
+            for ref in missing]
+
 
 def adapter_from_conf(conf):
     """A keystoneauth1 Adapter from nova.conf's ``[ironic]`` options."""
@@ -172,10 +215,11 @@ def adapter_from_conf(conf):
         'OS_* variables)')
 
 
-def client_for(conf, cloud=None):
-    """As the Placement client is chosen: ``--os-cloud`` wins; else
-    nova.conf's ``[ironic]`` when it names an auth plugin; else the
-    ``OS_*`` environment; else a ConfigError (``adapter_from_conf``'s).
+def store_for(conf, cloud=None):
+    """The trait store, reaching Ironic as the Placement client is chosen:
+    ``--os-cloud`` wins; else nova.conf's ``[ironic]`` when it names an
+    auth plugin; else the ``OS_*`` environment; else a ConfigError
+    (``adapter_from_conf``'s).
     From ``[ironic]``, the openstacksdk Connection is built as
     nova-compute's ironic driver builds its own: the section's session
     (checked by ``adapter_from_conf``), and its adapter options read by
@@ -184,64 +228,8 @@ def client_for(conf, cloud=None):
 
     if cloud or (not conf.ironic.auth_type
                  and connection.has_cloud_environment()):
-        return IronicClient(connection.connect(cloud, 'Ironic'),
-                            tls.CLOUDS_YAML)
-    return IronicClient(openstack.connection.Connection(
+        return IronicNodeTraits(connection.connect(cloud, 'Ironic'),
+                                tls.CLOUDS_YAML)
+    return IronicNodeTraits(openstack.connection.Connection(
         session=adapter_from_conf(conf).session, oslo_conf=conf),
         tls.section('ironic'))
-
-
-class IronicNodeTraits:
-    """A trait store (``virt_capabilities.reporter``) over Ironic
-    nodes: a provider's traits are read from, and written to, the Ironic
-    node of the same uuid, one trait a request, so that a trait somebody
-    else sets or removes meanwhile is neither lost nor put back."""
-
-    kind = 'Ironic node'
-    #: No answer, or a server error: the trait of the request that
-    #: failed may have been set (those before it were).
-    outcome_unknown = (IronicUnavailable,)
-
-    def __init__(self, client):
-        self.client = client
-
-    def read(self, uuid):
-        """(traits, traits): the second is what ``write`` compares with
-        (Ironic has no generation, and needs none: each request changes
-        one trait)."""
-        node = self.client.get_node(uuid, missing_ok=False)
-        traits = frozenset(node.traits or ())
-        return traits, traits
-
-    def write(self, uuid, traits, generation):
-        """Add what ``traits`` has and the read did not, remove what the
-        read had and ``traits`` has not; every other trait is left as
-        Ironic has it now. A request that fails stops the write there
-        (``reporter``'s docstring says what the reporter then records)."""
-        for trait in sorted(set(traits) - set(generation)):
-            self.client.add_trait(uuid, trait)
-        for trait in sorted(set(generation) - set(traits)):
-            self.client.remove_trait(uuid, trait)
-
-    def create_trait(self, name):
-        """Nothing to do: Ironic takes any well-formed custom trait."""
-
-    def in_sync(self, tokens):
-        return None  # no query finds nodes by traits: each is read
-
-    def resolve_with_wait(self, refs, wait=0.0, sleep=time.sleep,
-                          clock=time.monotonic):
-        """(node uuids in ref order, refs of no node), waited for as
-        ``providers.wait_for`` waits for providers: the refs are Ironic
-        nodes' uuids or names (a node's uuid is its provider's). A ref
-        Ironic has no node of comes back with its source saying so."""
-        def lookup(refs):
-            found = [(ref, self.client.get_node(ref.value)) for ref in refs]
-            return ([node.id for _, node in found if node],
-                    [ref for ref, node in found if node is None])
-        uuids, missing = providers.wait_for(lookup, refs, self.kind, wait,
-                                            sleep, clock, IronicUnavailable)
-        return uuids, [dataclasses.replace(
-            ref, source='%s; Ironic at %s has no such node' % (
-                ref.source, self.client.endpoint()))
-            for ref in missing]

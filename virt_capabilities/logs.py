@@ -58,12 +58,10 @@ def setup(conf):
     try:
         log.setup(conf, 'virt-capabilities')
     except (OSError, log.LogConfigError) as exc:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-            if handler not in before:
-                handler.close()
-        for handler in before:
-            root.addHandler(handler)
+        added = set(root.handlers) - set(before)
+        root.handlers[:] = before
+        for handler in added:
+            handler.close()
         raise exceptions.ConfigError(_destination_error(conf, exc)) from exc
     return True
 

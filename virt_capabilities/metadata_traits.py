@@ -30,8 +30,6 @@ whoever owns the image-type traits, and never fights nova-compute over one.
 
 import dataclasses
 
-import os_traits
-
 from image_type_common import image_metadata
 
 #: The prefilter's families (the shared catalogue's names); only those a
@@ -99,11 +97,6 @@ LIBVIRT_ROWS_BY_MACHINE = {
                    'virt/libvirt/driver.py:13937-13943, 10184-10187'),),
 }
 
-#: Every standard trait the installed os-traits knows: a row whose trait
-#: it lacks is never reported.
-KNOWN_TRAITS = frozenset(os_traits.get_traits())
-
 #: Every trait of the table: no other standard trait is ever owned.
-ALL_TRAITS = frozenset(r.trait for r in (
-    VMWARE_ROWS + tuple(r for rows in LIBVIRT_ROWS_BY_MACHINE.values()
-                        for r in rows)) if r.trait in KNOWN_TRAITS)
+ALL_TRAITS = frozenset(r.trait for rows in (
+    VMWARE_ROWS, *LIBVIRT_ROWS_BY_MACHINE.values()) for r in rows)

@@ -122,8 +122,7 @@ class OwnershipState:
 
     def _load(self, document, own=False):
         """Take the others' records from ``document`` (and its own, when
-        ``own``), as they are: what they may make it do is the owner
-        rule's to say (``ownership.OwnerRule``)."""
+        ``own``), as they are: the module says what they may make it do."""
         others = {}
         for uuid, entry in (document or {}).get('providers', {}).items():
             for name, traits in entry.items():
@@ -131,16 +130,14 @@ class OwnershipState:
                     if own and traits:
                         self._own[uuid] = frozenset(traits)
                 elif traits:
-                    others[uuid] = others.get(uuid, frozenset()).union(
-                        traits)
+                    others[uuid] = others.get(uuid, frozenset()) | set(traits)
         self._others = others
 
     def refresh(self):
         """Read the other reporters' records again (they may have written
         since): before each sync. ConfigError if the file is no longer
         the reporter's own."""
-        if self.path:
-            self._load(read_document(self.path))
+        self._load(read_document(self.path))
 
     def owned(self, uuid):
         """This reporter's record of ``uuid``: what it set there."""
@@ -168,10 +165,9 @@ class OwnershipState:
     def prepare(self):
         """StateNotSaved, before anything is sent, if the file's directory
         or lock file cannot be made. Nothing else is written."""
-        if not self.path:
-            return
-        with self._locked():
-            pass
+        if self.path:
+            with self._locked():
+                pass
 
     def record(self, uuid, traits):
         """Remember that this reporter set ``traits`` on ``uuid`` (an
@@ -194,8 +190,6 @@ class OwnershipState:
                 self._own[uuid] = traits
             else:
                 self._own.pop(uuid, None)
-
-    # -- the file ---------------------------------------------------------
 
     def _failed(self, why):
         return StateNotSaved(

@@ -97,8 +97,7 @@ class NodePlan:
 
     @property
     def custom_traits(self):
-        """The custom traits it keeps: ``custom_traits``, and the
-        volume-only marker when declared."""
+        """The custom traits it keeps."""
         return self.settings.custom_traits | (
             {image_types.VOLUME_ONLY_TRAIT} if self.settings.volume_only
             else frozenset())
@@ -112,9 +111,7 @@ class NodePlan:
     @property
     def on_ironic_node(self):
         """Whether the traits are kept on the Ironic node rather than on
-        the provider (``ironic_node_traits``): nova-compute's driver
-        replaces the provider's traits with those
-        (``drivers.Driver.replaces_provider_traits``: ironic's alone)."""
+        the provider (``ironic_node_traits`` says why)."""
         return self.driver.replaces_provider_traits
 
     @property
@@ -138,8 +135,7 @@ class NodePlan:
 
     @property
     def metadata_rows(self):
-        """The image-metadata traits reported (``metadata_traits`` rows):
-        none when ``image_metadata_traits`` is off."""
+        """The image-metadata traits reported (``metadata_traits`` rows)."""
         if not self.settings.image_metadata_traits:
             return ()
         return self.driver.metadata_rows(self.host_architecture)
@@ -150,10 +146,7 @@ class NodePlan:
 
     @property
     def rule(self):
-        """The owner rule (``ownership.OwnerRule``), decided here once and
-        handed whole to the reporter. It may own every image-metadata
-        trait its driver could report, on or off: one it recorded is
-        removed once no longer reported."""
+        """The owner rule (``ownership.OwnerRule``)."""
         return ownership.OwnerRule(
             image_types=(self.capabilities.traits if self.owns_image_types
                          else frozenset()),
@@ -170,9 +163,7 @@ class NodePlan:
     @property
     def nova_compute_traits(self):
         """The image-type traits nova-compute keeps on this node's
-        provider, which this reporter leaves to it: those of the formats
-        its driver boots with these options (none when the reporter owns
-        them)."""
+        provider, which this reporter leaves to it."""
         return (frozenset() if self.owns_image_types
                 else self.capabilities.traits)
 

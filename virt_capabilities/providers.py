@@ -10,13 +10,11 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Find the resource providers a node reports for, as nova-compute names them.
-
-By default as ``default_refs`` says; nova-compute may not have created the
-provider yet at start-up, so lookups can wait with back-off.
-"""
+"""Find the resource providers a node reports for, as nova-compute names them
+(``default_refs``), and wait for them (``wait_for``)."""
 
 import dataclasses
+import itertools
 import logging
 import os
 import socket
@@ -186,8 +184,7 @@ def wait_for(lookup, refs, kind='provider', wait=0.0, sleep=time.sleep,
     not have created them yet at start-up. At the deadline: what was found
     with what was not, or the service's last error."""
     deadline = clock() + wait
-    attempt = 0
-    while True:
+    for attempt in itertools.count():
         try:
             uuids, missing = lookup(refs)
             if not missing or clock() >= deadline:
@@ -205,7 +202,6 @@ def wait_for(lookup, refs, kind='provider', wait=0.0, sleep=time.sleep,
             attempt, cap=max(deadline - clock(), 0))
         LOG.warning('%s; retrying in %.1f s', problem, delay)
         sleep(delay)
-        attempt += 1
 
 
 def resolve_with_wait(client, refs, wait=0.0, sleep=time.sleep,

@@ -134,10 +134,9 @@ class PlacementTraits:
 
 
 class Reporter:
-    """Keeps ``rule``'s traits (the owner rule, whole, as the plan
-    decided it) on providers, through ``store`` (Placement through
-    ``client`` unless given); ``state``: the records, by default in
-    memory for the reporter's life."""
+    """Keeps ``rule``'s traits on providers, through ``store`` (Placement
+    through ``client`` unless given); ``state``: the records, by default
+    in memory for the reporter's life."""
 
     def __init__(self, client, rule, state=None,
                  conflict_retries=reporter_conf.CONFLICT_RETRIES,
@@ -153,8 +152,6 @@ class Reporter:
         self.missing = set()    # standard traits Placement does not know
         self._warned_missing = set()
         self._created = set()   # custom traits we made sure exist
-
-    # -- ownership --------------------------------------------------------
 
     def ownership(self, uuid):
         """What it keeps and owns on ``uuid``."""
@@ -185,8 +182,6 @@ class Reporter:
             self._warned_missing |= new
         self.missing |= standard
         return True
-
-    # -- one provider -----------------------------------------------------
 
     def preview(self, uuid):
         """(added, removed) a sync of this provider would make; one read."""
@@ -247,10 +242,8 @@ class Reporter:
             return result
 
     def _apply(self, uuid, ownership_of, before_write=None):
-        """Read, set the owned traits to what ``ownership_of(uuid)`` wants,
-        write with the generation; re-read and retry a 409.
-        ``before_write(added)``: called before each write with the traits
-        it adds."""
+        """The module's read, apply and write, by ``ownership_of(uuid)``;
+        ``before_write(added)`` before each write."""
         result = SyncResult(uuid)
         attempt = 0
         while True:
@@ -282,8 +275,6 @@ class Reporter:
                      ','.join(result.removed) or '-')
             return result
 
-    # -- many providers ---------------------------------------------------
-
     def find_in_sync(self, uuids):
         """The subset of ``uuids`` whose owned traits are already right."""
         for _ in range(3):
@@ -312,9 +303,8 @@ class Reporter:
         return report
 
     def remove(self, uuids):
-        """Remove what it set from every provider in ``uuids``; one
-        failure does not stop the others, a state that cannot be saved
-        stops them all."""
+        """Remove what it set from every provider in ``uuids``, as
+        ``sync`` goes."""
         return self._run(self.remove_provider, uuids, True)
 
     def _run(self, act, uuids, prepare, skip_in_sync=False):

@@ -64,30 +64,24 @@ class ReportJob:
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
-            store = ironic_node_traits.IronicNodeTraits(
-                client or ironic_node_traits.client_for(self.conf, cloud))
+            store = client or ironic_node_traits.store_for(self.conf, cloud)
         else:
             store = reporter_mod.PlacementTraits(
                 client or connection.client_for(self.conf, cloud))
         self.reporter = reporter_mod.Reporter(
-            store.client, self.plan.rule, state,
+            None, self.plan.rule, state,
             conflict_retries=self.plan.settings.conflict_retries, sleep=sleep,
             store=store)
-        self.sleep = sleep
+        self.kind = store.kind
         self.uuids = None
         self.missing = []
-
-    @property
-    def kind(self):
-        """What this job's providers are, as a log line names one."""
-        return self.reporter.store.kind
 
     def resolve(self, wait=0.0):
         """The providers to sync; those not found are remembered, and
         looked up again next time."""
         if self.uuids is None or self.missing:
             self.uuids, self.missing = self.reporter.store.resolve_with_wait(
-                self.plan.refs, wait, sleep=self.sleep)
+                self.plan.refs, wait, sleep=self.reporter.sleep)
         return self.uuids
 
     def sync(self, wait=0.0):
@@ -102,19 +96,17 @@ class ReportJob:
         """(ref, uuid, added, removed) per provider found; writes nothing.
         Those not found are in ``missing``."""
         uuids = self.resolve(wait)
-        # resolve gives the uuids of the refs it found, in ref order.
         found = [ref for ref in self.plan.refs if ref not in self.missing]
         return [(ref, uuid, *self.reporter.preview(uuid))
                 for ref, uuid in zip(found, uuids, strict=True)]
 
 
 class FailureLog:
-    """Says an outage once, not once a cycle, and says when it is over
-    (doc/source/install/compute.rst, "As a service").
+    """Says an outage once, not once a cycle, and says when it is over.
 
     A failure is "the same" when the error's kind is (and the provider,
-    for a provider's error). A one-shot run has no FailureLog: it logs
-    every failure. Not quieted, by design: a state that cannot be saved
+    for a provider's error). A one-shot run's is its own: it logs every
+    failure. Not quieted, by design: a state that cannot be saved
     (each cycle may set traits nobody will remember), and Placement's
     missing traits or providers (configuration, not an outage).
     """
@@ -150,13 +142,11 @@ def summarize(report, failures=None):
 
     ``failures``: the service's FailureLog, so that the same per-provider
     error cycle after cycle is said once."""
+    failures = failures if failures is not None else FailureLog()
     for result in report.errors:
-        if failures is None:
-            LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
-        else:
-            failures.failed(_failure_key(result.error, result.uuid),
-                            logging.ERROR, '%s %s: %s', report.kind,
-                            result.uuid, result.error)
+        failures.failed(_failure_key(result.error, result.uuid),
+                        logging.ERROR, '%s %s: %s', report.kind,
+                        result.uuid, result.error)
     changed = sum(1 for r in report.results if r.changed)
     LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
              'by query, %d conflict(s) retried, %d failed',
@@ -213,9 +203,7 @@ def run_service(job_factory, interval, wait, control=None):
     ``job_factory(sleep)`` builds a ReportJob whose waits use ``sleep``.
     ``control`` is how it is told to stop or reload: the CLI's own (its
     signals already routed there), or a library caller's; without one, a
-    new one, with the signals routed to it when on the main thread. How
-    it meets bad configuration and refused credentials:
-    doc/source/install/compute.rst ("As a service").
+    new one, with the signals routed to it when on the main thread.
     """
     if control is None:
         control = control_mod.Control()
@@ -312,16 +300,13 @@ def _credentials_refused(failures, exc, interval, refused, control):
 
 def run_remove(job_factory):
     """``virt-capabilities remove`` (what it does:
-    ``virt_capabilities.cmd.remove.Remove``); returns the exit code.
-    Without the records it needs, a ConfigError before any request."""
+    ``virt_capabilities.cmd.remove.Remove``); returns the exit code."""
     job = job_factory()
     logs.setup(job.conf)
     state_file = job.plan.settings.state_file
-    ownership.check_removable(
-        job.reporter.rule, state_file,
-        state_file and ownership_state.read_document(state_file))
-    reporter = job.reporter
-    uuids = list(reporter.state.providers)
+    ownership.check_removable(job.reporter.rule, state_file,
+                              ownership_state.read_document(state_file))
+    uuids = list(job.reporter.state.providers)
     if job.plan.owns_image_types:
         uuids += job.resolve()
     if not uuids and not job.missing:
@@ -330,7 +315,7 @@ def run_remove(job_factory):
         LOG.info('remove done: nothing recorded is left to remove')
         status_file.remove(job.plan.settings.status_file)
         return 0
-    report = reporter.remove(uuids)
+    report = job.reporter.remove(uuids)
     report.missing_providers = list(job.missing)
     for result in report.errors:
         LOG.error('%s %s: %s', report.kind, result.uuid, result.error)
@@ -360,10 +345,8 @@ def _rebuilt(job, job_factory, control, failures, interval, reload):
     Refused credentials are raised: the caller backs off."""
     try:
         fresh = job_factory(control.sleep)
-    except exceptions.CredentialsRefused:
-        raise
     except Exception as exc:  # noqa: BLE001 - the service lives on
-        if job is None:
+        if job is None or isinstance(exc, exceptions.CredentialsRefused):
             raise
         failures.failed(_failure_key(exc), logging.ERROR,
                         'keeping the previous configuration: %s', exc)

@@ -92,16 +92,13 @@ class NodeSettings:
     image_type_exclude_list: tuple
     image_type_traits_owner: str
     custom_traits: frozenset
-    #: The node boots no image on purpose (``VOLUME_ONLY_TRAIT``).
     volume_only: bool
     #: Where ownership state is kept, or None (kept in memory only).
     state_file: str
     #: Where the last sync is recorded for monitoring, or None.
     status_file: str
-    #: This reporter's name in the state file (its option says the default).
     reporter_name: str
     conflict_retries: int
-    #: Report the driver's image-metadata traits nova-compute never writes.
     image_metadata_traits: bool
     #: ``[virt_capabilities] host_architecture`` as Nova spells it (one of
     #: its Architecture names), or None: this machine's

@@ -13,8 +13,7 @@
 """The last sync, where monitoring reads it: a small JSON file.
 
 Each sync (a one-shot ``report`` or a service's cycle) replaces the file
-whole (``files.write_atomically``), so a reader never sees half of one;
-the last success is read back from it.
+whole (``files.write_atomically``); the last success is read back from it.
 Its fields, and why JSON: doc/source/install/compute.rst ("Monitoring");
 what to alert on: doc/source/admin/monitoring.rst.
 """

@@ -192,7 +192,6 @@ class Report(lister.Lister):
         sync would add and remove there."""
         self.job = self.new_job(parsed_args)
         self.rows = self.job.dry_run(parsed_args.wait)
-        #: The rows of the providers that differ.
         self.drift = [row for row in self.rows if row[2] or row[3]]
         return COLUMNS, [
             (ref.value, uuid, column_types.ListColumn(added),

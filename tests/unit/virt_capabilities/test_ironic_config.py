@@ -111,7 +111,7 @@ def test_openstacksdk_tls_files_are_checked_as_the_sections_are(
     path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n')
     conf = plan_mod.NodePlan.from_files([str(path)], ['n1']).conf
     with pytest.raises(exceptions.ConfigError) as caught:
-        ironic_node_traits.client_for(conf)
+        ironic_node_traits.store_for(conf)
     assert str(caught.value).startswith(
         'cacert (clouds.yaml or OS_CACERT) %s: no such file'
         % (tmp_path / 'no-such-ca.pem'))

@@ -59,7 +59,7 @@ def client(tmp_path):
             '[ironic]\nauth_type = none\nendpoint_override = %s\n'
             'status_code_retries = %d\nstatus_code_retry_delay = 0.01\n'
             % (ENDPOINT, retries))
-        return int_mod.client_for(vc_conf.load([str(path)]))
+        return int_mod.store_for(vc_conf.load([str(path)]))
     return make
 
 
@@ -120,7 +120,7 @@ def test_a_server_error_names_ironic_and_stops_the_write(mock, client):
     mock.put(NODE_URL + '/traits/CUSTOM_B',
              **fault('database is locked', 500))
     mock.delete(NODE_URL + '/traits/CUSTOM_OLD', status_code=204)
-    store = int_mod.IronicNodeTraits(client())
+    store = client()
     with pytest.raises(int_mod.IronicUnavailable) as caught:
         store.write(NODE, {'CUSTOM_A', 'CUSTOM_B'}, frozenset({'CUSTOM_OLD'}))
     assert str(caught.value) == (
@@ -134,7 +134,7 @@ def test_write_changes_one_trait_a_request_and_only_the_difference(
         mock, client):
     mock.put(NODE_URL + '/traits/CUSTOM_NEW', status_code=204)
     mock.delete(NODE_URL + '/traits/CUSTOM_OLD', status_code=204)
-    store = int_mod.IronicNodeTraits(client())
+    store = client()
     store.write(NODE, {'CUSTOM_NEW', 'CUSTOM_KEPT'},
                 frozenset({'CUSTOM_OLD', 'CUSTOM_KEPT'}))
     assert [(r.method, r.path) for r in mock.request_history
