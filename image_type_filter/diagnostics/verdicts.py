@@ -70,15 +70,12 @@ class Query:
         for key, value in parse.parse_qsl(querystring):
             if key == 'limit':
                 query.limit = int(value)
-                continue
-            if key == 'root_required':
+            elif key == 'root_required':
                 _traits(value, query.root_required, query.root_forbidden)
-                continue
             for param in ('resources', 'required', 'member_of'):
                 if key.startswith(param):
-                    group = query.groups.setdefault(key[len(param):],
-                                                    Group())
-                    _add(group, param, value)
+                    _add(query.groups.setdefault(key[len(param):], Group()),
+                         param, value)
         return query
 
 
