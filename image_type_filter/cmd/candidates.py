@@ -237,7 +237,12 @@ class Candidates(app.AnswersWithExitCode, common.ConnectsLikeNova,
         if parsed_args.volume_backed:
             # As Nova asks for a volume-backed server: no root disk.
             resources.pop('DISK_GB', None)
-        common.check_resource_classes(client, resources)
+        # One request: every class must be one Placement knows.
+        unknown = sorted(set(resources) - client.list_resource_classes())
+        if unknown:
+            raise exceptions.ConfigError(
+                '--resources: Placement knows no resource class %s'
+                % ', '.join(unknown))
         spec = our_filters.RequestSpec.for_boot(
             disk_format, resources, is_bfv=parsed_args.volume_backed,
             properties=properties)

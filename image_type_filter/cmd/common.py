@@ -92,12 +92,3 @@ def parse_resources(text):
         raise exceptions.ConfigError('--resources is empty')
     return resources
 
-
-def check_resource_classes(client, resources):
-    """One request: every class must be one Placement knows."""
-    known = client.list_resource_classes()
-    unknown = sorted(set(resources) - known)
-    if unknown:
-        raise exceptions.ConfigError(
-            '--resources: Placement knows no resource class %s'
-            % ', '.join(unknown))

@@ -29,19 +29,6 @@ from image_type_filter import exceptions as filter_exceptions
 from image_type_filter.scheduler import trait_grammar
 
 
-def image_required_traits(properties):
-    """The traits an image's properties require, exactly as Nova reads
-    them (``trait_grammar``): Nova adds them to every boot of the image,
-    filters on or off. A name Placement could not take is a ConfigError."""
-    traits = trait_grammar.image_required_traits(properties)
-    for trait in sorted(traits):
-        if not trait_names.is_name(trait):
-            raise exceptions.ConfigError(
-                'image property %s names no valid trait'
-                % text.safe_repr(trait_grammar.IMAGE_PREFIX + trait))
-    return traits
-
-
 @dataclasses.dataclass
 class ImageMeta:
     disk_format: str = None
@@ -68,9 +55,17 @@ class RequestSpec:
     def for_boot(cls, disk_format=None, resources=None, is_bfv=False,
                  properties=None, extra_specs=None, **kwargs):
         """A boot request as Nova builds it: the image's
-        ``trait:X=required`` properties are required traits."""
-        kwargs['required'] = set(kwargs.get('required', ())) | \
-            image_required_traits(properties)
+        ``trait:X=required`` properties are required traits, exactly as
+        Nova reads them (``trait_grammar``): Nova adds them to every boot
+        of the image, filters on or off. A name Placement could not take
+        is a ConfigError."""
+        traits = trait_grammar.image_required_traits(properties)
+        for trait in sorted(traits):
+            if not trait_names.is_name(trait):
+                raise exceptions.ConfigError(
+                    'image property %s names no valid trait'
+                    % text.safe_repr(trait_grammar.IMAGE_PREFIX + trait))
+        kwargs['required'] = set(kwargs.get('required', ())) | traits
         return cls(image=ImageMeta(disk_format, dict(properties or {})),
                    flavor=Flavor(dict(extra_specs or {})), is_bfv=is_bfv,
                    resources=dict(resources or {}), **kwargs)

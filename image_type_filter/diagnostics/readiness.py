@@ -161,10 +161,8 @@ def _holders_of_any(client, traits):
     if not traits:
         return set()
     if client.negotiate() >= pc.ANY_OF_TRAITS:
-        queries = ['in:' + ','.join(traits)]
-    else:
-        queries = traits
-    return {rp['uuid'] for query in queries
+        traits = ['in:' + ','.join(traits)]
+    return {rp['uuid'] for query in traits
             for rp in client.list_resource_providers(required=query)}
 
 

@@ -70,15 +70,12 @@ class Query:
         for key, value in parse.parse_qsl(querystring):
             if key == 'limit':
                 query.limit = int(value)
-                continue
-            if key == 'root_required':
+            elif key == 'root_required':
                 _traits(value, query.root_required, query.root_forbidden)
-                continue
             for param in ('resources', 'required', 'member_of'):
                 if key.startswith(param):
-                    group = query.groups.setdefault(key[len(param):],
-                                                    Group())
-                    _add(group, param, value)
+                    _add(query.groups.setdefault(key[len(param):], Group()),
+                         param, value)
         return query
 
 
@@ -106,26 +103,6 @@ def _traits(value, required, forbidden):
             forbidden.add(trait[1:])
         else:
             required.add(trait)
-
-
-def _free(inventory, used):
-    if not inventory:
-        return 0, 0
-    capacity = int((inventory['total'] - inventory.get('reserved', 0))
-                   * inventory.get('allocation_ratio', 1.0))
-    return capacity - used, inventory.get('max_unit', inventory['total'])
-
-
-def _shortfall(amount, inventory, used, given=''):
-    """Why ``amount`` of a class does not fit ``inventory`` with ``used``
-    of it taken: none of it, more than one allocation may take, or too
-    little free (``given``: what was given back to count it)."""
-    free, max_unit = _free(inventory, used)
-    if not inventory:
-        return 'needs %d, has none' % amount
-    if amount > max_unit and free >= amount:
-        return 'needs %d, at most %d per allocation' % (amount, max_unit)
-    return 'needs %d, has %d free%s' % (amount, free, given)
 
 
 def _because(why):
@@ -204,25 +181,34 @@ class _Judge:
         return reasons
 
     def _room(self, rc, amount, host):
+        """Why ``amount`` of ``rc`` does not fit the host: none of it, more
+        than one allocation may take, or too little free (with the
+        server's own allocation given back)."""
         if host.uuid in self.roots(resources='%s:%d' % (rc, amount)):
             return None
         inventories, usages = self.usage(host.uuid)
         inventory = inventories.get(rc)
-        used = usages.get(rc, 0)
+        if not inventory:
+            return 'resources %s:%d: needs %d, has none' % (rc, amount, amount)
         own = self.give_back.get(host.uuid, {}).get(rc, 0)
-        if own and inventory and \
-                inventory.get('reserved', 0) >= inventory['total']:
+        if own and inventory.get('reserved', 0) >= inventory['total']:
             # Nova's ironic driver reserves a node's whole inventory while
             # an instance is on it (``_node_resources_used``): on the
             # server's own node that reservation is the server's, and goes
             # with its allocation.
             inventory = dict(inventory, reserved=0)
-        free, max_unit = _free(inventory, used - own)
-        if inventory and own and free >= amount and amount <= max_unit:
+        free = int((inventory['total'] - inventory.get('reserved', 0))
+                   * inventory.get('allocation_ratio', 1.0)) \
+            - usages.get(rc, 0) + own
+        max_unit = inventory.get('max_unit', inventory['total'])
+        if own and free >= amount and amount <= max_unit:
             return None  # fits once the server's own allocation is back
-        given = ' with the server\'s own %d given back' % own if own else ''
-        return 'resources %s:%d: %s' % (
-            rc, amount, _shortfall(amount, inventory, used - own, given))
+        if amount > max_unit and free >= amount:
+            why = 'at most %d per allocation' % max_unit
+        else:
+            why = 'has %d free%s' % (free, ' with the server\'s own %d '
+                                     'given back' % own if own else '')
+        return 'resources %s:%d: needs %d, %s' % (rc, amount, amount, why)
 
     def unsuffixed(self, host):
         group = self.query.groups.get('')
