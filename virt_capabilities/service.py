@@ -23,6 +23,7 @@ where it waits for the block's end or a conflict's back-off.
 ``run_remove`` undoes what the reporter set.
 """
 
+import contextlib
 import logging
 import random
 import threading
@@ -256,10 +257,9 @@ def run_service(job_factory, interval, wait, control=None):
                 with control_mod.shielded():
                     _cycle_done(job, report, failed, failures)
                 first = False
-                try:
+                # A SIGHUP ends the wait: the loop re-reads it.
+                with contextlib.suppress(control_mod.ReloadRequested):
                     control.wait(interval * random.uniform(0.9, 1.1))
-                except control_mod.ReloadRequested:
-                    pass  # the loop re-reads it
     except control_mod.Stopping:
         pass
     LOG.info('stopping')
@@ -291,10 +291,8 @@ def _credentials_refused(failures, exc, interval, refused, control):
                         'reading the configuration files again before each '
                         'try', exc, delay)
         failures.cycle_done(False)
-    try:
-        control.wait(delay)
-    except control_mod.ReloadRequested:
-        pass  # the loop re-reads it anyway
+    with contextlib.suppress(control_mod.ReloadRequested):
+        control.wait(delay)  # a SIGHUP: the loop re-reads it anyway
     return refused + 1
 
 
