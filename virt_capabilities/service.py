@@ -65,7 +65,7 @@ class ReportJob:
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
-            store = client or ironic_node_traits.store_for(self.conf, cloud)
+            store = ironic_node_traits.store_for(self.conf, cloud)
         else:
             store = reporter_mod.PlacementTraits(
                 client or connection.client_for(self.conf, cloud))
