@@ -40,9 +40,8 @@ PROVIDER_HELP = (
     '--config-file, else in [DEFAULT] state_path), else the node name the '
     'driver gives (libvirt: this machine\'s host name, by libvirt\'s '
     'getHostname() rule, not [DEFAULT] host; the fake driver: [DEFAULT] '
-    'host); '
-    'VMware, ironic and z/VM need '
-    'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
+    'host); VMware, ironic and z/VM need this option. Ironic: an Ironic '
+    'node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
 
