@@ -84,17 +84,18 @@ LIBVIRT_ALWAYS = frozenset({'aki', 'ami', 'ari', 'iso', 'raw'})
 RAW_ONLY_BACKENDS = frozenset({'rbd', 'lvm'})
 
 
-def libvirt_formats(images_type, virt_type, force_raw_images):
+def libvirt_formats(settings):
     """The libvirt driver's formats for its options (Nova's rules)."""
-    if images_type == 'rbd' and not force_raw_images:
+    if settings.images_type == 'rbd' and not settings.force_raw_images:
         raise exceptions.ConfigError(
             '[libvirt] images_type = rbd with [DEFAULT] force_raw_images = '
             'False is refused, as nova-compute refuses it at start-up: Ceph '
             'cannot clone qcow2 images, so they must be converted to raw')
     formats = set(LIBVIRT_ALWAYS)
-    if force_raw_images or images_type not in RAW_ONLY_BACKENDS:
+    if (settings.force_raw_images
+            or settings.images_type not in RAW_ONLY_BACKENDS):
         formats.add('qcow2')
-    if virt_type == 'parallels':
+    if settings.virt_type == 'parallels':
         formats.add('ploop')
     return frozenset(formats)
 
@@ -107,8 +108,7 @@ _KEEPS_OTHERS = 'only adds or removes its own traits'
 #: Every driver of the supported Nova releases.
 DRIVERS = {d.name: d for d in (
     Driver(
-        LIBVIRT, formats=lambda s: libvirt_formats(
-            s.images_type, s.virt_type, s.force_raw_images),
+        LIBVIRT, formats=libvirt_formats,
         formats_source='nova/virt/libvirt/driver.py:436-465, 889-896',
         node_name=lambda settings: providers.libvirt_hostname(),
         node_name_source='this machine\'s hostname, by libvirt\'s rule',
@@ -169,33 +169,28 @@ class Capabilities:
     excluded: frozenset
 
     @property
-    def driver(self):
-        return DRIVERS[self.compute_driver]
-
-    @property
     def traits(self):
         return frozenset(image_types.TRAIT_BY_FORMAT[f] for f in self.formats)
 
 
 def normalize_driver(name):
     """Return the table key for a driver name, or raise ConfigError."""
+    accepted = ', '.join(KNOWN_DRIVERS)
     if not name:
         raise exceptions.ConfigError(
-            '[DEFAULT] compute_driver is not set; accepted: %s'
-            % ', '.join(KNOWN_DRIVERS))
+            '[DEFAULT] compute_driver is not set; accepted: %s' % accepted)
     short = name.strip().removeprefix(NOVA_VIRT_PREFIX)
     if short in DRIVERS:
         return short
     if short in REMOVED_DRIVERS:
         raise exceptions.ConfigError(
             '[DEFAULT] compute_driver %s is in no supported Nova (%s); '
-            'accepted: %s' % (text.safe_repr(name),
-                              nova_releases.SUPPORTED,
-                              ', '.join(KNOWN_DRIVERS)))
+            'accepted: %s' % (text.safe_repr(name), nova_releases.SUPPORTED,
+                              accepted))
     raise exceptions.ConfigError(
         'unknown [DEFAULT] compute_driver %s; accepted (with or without the '
         '%r prefix): %s' % (text.safe_repr(name), NOVA_VIRT_PREFIX,
-                            ', '.join(KNOWN_DRIVERS)))
+                            accepted))
 
 
 def parse_exclude_list(entries):

@@ -64,18 +64,11 @@ VMWARE_ROWS = (
     # (vm_util.py:419): these six, anything else is refused. Nova
     # canonicalises VMware's legacy names (VirtualVmxnet3 -> vmxnet3,
     # objects/fields.py:631-651).
-    Row('COMPUTE_NET_VIF_MODEL_E1000', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:393-394'),
-    Row('COMPUTE_NET_VIF_MODEL_E1000E', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:395-396'),
-    Row('COMPUTE_NET_VIF_MODEL_PCNET', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:397-398'),
-    Row('COMPUTE_NET_VIF_MODEL_SRIOV', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:399-400'),
-    Row('COMPUTE_NET_VIF_MODEL_VMXNET', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:401-402'),
-    Row('COMPUTE_NET_VIF_MODEL_VMXNET3', VIF_MODEL,
-        'virt/vmwareapi/vm_util.py:403-404'),
+    *(Row('COMPUTE_NET_VIF_MODEL_' + model, VIF_MODEL,
+          'virt/vmwareapi/vm_util.py:%d-%d' % (line, line + 1))
+      for model, line in (('E1000', 393), ('E1000E', 395), ('PCNET', 397),
+                          ('SRIOV', 399), ('VMXNET', 401),
+                          ('VMXNET3', 403))),
     # The driver never reads hw_video_model: every VM gets vSphere's
     # VirtualMachineVideoCard (only its video RAM is set, from
     # hw_video_ram), the VMware SVGA adapter, which Nova's VideoModel calls

@@ -185,11 +185,8 @@ class OwnershipState:
             return
         if self.path:
             self._save(changes, by_remove)
-        for uuid, traits in changes.items():
-            if traits:
-                self._own[uuid] = traits
-            else:
-                self._own.pop(uuid, None)
+        self._own = {uuid: traits for uuid, traits
+                     in {**self._own, **changes}.items() if traits}
 
     def _failed(self, why):
         return StateNotSaved(

@@ -74,7 +74,7 @@ class NodePlan:
                 [providers.validate(v, '--provider')
                  for v in provider_values]
                 or providers.default_refs(
-                    settings, capabilities.driver, config_files)))
+                    settings, plan.driver, config_files)))
         except providers.ProviderNeeded as exc:
             plan = dataclasses.replace(plan, provider_needed=exc)
         # report refuses a state file that is not its own: show too.
@@ -131,7 +131,7 @@ class NodePlan:
     @property
     def driver(self):
         """The driver's record (``drivers.DRIVERS``)."""
-        return self.capabilities.driver
+        return drivers.DRIVERS[self.capabilities.compute_driver]
 
     @property
     def metadata_rows(self):

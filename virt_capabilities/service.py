@@ -23,6 +23,7 @@ where it waits for the block's end or a conflict's back-off.
 ``run_remove`` undoes what the reporter set.
 """
 
+import contextlib
 import logging
 import random
 import threading
@@ -64,7 +65,7 @@ class ReportJob:
         if self.plan.on_ironic_node:
             # No Placement: the traits go where Nova's ironic driver
             # takes them from.
-            store = client or ironic_node_traits.store_for(self.conf, cloud)
+            store = ironic_node_traits.store_for(self.conf, cloud)
         else:
             store = reporter_mod.PlacementTraits(
                 client or connection.client_for(self.conf, cloud))
@@ -115,7 +116,8 @@ class FailureLog:
         self._said = set()
         self._failed_cycles = 0
 
-    def failed(self, key, level, msg, *args):
+    def failed(self, exc, level, msg, *args, uuid=None):
+        key = type(exc).__name__, uuid
         if key in self._said:
             LOG.debug('still failing: %s', msg % args)
         else:
@@ -133,10 +135,6 @@ class FailureLog:
         self._failed_cycles = 0
 
 
-def _failure_key(exc, uuid=None):
-    return type(exc).__name__, uuid
-
-
 def summarize(report, failures=None):
     """Log the outcome of a cycle; return the one-shot exit code.
 
@@ -144,9 +142,9 @@ def summarize(report, failures=None):
     error cycle after cycle is said once."""
     failures = failures if failures is not None else FailureLog()
     for result in report.errors:
-        failures.failed(_failure_key(result.error, result.uuid),
-                        logging.ERROR, '%s %s: %s', report.kind,
-                        result.uuid, result.error)
+        failures.failed(result.error, logging.ERROR, '%s %s: %s',
+                        report.kind, result.uuid, result.error,
+                        uuid=result.uuid)
     changed = sum(1 for r in report.results if r.changed)
     LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
              'by query, %d conflict(s) retried, %d failed',
@@ -256,10 +254,9 @@ def run_service(job_factory, interval, wait, control=None):
                 with control_mod.shielded():
                     _cycle_done(job, report, failed, failures)
                 first = False
-                try:
+                # A SIGHUP ends the wait: the loop re-reads it.
+                with contextlib.suppress(control_mod.ReloadRequested):
                     control.wait(interval * random.uniform(0.9, 1.1))
-                except control_mod.ReloadRequested:
-                    pass  # the loop re-reads it
     except control_mod.Stopping:
         pass
     LOG.info('stopping')
@@ -273,11 +270,11 @@ def _cycle_done(job, report, failed, failures):
     # handled, which would say it twice.
     if failed is not None:
         exc, level, msg = failed
-        failures.failed(_failure_key(exc), level, msg, exc)
+        failures.failed(exc, level, msg, exc)
     try:
         _record_status(job, report, failed[0] if failed else None)
     except status_file.StatusNotSaved as exc:
-        failures.failed(_failure_key(exc), logging.ERROR, '%s', exc)
+        failures.failed(exc, logging.ERROR, '%s', exc)
     failures.cycle_done(failed is None and not report.errors)
 
 
@@ -286,15 +283,13 @@ def _credentials_refused(failures, exc, interval, refused, control):
     SIGHUP cuts it short); returns the tries refused so far."""
     delay = reporter_conf.CREDENTIALS_BACKOFF.delay(refused, cap=interval)
     with control_mod.shielded():
-        failures.failed(_failure_key(exc), logging.ERROR,
+        failures.failed(exc, logging.ERROR,
                         '%s; retrying with back-off (next in %.0f s), '
                         'reading the configuration files again before each '
                         'try', exc, delay)
         failures.cycle_done(False)
-    try:
-        control.wait(delay)
-    except control_mod.ReloadRequested:
-        pass  # the loop re-reads it anyway
+    with contextlib.suppress(control_mod.ReloadRequested):
+        control.wait(delay)  # a SIGHUP: the loop re-reads it anyway
     return refused + 1
 
 
@@ -348,7 +343,7 @@ def _rebuilt(job, job_factory, control, failures, interval, reload):
     except Exception as exc:  # noqa: BLE001 - the service lives on
         if job is None or isinstance(exc, exceptions.CredentialsRefused):
             raise
-        failures.failed(_failure_key(exc), logging.ERROR,
+        failures.failed(exc, logging.ERROR,
                         'keeping the previous configuration: %s', exc)
         return job
     if job is None:

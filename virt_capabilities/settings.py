@@ -78,6 +78,13 @@ def _host_architecture(value):
     return canonical
 
 
+#: The section of each of Nova's own options; every other field is a
+#: ``[virt_capabilities]`` option of the same name.
+_GROUPS = {'compute_driver': None, 'force_raw_images': None, 'host': None,
+           'state_path': None, 'images_type': 'libvirt',
+           'virt_type': 'libvirt', 'image_type_exclude_list': 'compute'}
+
+
 @dataclasses.dataclass(frozen=True)
 class NodeSettings:
     """Every value comes from ``from_conf``: the defaults are the options'
@@ -107,32 +114,19 @@ class NodeSettings:
 
     @classmethod
     def from_conf(cls, conf):
-        def read(name, group=None):
-            return loading.read(conf, name, group)
-
-        def own(name):
-            return read(name, 'virt_capabilities')
-
-        state_path = read('state_path')
-        return cls(
-            compute_driver=read('compute_driver'),
-            force_raw_images=read('force_raw_images'),
-            host=read('host'),
-            state_path=state_path,
-            images_type=read('images_type', 'libvirt'),
-            virt_type=read('virt_type', 'libvirt'),
-            image_type_exclude_list=tuple(
-                read('image_type_exclude_list', 'compute')),
-            image_type_traits_owner=own('image_type_traits_owner'),
-            custom_traits=_custom_traits(own('custom_traits')),
-            volume_only=own('volume_only'),
-            state_file=own('state_file') or (
-                os.path.join(state_path, STATE_FILE_NAME) if state_path
-                else None),
-            status_file=own('status_file') or (
-                os.path.join(state_path, STATUS_FILE_NAME) if state_path
-                else None),
-            reporter_name=own('reporter_name').strip() or read('host'),
-            conflict_retries=own('conflict_retries'),
-            image_metadata_traits=own('image_metadata_traits'),
-            host_architecture=_host_architecture(own('host_architecture')))
+        value = {field.name: loading.read(
+            conf, field.name, _GROUPS.get(field.name, 'virt_capabilities'))
+            for field in dataclasses.fields(cls)}
+        state_path = value['state_path']
+        for name, file_name in (('state_file', STATE_FILE_NAME),
+                                ('status_file', STATUS_FILE_NAME)):
+            if not value[name]:
+                value[name] = (os.path.join(state_path, file_name)
+                               if state_path else None)
+        return cls(**dict(
+            value,
+            image_type_exclude_list=tuple(value['image_type_exclude_list']),
+            custom_traits=_custom_traits(value['custom_traits']),
+            reporter_name=value['reporter_name'].strip() or value['host'],
+            host_architecture=_host_architecture(
+                value['host_architecture'])))

@@ -40,9 +40,8 @@ PROVIDER_HELP = (
     '--config-file, else in [DEFAULT] state_path), else the node name the '
     'driver gives (libvirt: this machine\'s host name, by libvirt\'s '
     'getHostname() rule, not [DEFAULT] host; the fake driver: [DEFAULT] '
-    'host); '
-    'VMware, ironic and z/VM need '
-    'this option. Ironic: an Ironic node\'s uuid or name; the reporter '
+    'host); VMware, ironic and z/VM need this option. Ironic: an Ironic '
+    'node\'s uuid or name; the reporter '
     'keeps its traits on that node, and nova-compute copies them to its '
     'provider.')
 
@@ -122,8 +121,12 @@ class Report(lister.Lister):
 
     def run(self, parsed_args):
         self.check_arguments(parsed_args)
+        job_factory = functools.partial(self.new_job, parsed_args)
+        if parsed_args.interval:
+            return service.run_service(job_factory, parsed_args.interval,
+                                       parsed_args.wait, self.app.control)
         if not (parsed_args.check or parsed_args.dry_run):
-            return self.sync(parsed_args)
+            return service.run_once(job_factory, parsed_args.wait)
         if parsed_args.check:
             self.take_action(parsed_args)
             self.app.stdout.write(self.check_line() + '\n')
@@ -173,13 +176,6 @@ class Report(lister.Lister):
                 '-f and -c go with --dry-run: %s' % (
                     '--check prints one line' if parsed_args.check
                     else 'a sync lists nothing'))
-
-    def sync(self, parsed_args):
-        job_factory = functools.partial(self.new_job, parsed_args)
-        if parsed_args.interval:
-            return service.run_service(job_factory, parsed_args.interval,
-                                       parsed_args.wait, self.app.control)
-        return service.run_once(job_factory, parsed_args.wait)
 
     def new_job(self, parsed_args, sleep=time.sleep):
         return service.ReportJob(parsed_args.config_file,

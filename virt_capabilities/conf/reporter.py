@@ -62,8 +62,7 @@ reporter_opts = [
              'itself, so one writer owns them. ``reporter`` is for a '
              'provider no nova-compute reports image types for (a test '
              'bed, or a driver that reports no capabilities); it is refused '
-             'with '
-             '``compute_driver = ironic.IronicDriver``, whose image-type '
+             'with ``compute_driver = ironic.IronicDriver``, whose image-type '
              'traits nova-compute\'s resource tracker always keeps.'),
     cfg.ListOpt(
         'custom_traits',
@@ -127,14 +126,13 @@ reporter_opts = [
              'image-metadata traits) it set on which provider, so that a '
              'trait dropped from ``custom_traits``, or all of '
              '``image_metadata_traits`` once switched off, is removed even '
-             'after a restart. '
-             'Default: ``$state_path/virt_capabilities.json`` when '
-             '``[DEFAULT] state_path`` is set; otherwise nothing is written '
-             'anywhere, and a dropped trait is removed only by a service '
-             'that kept running since it set it. Reporters may share one '
-             'file: each changes only its '
-             'own records, under a lock file beside it (``.<name>.lock``): '
-             'one record per provider and reporter (see '
+             'after a restart. Default: '
+             '``$state_path/virt_capabilities.json`` when ``[DEFAULT] '
+             'state_path`` is set; otherwise nothing is written anywhere, and '
+             'a dropped trait is removed only by a service that kept running '
+             'since it set it. Reporters may share one file: each changes '
+             'only its own records, under a lock file beside it '
+             '(``.<name>.lock``): one record per provider and reporter (see '
              '``reporter_name``), and a trait another reporter of the same '
              'provider recorded is never removed. If it cannot be saved, '
              'report syncs nothing more and exits 1 naming it.'),

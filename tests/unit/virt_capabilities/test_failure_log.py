@@ -38,8 +38,7 @@ def test_the_same_failure_cycle_after_cycle_is_said_once(caplog):
     failures = service.FailureLog()
     down = exceptions.PlacementUnavailable('cannot reach Placement: refused')
     for _ in range(3):
-        failures.failed(service._failure_key(down), logging.WARNING,
-                        'sync failed: %s', down)
+        failures.failed(down, logging.WARNING, 'sync failed: %s', down)
         failures.cycle_done(False)
     assert said(caplog, logging.WARNING) == [
         'sync failed: cannot reach Placement: refused']
@@ -56,8 +55,7 @@ def test_another_kind_of_failure_is_news(caplog):
     for exc in (exceptions.PlacementUnavailable('refused'),
                 exceptions.PlacementError('Placement answered 503'),
                 exceptions.PlacementUnavailable('refused')):
-        failures.failed(service._failure_key(exc), logging.WARNING, '%s',
-                        exc)
+        failures.failed(exc, logging.WARNING, '%s', exc)
         failures.cycle_done(False)
     assert said(caplog, logging.WARNING) == ['refused',
                                              'Placement answered 503']
@@ -69,8 +67,7 @@ def test_after_a_recovery_the_next_outage_is_said_again(caplog):
     down = exceptions.PlacementUnavailable('refused')
     for ok in (False, True, False):
         if not ok:
-            failures.failed(service._failure_key(down), logging.WARNING,
-                            '%s', down)
+            failures.failed(down, logging.WARNING, '%s', down)
         failures.cycle_done(ok)
     assert said(caplog, logging.WARNING) == ['refused', 'refused']
 
