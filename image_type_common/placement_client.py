@@ -126,7 +126,12 @@ class PlacementClient:
         raise self._error(method, path, resp)
 
     def _error(self, method, path, resp):
-        code, detail = _error_detail(resp)
+        try:
+            error = resp.json()['errors'][0]
+            code = error.get('code')
+            detail = text.one_line(error.get('detail', ''))
+        except (ValueError, KeyError, IndexError, TypeError):
+            code, detail = None, text.one_line(resp.text[:200])
         where = '%s %s' % (method, path.split('?')[0])
         if resp.status_code == 409 and code == 'placement.concurrent_update':
             return exceptions.ConcurrentUpdate(
@@ -150,7 +155,12 @@ class PlacementClient:
                 'not valid there (a wrong admin token, or a token from a '
                 'Keystone other than the one Placement checks with)' % where)
         if resp.status_code == 403:
-            return exceptions.CredentialsRefused(_forbidden(where, detail))
+            # The one line says which role to give, and the rule refused.
+            match = _POLICY_RULE.search(detail or '')
+            rule = ', policy %s' % match.group(1) if match else ''
+            return exceptions.CredentialsRefused(
+                'Placement refused %s (403%s): the Keystone user needs the '
+                '%s role (or admin) in its project' % (where, rule, ROLE))
         return exceptions.PlacementError(
             'Placement answered %d to %s: %s'
             % (resp.status_code, where, detail or code or 'no detail'))
@@ -223,20 +233,4 @@ _POLICY_RULE = re.compile(r'Policy does not allow (\S+) to be performed')
 #: The Keystone role Placement's default policy asks for every request
 #: this project makes (reads included): ``service``, or ``admin``.
 ROLE = 'service'
-
-
-def _forbidden(where, detail):
-    """403: the one line says which role to give, and the rule refused."""
-    match = _POLICY_RULE.search(detail or '')
-    rule = ', policy %s' % match.group(1) if match else ''
-    return ('Placement refused %s (403%s): the Keystone user needs the %s '
-            'role (or admin) in its project' % (where, rule, ROLE))
-
-
-def _error_detail(resp):
-    try:
-        error = resp.json()['errors'][0]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return None, text.one_line(resp.text[:200])
-    return error.get('code'), text.one_line(error.get('detail', ''))
 
