@@ -42,11 +42,6 @@ MIN_MICROVERSION = (1, 36)
 #: The first microversion with ``in:`` (any-of) trait queries.
 ANY_OF_TRAITS = (1, 39)
 
-#: Retrying these cannot help: the configuration has to change.
-CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
-                     ks_exc.Unauthorized, ks_exc.Forbidden,
-                     ks_exc.AuthorizationFailure)
-
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
 
 
@@ -106,7 +101,10 @@ class PlacementClient:
         try:
             return self._adapter.request(path, method, json=body,
                                          headers=headers, raise_exc=False)
-        except CREDENTIAL_ERRORS as exc:
+        except (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
+                ks_exc.Unauthorized, ks_exc.Forbidden,
+                ks_exc.AuthorizationFailure) as exc:
+            # Retrying these cannot help: the configuration has to change.
             raise exceptions.ConfigError(
                 'Placement credentials or catalogue: %s'
                 % text.one_line(exc)) from exc
