@@ -53,7 +53,9 @@ def adapter_from_conf(conf, group='placement', service='Placement',
     section = conf[group]
     for name in ('endpoint', 'endpoint_override', 'auth_url'):
         value = getattr(section, name, None)  # not every plugin has it
-        if value is not None and not is_url(value):
+        url = parse.urlparse(value or '')
+        if value is not None and not (url.scheme in ('http', 'https')
+                                      and url.netloc):
             raise exceptions.ConfigError(
                 '[%s] %s: %s is not an http(s) URL'
                 % (group, name, text.safe_repr(value)))
@@ -69,12 +71,6 @@ def adapter_from_conf(conf, group='placement', service='Placement',
         _probe_identity(group, section.auth_url, session, settings)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
-
-
-def is_url(value):
-    """Whether an endpoint or ``auth_url`` is an http(s) URL with a host."""
-    parsed = parse.urlparse(value)
-    return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
 def _probe_identity(group, auth_url, session, settings):
