@@ -53,7 +53,9 @@ def adapter_from_conf(conf, group='placement', service='Placement',
     section = conf[group]
     for name in ('endpoint', 'endpoint_override', 'auth_url'):
         value = getattr(section, name, None)  # not every plugin has it
-        if value is not None and not is_url(value):
+        url = parse.urlparse(value or '')
+        if value is not None and not (url.scheme in ('http', 'https')
+                                      and url.netloc):
             raise exceptions.ConfigError(
                 '[%s] %s: %s is not an http(s) URL'
                 % (group, name, text.safe_repr(value)))
@@ -69,12 +71,6 @@ def adapter_from_conf(conf, group='placement', service='Placement',
         _probe_identity(group, section.auth_url, session, settings)
     return ks_loading.load_adapter_from_conf_options(
         conf, group, session=session, auth=auth)
-
-
-def is_url(value):
-    """Whether an endpoint or ``auth_url`` is an http(s) URL with a host."""
-    parsed = parse.urlparse(value)
-    return parsed.scheme in ('http', 'https') and bool(parsed.netloc)
 
 
 def _probe_identity(group, auth_url, session, settings):
@@ -139,26 +135,25 @@ def adapter_from_cloud(cloud=None):
     return proxy
 
 
-def failure_reason(exc, timeout):
-    """Why a connection failed, in a few words: keystoneauth1's timeout,
-    or the reason of the OSError urllib3 raised from ("connection
-    refused"), found along the chain. (TLS: ``tls.failure``.)"""
-    if tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
-        return ('timed out (no answer within %g s)' % timeout if timeout
-                else 'timed out')
-    for seen in tls.chain(exc):
-        if isinstance(seen, OSError) and seen.strerror:
-            return seen.strerror.lower()
-    return 'connection failed (%s)' % type(exc).__name__
-
-
 def connection_error(service, url, exc, session, settings, unavailable):
     """Our error for a failed connection to ``service`` at ``url``:
     ``unavailable`` (exit 1, may pass), or a ConfigError for a refused
-    certificate, naming the setting in the words of ``settings``."""
+    certificate, naming the setting in the words of ``settings``. The
+    reason: ``tls.failure``'s, keystoneauth1's timeout, or that of the
+    OSError urllib3 raised from ("connection refused")."""
     failed = tls.failure(exc, settings, getattr(session, 'cert', None))
-    reason = failed.reason if failed else failure_reason(
-        exc, getattr(session, 'timeout', None))
+    timeout = getattr(session, 'timeout', None)
+    oserror = next((seen for seen in tls.chain(exc)
+                    if isinstance(seen, OSError) and seen.strerror), None)
+    if failed:
+        reason = failed.reason
+    elif tls.in_chain(exc, ks_exc.ConnectTimeout) is not None:
+        reason = ('timed out (no answer within %g s)' % timeout if timeout
+                  else 'timed out')
+    elif oserror is not None:
+        reason = oserror.strerror.lower()
+    else:
+        reason = 'connection failed (%s)' % type(exc).__name__
     kind = (exceptions.ConfigError if failed and failed.configuration
             else unavailable)
     return kind('cannot reach %s at %s: %s' % (service, url, reason))
@@ -219,7 +214,9 @@ class NamedServiceAdapter:
         auth = adapter.auth or self._session.auth
         #: Keystone's URL (admin_token has none).
         self.identity_url = getattr(auth, 'auth_url', None)
-        log_tokens(self._session, self.identity_url)
+        hooks = self._session.session.hooks['response']
+        if not any(isinstance(hook, TokenLines) for hook in hooks):
+            hooks.append(TokenLines(self.identity_url))
 
     def __getattr__(self, name):
         return getattr(self._adapter, name)
@@ -337,13 +334,6 @@ class TokenLines:
                   self.identity_url, expires, self.obtained)
 
 
-def log_tokens(session, identity_url):
-    """Add ``TokenLines`` to a keystoneauth1 Session, once."""
-    hooks = session.session.hooks['response']
-    if not any(isinstance(hook, TokenLines) for hook in hooks):
-        hooks.append(TokenLines(identity_url))
-
-
 def client(adapter, settings=tls.NOVA_CONF):
     """A PlacementClient whose failures are a NamedServiceAdapter's."""
     return placement_client.PlacementClient(
@@ -357,12 +347,10 @@ def has_cloud_environment():
 def client_for(conf=None, cloud=None):
     """The credentials source, as the CLI documents it: ``--os-cloud``;
     else ``[placement]`` when it names an auth plugin; else ``OS_*``."""
-    if cloud:
-        return client(adapter_from_cloud(cloud), tls.CLOUDS_YAML)
-    if conf is not None and conf.placement.auth_type:
+    if not cloud and conf is not None and conf.placement.auth_type:
         return client(adapter_from_conf(conf), tls.NOVA_CONF)
-    if has_cloud_environment():
-        return client(adapter_from_cloud(), tls.CLOUDS_YAML)
+    if cloud or has_cloud_environment():
+        return client(adapter_from_cloud(cloud or None), tls.CLOUDS_YAML)
     raise exceptions.ConfigError(
         'no Placement credentials: set [placement] auth_type (and its '
         'options) in the config file, or use --os-cloud / OS_* environment')

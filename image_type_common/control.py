@@ -112,10 +112,6 @@ class Control:
         if self.stop_requested:
             raise Stopping()
 
-    def close(self):
-        for fd in (self._bell_r, self._bell_w):
-            os.close(fd)
-
 
 #: The control whose handlers are installed (signals are process-wide).
 _installed = None

@@ -51,7 +51,7 @@ class KeystoneUnavailable(PlacementUnavailable):
 
 
 class PlacementTooOld(PlacementError):
-    """Placement's maximum microversion is below what an operation needs."""
+    """Placement is older than nova-scheduler needs (``negotiate``)."""
 
 
 class ProviderNotFound(PlacementError):

@@ -42,11 +42,6 @@ MIN_MICROVERSION = (1, 36)
 #: The first microversion with ``in:`` (any-of) trait queries.
 ANY_OF_TRAITS = (1, 39)
 
-#: Retrying these cannot help: the configuration has to change.
-CREDENTIAL_ERRORS = (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
-                     ks_exc.Unauthorized, ks_exc.Forbidden,
-                     ks_exc.AuthorizationFailure)
-
 _NO_SUCH_TRAIT = re.compile(r'No such trait(?:\(s\))?:?\s*(.*)', re.S)
 
 
@@ -106,7 +101,10 @@ class PlacementClient:
         try:
             return self._adapter.request(path, method, json=body,
                                          headers=headers, raise_exc=False)
-        except CREDENTIAL_ERRORS as exc:
+        except (ks_exc.EndpointNotFound, ks_exc.AuthPluginException,
+                ks_exc.Unauthorized, ks_exc.Forbidden,
+                ks_exc.AuthorizationFailure) as exc:
+            # Retrying these cannot help: the configuration has to change.
             raise exceptions.ConfigError(
                 'Placement credentials or catalogue: %s'
                 % text.one_line(exc)) from exc
@@ -126,7 +124,12 @@ class PlacementClient:
         raise self._error(method, path, resp)
 
     def _error(self, method, path, resp):
-        code, detail = _error_detail(resp)
+        try:
+            error = resp.json()['errors'][0]
+            code = error.get('code')
+            detail = text.one_line(error.get('detail', ''))
+        except (ValueError, KeyError, IndexError, TypeError):
+            code, detail = None, text.one_line(resp.text[:200])
         where = '%s %s' % (method, path.split('?')[0])
         if resp.status_code == 409 and code == 'placement.concurrent_update':
             return exceptions.ConcurrentUpdate(
@@ -150,7 +153,12 @@ class PlacementClient:
                 'not valid there (a wrong admin token, or a token from a '
                 'Keystone other than the one Placement checks with)' % where)
         if resp.status_code == 403:
-            return exceptions.CredentialsRefused(_forbidden(where, detail))
+            # The one line says which role to give, and the rule refused.
+            match = _POLICY_RULE.search(detail or '')
+            rule = ', policy %s' % match.group(1) if match else ''
+            return exceptions.CredentialsRefused(
+                'Placement refused %s (403%s): the Keystone user needs the '
+                '%s role (or admin) in its project' % (where, rule, ROLE))
         return exceptions.PlacementError(
             'Placement answered %d to %s: %s'
             % (resp.status_code, where, detail or code or 'no detail'))
@@ -223,20 +231,4 @@ _POLICY_RULE = re.compile(r'Policy does not allow (\S+) to be performed')
 #: The Keystone role Placement's default policy asks for every request
 #: this project makes (reads included): ``service``, or ``admin``.
 ROLE = 'service'
-
-
-def _forbidden(where, detail):
-    """403: the one line says which role to give, and the rule refused."""
-    match = _POLICY_RULE.search(detail or '')
-    rule = ', policy %s' % match.group(1) if match else ''
-    return ('Placement refused %s (403%s): the Keystone user needs the %s '
-            'role (or admin) in its project' % (where, rule, ROLE))
-
-
-def _error_detail(resp):
-    try:
-        error = resp.json()['errors'][0]
-    except (ValueError, KeyError, IndexError, TypeError):
-        return None, text.one_line(resp.text[:200])
-    return error.get('code'), text.one_line(error.get('detail', ''))
 

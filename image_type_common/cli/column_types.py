@@ -68,11 +68,6 @@ class ListColumn(DataColumn):
         super().__init__(TextList(value))
 
 
-#: The formats that print a command's data as data (json's null, yaml's
-#: lists); the others (table, value, shell, csv) print text.
-DATA_FORMATS = ('json', 'yaml')
-
-
 class MissingColumn(columns.FormattableColumn):
     """No value: null in json and yaml; nothing in value, shell and csv,
     as an empty list prints there; '-' in a table, as an empty list.
@@ -81,7 +76,7 @@ class MissingColumn(columns.FormattableColumn):
 
     def __init__(self, formatter):
         super().__init__(None)
-        self._as_data = formatter in DATA_FORMATS
+        self._as_data = formatter in ('json', 'yaml')
 
     def human_readable(self):
         return '-'

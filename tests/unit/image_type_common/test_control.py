@@ -23,9 +23,7 @@ from tests import helpers
 
 @pytest.fixture
 def control():
-    control = control_mod.Control()
-    yield control
-    control.close()
+    return control_mod.Control()
 
 
 def waiter(control, **kwargs):
@@ -92,7 +90,6 @@ def test_a_stop_inside_a_shielded_block_is_honoured_as_it_ends(monkeypatch):
                 ctl.stop(interrupt=True, signum=signal.SIGTERM)  # a handler
                 steps.append('recorded')
     assert steps == ['written', 'recorded']
-    ctl.close()
 
 
 def test_outside_a_shielded_block_a_stop_cuts_at_once(monkeypatch):
@@ -105,4 +102,3 @@ def test_outside_a_shielded_block_a_stop_cuts_at_once(monkeypatch):
             ctl.stop(interrupt=True, signum=signal.SIGTERM)
             steps.append('recorded')
     assert steps == ['written']
-    ctl.close()

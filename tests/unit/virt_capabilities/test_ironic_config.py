@@ -64,8 +64,8 @@ def test_show_says_the_custom_traits_go_to_the_ironic_node(tmp_path):
 ])
 def test_an_ironic_url_that_is_not_one_is_a_configuration_error(
         tmp_path, auth, option, value):
-    """As ``[placement]``'s are (``connection.is_url``): named before any
-    request, exit 2."""
+    """As ``[placement]``'s are (``connection.adapter_from_conf``): named
+    before any request, exit 2."""
     path = tmp_path / 'nova.conf'
     path.write_text('[DEFAULT]\ncompute_driver = ironic.IronicDriver\n'
                     '[ironic]\nauth_type = %s\n%s = %s\n'

@@ -56,8 +56,7 @@ class StoppedMidWrite:
 def control(monkeypatch):
     ctl = control_mod.Control()
     monkeypatch.setattr(control_mod, '_installed', ctl)
-    yield ctl
-    ctl.close()
+    return ctl
 
 
 def test_a_stop_during_a_write_lets_its_record_finish_then_ends_the_sync(

@@ -82,7 +82,7 @@ def test_every_package_of_ours_follows_the_verbosity(logging_restored, argv,
 
 
 def test_keystone_token_lines_show_from_v(logging_restored):
-    """image_type_common's DEBUG lines (connection.log_tokens') with -v,
+    """image_type_common's DEBUG lines (connection.TokenLines') with -v,
     not without."""
     for argv, shown in (((), False), (('-v',), True), (('-v', '-v'), True)):
         _, stderr = configured(*argv)
