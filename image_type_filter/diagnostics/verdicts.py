@@ -135,22 +135,16 @@ class _Judge:
         return self._once(tuple(sorted(filters.items())),
                           lambda: survey.holders(self.client, **filters))
 
-    def roots(self, **filters):
-        """The roots of the trees a filtered listing has a provider of."""
-        return {rp.get('root_provider_uuid') or rp['uuid']
+    def roots(self, tree=True, **filters):
+        """The roots of the trees a filtered listing has a provider of
+        (not ``tree``: the providers themselves)."""
+        return {tree and rp.get('root_provider_uuid') or rp['uuid']
                 for rp in self.holders(**filters)}
 
     def usage(self, uuid):
         """(inventories, usages) of one provider, read once."""
         return self._once(('usage', uuid), lambda: (
             self.client.get_inventories(uuid), self.client.get_usages(uuid)))
-
-    def carriers(self, trait, tree=False):
-        """The providers that carry ``trait`` (``tree``: the roots of the
-        trees one of whose providers does)."""
-        if tree:
-            return self.roots(required=trait)
-        return {rp['uuid'] for rp in self.holders(required=trait)}
 
     def _lacks(self, host, trait):
         """After "lacks it": which formats the host boots (for an image
@@ -167,9 +161,9 @@ class _Judge:
         reasons = ['%s %s: lacks it%s' % (param, trait,
                                           self._lacks(host, trait))
                    for trait in sorted(required)
-                   if host.uuid not in self.carriers(trait, tree)]
+                   if host.uuid not in self.roots(tree, required=trait)]
         for trait in sorted(forbidden):
-            if host.uuid in self.carriers(trait, tree):
+            if host.uuid in self.roots(tree, required=trait):
                 extra = ''
                 if trait == 'COMPUTE_STATUS_DISABLED' and not tree:
                     # Nova's compute_status_filter forbids it on the root.
@@ -220,7 +214,7 @@ class _Judge:
                                group.forbidden, tree=True)
         reasons += ['required %s: has none of them' % term
                     for term in group.any_of
-                    if host.uuid not in self.carriers(term, tree=True)]
+                    if host.uuid not in self.roots(required=term)]
         for aggregates in group.member_of:
             term = 'in:' + ','.join(sorted(aggregates))
             if host.uuid not in self.roots(member_of=term):
@@ -319,8 +313,7 @@ def no_valid_host_reason(client, survey, spec, verdicts=None):
     """``no_valid_host`` for a request spec of this project's own, first
     saying so when no compute host reports the image's format.
     ``verdicts``: ``judge``'s, when the caller has them already."""
-    required = set(spec.root_required) | set(spec.required)
-    for trait in sorted(required):
+    for trait in sorted(set(spec.root_required) | set(spec.required)):
         fmt = image_types.FORMAT_BY_TRAIT.get(trait)
         if fmt and not any(fmt in h.formats for h in survey.hosts.values()):
             booted = sorted({f for h in survey.hosts.values()
