@@ -97,9 +97,8 @@ def _resources(resources):
 
 
 def _traits(required, forbidden):
-    tokens = _names(required, 'trait') + [
-        '!' + t for t in _names(forbidden, 'trait')]
-    return ','.join(tokens)
+    return ','.join(_names(required, 'trait') + [
+        '!' + t for t in _names(forbidden, 'trait')])
 
 
 def build_params(spec):
@@ -136,11 +135,9 @@ class Candidates:
 def root_providers(body):
     """Root provider uuids of every allocation request, sorted."""
     summaries = body.get('provider_summaries', {})
-    roots = set()
-    for request in body.get('allocation_requests', []):
-        for uuid in request.get('allocations', {}):
-            roots.add(summaries.get(uuid, {}).get('root_provider_uuid', uuid))
-    return sorted(roots)
+    return sorted({summaries.get(uuid, {}).get('root_provider_uuid', uuid)
+                   for request in body.get('allocation_requests', [])
+                   for uuid in request.get('allocations', {})})
 
 
 def get_candidates(placement, pipeline, spec, ctxt=None):
