@@ -37,7 +37,8 @@ def run_console_script(name, description, namespace, argv=None):
     """A console script's body: quiet until ready, then the cliff App of
     ``namespace``'s commands, or one line if the cli extra is missing."""
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _exit_now)
+        # Nothing has been started or written yet: nothing to unwind.
+        signal.signal(signum, lambda sig, _: os._exit(128 + sig))
     try:
         from image_type_common.cli import app  # the slow imports
     except ModuleNotFoundError as exc:
@@ -54,8 +55,3 @@ def run_console_script(name, description, namespace, argv=None):
             % (name, CLI_EXTRA, exc.name, CLI_EXTRA, DISTRIBUTION))
         return exceptions.ConfigError.exit_code
     return app.main_for(name, description, namespace, argv)
-
-
-def _exit_now(signum, frame):
-    # Nothing has been started or written yet: nothing to unwind.
-    os._exit(128 + signum)
