@@ -47,6 +47,8 @@ class Family:
     #: value, so a request forbids the family's other traits instead of
     #: requiring one (the same rule for every value of the family).
     absent_means_unknown: bool = False
+    #: Value -> the value Nova's ImageMeta rewrites it to (``canonical``).
+    aliases: dict = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def traits(self):
@@ -105,7 +107,7 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
     Family('storage_bus', ('hw_disk_bus', 'hw_cdrom_bus'), DISK_BUSES,
            'COMPUTE_STORAGE_BUS_'),
     Family('vif_model', ('hw_vif_model',), VIF_MODELS,
-           'COMPUTE_NET_VIF_MODEL_'),
+           'COMPUTE_NET_VIF_MODEL_', aliases=VIF_LEGACY),
     Family('graphics_model', ('hw_video_model',), VIDEO_MODELS,
            'COMPUTE_GRAPHICS_MODEL_'),
     # HW_ARCH_* is the host CPU (libvirt's _get_cpu_arch_traits). Nova
@@ -117,13 +119,13 @@ FAMILIES = types.MappingProxyType({f.name: f for f in (
     # the other HW_ARCH_* traits and leaves such hosts to it (the
     # prefilter refuses, naming the trait, only when no host can run it).
     Family('architecture', ('hw_architecture', 'architecture'),
-           ARCHITECTURES, 'HW_ARCH_',
+           ARCHITECTURES, 'HW_ARCH_', aliases=ARCH_ALIASES,
            spelling={'armv7l': 'HW_ARCH_ARMV7'},
            also_booted_by={'i686': ('HW_ARCH_X86_64',)},
            absent_means_unknown=True),
     # COMPUTE_ARCH_* exists for only a few emulated architectures.
     Family('emulation_architecture', ('hw_emulation_architecture',),
-           ARCHITECTURES, 'COMPUTE_ARCH_'),
+           ARCHITECTURES, 'COMPUTE_ARCH_', aliases=ARCH_ALIASES),
     # Nova computes COMPUTE_VIOMMU_X; os-traits and the libvirt driver say
     # COMPUTE_VIOMMU_MODEL_X.
     Family('viommu_model', ('hw_viommu_model',), VIOMMU_MODELS,
@@ -177,12 +179,8 @@ def canonical(prop, value):
     if not isinstance(value, str) or len(value) > 64:
         return None
     value = value.strip().lower()
-    if prop in ('hw_architecture', 'architecture',
-                'hw_emulation_architecture'):
-        return ARCH_ALIASES.get(value, value)
-    if prop == 'hw_vif_model':
-        return VIF_LEGACY.get(value, value)
-    return value
+    family = FAMILY_BY_PROPERTY.get(prop)
+    return family.aliases.get(value, value) if family else value
 
 
 def family_of_trait(trait):

@@ -23,6 +23,7 @@ import os
 import signal
 import sys
 
+from image_type_common import control
 from image_type_common import exceptions
 
 #: The distribution and its extra that install the command line (setup.cfg).
@@ -35,9 +36,14 @@ OURS = ('image_type_common', 'image_type_filter', 'virt_capabilities')
 
 def run_console_script(name, description, namespace, argv=None):
     """A console script's body: quiet until ready, then the cliff App of
-    ``namespace``'s commands, or one line if the cli extra is missing."""
+    ``namespace``'s commands, or one line if the cli extra is missing.
+    Once it runs, SIGTERM or SIGINT unwinds the command wherever it is out
+    of a ``control.shielded`` block, and exits 128 + the signal, unless the
+    command handles the stop itself (the reporter's service and ``demo
+    --serve`` end with 0)."""
     for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, _exit_now)
+        # Nothing has been started or written yet: nothing to unwind.
+        signal.signal(signum, lambda sig, _: os._exit(128 + sig))
     try:
         from image_type_common.cli import app  # the slow imports
     except ModuleNotFoundError as exc:
@@ -53,9 +59,11 @@ def run_console_script(name, description, namespace, argv=None):
             'dependencies-%s.txt, from %s\'s release directory\n'
             % (name, CLI_EXTRA, exc.name, CLI_EXTRA, DISTRIBUTION))
         return exceptions.ConfigError.exit_code
-    return app.main_for(name, description, namespace, argv)
-
-
-def _exit_now(signum, frame):
-    # Nothing has been started or written yet: nothing to unwind.
-    os._exit(128 + signum)
+    application = app.App(name, description, namespace)
+    control.install(application.control)
+    try:
+        with application.control.interruptible():
+            return application.run(sys.argv[1:] if argv is None else argv)
+    except control.Interrupted:
+        # A stop (SIGTERM, SIGINT), or a SIGHUP no command was waiting for.
+        return 128 + (application.control.stop_signal or signal.SIGHUP)

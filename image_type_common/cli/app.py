@@ -17,8 +17,6 @@ exit codes of ``exceptions``."""
 import contextlib
 from importlib import metadata
 import logging
-import signal
-import sys
 
 from cliff import app
 from cliff import commandmanager
@@ -147,18 +145,3 @@ class AnswersWithExitCode:
             return exc.exit_code
         return result or self.exit_code
 
-
-def main_for(name, description, namespace, argv=None):
-    """Entry point body: exit code from the App; SIGTERM or SIGINT unwinds
-    the command wherever it is out of a ``control.shielded`` block, and
-    exits 128 + the signal, unless the command handles the stop itself (the
-    reporter's service and ``demo --serve`` end with 0)."""
-    argv = sys.argv[1:] if argv is None else argv
-    application = App(name, description, namespace)
-    control_mod.install(application.control)
-    try:
-        with application.control.interruptible():
-            return application.run(argv)
-    except control_mod.Interrupted:
-        # A stop (SIGTERM, SIGINT), or a SIGHUP no command was waiting for.
-        return 128 + (application.control.stop_signal or signal.SIGHUP)
