@@ -146,10 +146,11 @@ def summarize(report, failures=None):
                         report.kind, result.uuid, result.error,
                         uuid=result.uuid)
     changed = sum(1 for r in report.results if r.changed)
+    conflicts = sum(r.conflicts for r in report.results)
     LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
              'by query, %d conflict(s) retried, %d failed',
              len(report.results) + report.skipped_in_sync, report.kind,
-             changed, report.skipped_in_sync, report.conflicts,
+             changed, report.skipped_in_sync, conflicts,
              len(report.errors))
     if report.missing_traits:
         LOG.error('Placement lacks trait(s) %s: upgrade Placement; the '
