@@ -237,11 +237,10 @@ class OwnershipState:
             # Every other reporter's record is kept as the file has it.
             records = dict(document['providers'] if document else {})
             for uuid, traits in changes.items():
-                entry = dict(records.get(uuid, {}))
+                entry = {name: t for name, t in records.get(uuid, {}).items()
+                         if name != self.name}
                 if traits:
                     entry[self.name] = sorted(traits)
-                else:
-                    entry.pop(self.name, None)
                 if entry:
                     records[uuid] = dict(sorted(entry.items()))
                 else:

@@ -92,10 +92,6 @@ class SyncReport:
         return [r for r in self.results if r.error is not None]
 
     @property
-    def conflicts(self):
-        return sum(r.conflicts for r in self.results)
-
-    @property
     def ok(self):
         return not (self.errors or self.missing_traits
                     or self.missing_providers or self.state_error)

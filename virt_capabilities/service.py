@@ -146,10 +146,11 @@ def summarize(report, failures=None):
                         report.kind, result.uuid, result.error,
                         uuid=result.uuid)
     changed = sum(1 for r in report.results if r.changed)
+    conflicts = sum(r.conflicts for r in report.results)
     LOG.info('sync done: %d %s(s) checked, %d changed, %d already in sync '
              'by query, %d conflict(s) retried, %d failed',
              len(report.results) + report.skipped_in_sync, report.kind,
-             changed, report.skipped_in_sync, report.conflicts,
+             changed, report.skipped_in_sync, conflicts,
              len(report.errors))
     if report.missing_traits:
         LOG.error('Placement lacks trait(s) %s: upgrade Placement; the '
@@ -163,10 +164,18 @@ def summarize(report, failures=None):
     return 0 if report.ok else 1
 
 
-def _record_status(job, report=None, error=None):
-    """The status file for monitoring; StatusNotSaved if it cannot be."""
-    status_file.record(job.plan.settings.status_file,
-                       job.plan.settings.reporter_name, report, error)
+def _record_status(job, report=None, error=None,
+                   say=lambda exc: LOG.warning('%s', exc)):
+    """The status file for monitoring; whether it could be written. If
+    not, ``say(exc)``: by default a warning, for a failure that has its
+    own line already."""
+    try:
+        status_file.record(job.plan.settings.status_file,
+                           job.plan.settings.reporter_name, report, error)
+    except status_file.StatusNotSaved as exc:
+        say(exc)
+        return False
+    return True
 
 
 def run_once(job_factory, wait):
@@ -175,24 +184,11 @@ def run_once(job_factory, wait):
     try:
         report = job.sync(wait)
     except exceptions.Error as exc:
-        _try_record_status(job, error=exc)
+        _record_status(job, error=exc)
         raise
     code = summarize(report)
-    try:
-        _record_status(job, report)
-    except status_file.StatusNotSaved as exc:
-        LOG.error('%s', exc)
-        return 1
-    return code
-
-
-def _try_record_status(job, report=None, error=None):
-    """Record a failure that has its own line already: one that cannot be
-    recorded as well only adds a warning."""
-    try:
-        _record_status(job, report, error)
-    except status_file.StatusNotSaved as exc:
-        LOG.warning('%s', exc)
+    saved = _record_status(job, report, say=lambda exc: LOG.error('%s', exc))
+    return code if saved else 1
 
 
 def run_service(job_factory, interval, wait, control=None):
@@ -236,7 +232,7 @@ def run_service(job_factory, interval, wait, control=None):
                     continue  # re-read at once, and sync with what was read
                 except exceptions.CredentialsRefused as exc:
                     with control_mod.shielded():
-                        _try_record_status(job, error=exc)
+                        _record_status(job, error=exc)
                     refused = _credentials_refused(failures, exc, interval,
                                                    refused, control)
                     continue
@@ -271,10 +267,9 @@ def _cycle_done(job, report, failed, failures):
     if failed is not None:
         exc, level, msg = failed
         failures.failed(exc, level, msg, exc)
-    try:
-        _record_status(job, report, failed[0] if failed else None)
-    except status_file.StatusNotSaved as exc:
-        failures.failed(exc, logging.ERROR, '%s', exc)
+    _record_status(job, report, failed[0] if failed else None,
+                   say=lambda exc: failures.failed(exc, logging.ERROR,
+                                                   '%s', exc))
     failures.cycle_done(failed is None and not report.errors)
 
 

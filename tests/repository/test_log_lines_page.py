@@ -58,7 +58,7 @@ PASSES_ON = {
         '"provider <uuid>: <error>" and the ownership state error',
     ('virt_capabilities/service.py', 'run_once'):
         'the status file that cannot be written',
-    ('virt_capabilities/service.py', '_try_record_status'):
+    ('virt_capabilities/service.py', '_record_status'):
         'the status file that cannot be written',
     ('virt_capabilities/service.py', '_cycle_done'):
         'the status file that cannot be written',
