@@ -18,7 +18,6 @@ adapter (its retries, its redaction), whose one Session carries every
 request with the source's TLS settings and timeout (``tls``).
 """
 
-import functools
 import logging
 import os
 from urllib import parse
@@ -206,21 +205,15 @@ class NamedServiceAdapter:
                  keystone_unavailable=exceptions.KeystoneUnavailable,
                  refused=exceptions.CredentialsRefused):
         self._adapter = adapter
+        self._settings = settings
         self._service = service
         self._unavailable = unavailable
+        self._keystone_unavailable = keystone_unavailable
+        self._refused = refused
         self._session = adapter.session
         auth = adapter.auth or self._session.auth
         #: Keystone's URL (admin_token has none).
         self.identity_url = getattr(auth, 'auth_url', None)
-        #: The module's errors, for this service and source:
-        #: ``keystone_error(exc)``, ``connection_error(url, exc)``.
-        self.keystone_error = functools.partial(
-            keystone_error, identity_url=self.identity_url,
-            session=self._session, settings=settings, service=service,
-            unavailable=keystone_unavailable, refused=refused)
-        self.connection_error = functools.partial(
-            connection_error, service, session=self._session,
-            settings=settings, unavailable=unavailable)
         hooks = self._session.session.hooks['response']
         if not any(isinstance(hook, TokenLines) for hook in hooks):
             hooks.append(TokenLines(self.identity_url))
@@ -240,6 +233,16 @@ class NamedServiceAdapter:
             raise exceptions.ConfigError('no %s endpoint: %s'
                                          % (self._service, unset))
         return listed
+
+    # The module's errors, for this service and source.
+    def keystone_error(self, exc):
+        return keystone_error(exc, self.identity_url, self._session,
+                              self._settings, self._service,
+                              self._keystone_unavailable, self._refused)
+
+    def connection_error(self, url, exc):
+        return connection_error(self._service, url, exc, self._session,
+                                self._settings, self._unavailable)
 
     def discovery_error(self, url, otherwise=None):
         """Why version discovery at ``url`` failed where the library kept
